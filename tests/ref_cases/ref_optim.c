@@ -1,0 +1,4 @@
+#include "ref_cases.h"
+#include <stddef.h>
+
+const wx_ref_case *const wx_ref_cases_optim[] = {NULL};
