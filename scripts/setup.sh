@@ -8,7 +8,7 @@ packages=(
   build-essential cmake pkg-config
   libopenblas-dev libfftw3-dev libnetcdf-dev netcdf-bin
   libeccodes-dev libeccodes-tools libyaml-dev libpng-dev
-  libopenmpi-dev openmpi-bin
+  zlib1g-dev libopenmpi-dev openmpi-bin
   python3-torch python3-numpy
 )
 
