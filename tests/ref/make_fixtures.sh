@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# Regenerates every reference fixture in tests/ref/fixtures/ from the PyTorch float64 scripts.
+# Needs Debian's python3-torch (/usr/bin/python3). One line per tests/ref/ref_*.py script.
+set -euo pipefail
+cd "$(dirname "$0")"
+PY=${PY:-/usr/bin/python3}
+"$PY" ref_dense.py
