@@ -1,112 +1,445 @@
-/* TEMPORARY scaffold for the dense family: replaced by the real implementation. */
+/* Dense ops on the CPU: linear, layernorm, element-wise activations, add, concat, patch embedding,
+ * unpatchify and positional embedding. Signatures and shapes: ops/dense.inc. Compiled twice
+ * (float32, and float64 with the _f64 suffix) through ops/wx_real.h.
+ *
+ * Determinism: every reduction over rows (bias, gamma/beta, pos grads) is done per column in row
+ * order, so results do not depend on the thread count either. GEMMs go to OpenBLAS. */
+#include <limits.h>
 #include <math.h>
+#include <omp.h>
+#include <string.h>
+
 #include "ops/wx_ops.h"
 #include "ops/wx_real.h"
 #define WXR wx_real
 #define WXF WX_FN
 
-wx_status WXF(wx_cpu_linear_forward)(wx_ctx *ctx, WXR *y, const WXR *x, const WXR *w, const WXR *b,
-                                     int64_t n, int64_t in, int64_t out) {
-    return wx_error_set(WX_ERR_RUN, "op not built yet");
+/* Below this many elements a parallel region costs more than it saves. */
+#define WX_DENSE_PAR_MIN (1 << 15)
+/* Columns reduced together by one thread: 64 doubles of accumulators, rows read in 256-byte runs. */
+#define WX_DENSE_COL_BLOCK 64
+
+static int dense_threads(const wx_ctx *ctx) {
+    return ctx && ctx->threads > 0 ? ctx->threads : omp_get_max_threads();
 }
 
+/* cblas takes int sizes; a dimension beyond that is a config the op cannot run. */
+static wx_status dense_check_blas_dims(const char *op, int64_t a, int64_t b, int64_t c) {
+    if (a < 0 || b < 0 || c < 0 || a > INT_MAX || b > INT_MAX || c > INT_MAX)
+        return wx_error_set(WX_ERR_USAGE,
+                            "%s: dimensions (%lld, %lld, %lld) must be in 0..%d for BLAS", op,
+                            (long long)a, (long long)b, (long long)c, INT_MAX);
+    return WX_OK;
+}
+
+/* acc(cols) += Σ_r m(rows, cols)[r, :], summed in double in row order. */
+static void dense_col_sum_acc(const wx_ctx *ctx, WXR *acc, const WXR *m, int64_t rows,
+                              int64_t cols) {
+    int64_t nblk = (cols + WX_DENSE_COL_BLOCK - 1) / WX_DENSE_COL_BLOCK;
+#pragma omp parallel for num_threads(dense_threads(ctx)) if (rows * cols > WX_DENSE_PAR_MIN) \
+    schedule(static)
+    for (int64_t blk = 0; blk < nblk; blk++) {
+        int64_t c0 = blk * WX_DENSE_COL_BLOCK;
+        int64_t c1 = c0 + WX_DENSE_COL_BLOCK < cols ? c0 + WX_DENSE_COL_BLOCK : cols;
+        double s[WX_DENSE_COL_BLOCK] = {0};
+        for (int64_t r = 0; r < rows; r++) {
+            const WXR *row = m + r * cols;
+            for (int64_t j = c0; j < c1; j++) s[j - c0] += row[j];
+        }
+        for (int64_t j = c0; j < c1; j++) acc[j] += (WXR)s[j - c0];
+    }
+}
+
+/* ---- linear ------------------------------------------------------------------------------ */
+
+wx_status WXF(wx_cpu_linear_forward)(wx_ctx *ctx, WXR *y, const WXR *x, const WXR *w, const WXR *b,
+                                     int64_t n, int64_t in, int64_t out) {
+    /* y(N,out), x(N,in), w(out,in), b(out) nullable */
+    WX_TRY(dense_check_blas_dims("linear_forward", n, in, out));
+    if (n == 0 || out == 0) return WX_OK;
+    if (b) {
+        /* Bias rows first, then GEMM with beta = 1: no second pass over y. */
+#pragma omp parallel for num_threads(dense_threads(ctx)) if (n * out > WX_DENSE_PAR_MIN)
+        for (int64_t r = 0; r < n; r++) memcpy(y + r * out, b, sizeof(WXR) * out);
+    }
+    if (in == 0) {
+        if (!b) memset(y, 0, sizeof(WXR) * n * out);
+        return WX_OK;
+    }
+    WX_GEMM(CblasRowMajor, CblasNoTrans, CblasTrans, (int)n, (int)out, (int)in, 1, x, (int)in, w,
+            (int)in, b ? 1 : 0, y, (int)out);
+    return WX_OK;
+}
+
+/* Differentiates y = x·wᵀ + b. */
 wx_status WXF(wx_cpu_linear_backward)(wx_ctx *ctx, WXR *dx, WXR *dw, WXR *db, const WXR *dy,
                                       const WXR *x, const WXR *w, int64_t n, int64_t in, int64_t out) {
-    return wx_error_set(WX_ERR_RUN, "op not built yet");
+    /* dx(N,in) overwrite nullable, dw(out,in) +=, db(out) += nullable, dy(N,out), x(N,in),
+     * w(out,in) */
+    WX_TRY(dense_check_blas_dims("linear_backward", n, in, out));
+    if (dx && n > 0 && in > 0) {
+        if (out == 0)
+            memset(dx, 0, sizeof(WXR) * n * in);
+        else
+            WX_GEMM(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)n, (int)in, (int)out, 1, dy,
+                    (int)out, w, (int)in, 0, dx, (int)in);
+    }
+    if (n == 0) return WX_OK;
+    if (dw && out > 0 && in > 0)
+        WX_GEMM(CblasRowMajor, CblasTrans, CblasNoTrans, (int)out, (int)in, (int)n, 1, dy,
+                (int)out, x, (int)in, 1, dw, (int)in);
+    if (db) dense_col_sum_acc(ctx, db, dy, n, out);
+    return WX_OK;
 }
+
+/* ---- layernorm --------------------------------------------------------------------------- */
 
 wx_status WXF(wx_cpu_layernorm_forward)(wx_ctx *ctx, WXR *y, WXR *mean, WXR *rstd, const WXR *x,
                                         const WXR *gamma, const WXR *beta, int64_t n, int64_t c,
                                         double eps) {
-    return wx_error_set(WX_ERR_RUN, "op not built yet");
+    /* y(N,C), mean(N), rstd(N) saved, x(N,C), gamma(C), beta(C) */
+    if (c <= 0) return wx_error_set(WX_ERR_USAGE, "layernorm_forward: C = %lld, expected > 0",
+                                    (long long)c);
+#pragma omp parallel for num_threads(dense_threads(ctx)) if (n * c > WX_DENSE_PAR_MIN) \
+    schedule(static)
+    for (int64_t r = 0; r < n; r++) {
+        const WXR *xr = x + r * c;
+        WXR *yr = y + r * c;
+        /* Two passes in double: the one-pass E[x²]−E[x]² loses digits when |mean| ≫ std. */
+        double s = 0;
+        for (int64_t j = 0; j < c; j++) s += xr[j];
+        double mu = s / (double)c, v = 0;
+        for (int64_t j = 0; j < c; j++) v += (xr[j] - mu) * (xr[j] - mu);
+        double rs = 1.0 / sqrt(v / (double)c + eps);
+        for (int64_t j = 0; j < c; j++) yr[j] = (WXR)((xr[j] - mu) * rs * gamma[j] + beta[j]);
+        mean[r] = (WXR)mu;
+        rstd[r] = (WXR)rs;
+    }
+    return WX_OK;
 }
 
+/* Differentiates y = (x − mean)·rstd·gamma + beta, with mean and rstd functions of the row x:
+ * with g = dy·gamma and x̂ = (x − mean)·rstd, dx = rstd·(g − mean(g) − x̂·mean(g·x̂)). */
 wx_status WXF(wx_cpu_layernorm_backward)(wx_ctx *ctx, WXR *dx, WXR *dgamma, WXR *dbeta,
                                          const WXR *dy, const WXR *x, const WXR *mean,
                                          const WXR *rstd, const WXR *gamma, int64_t n, int64_t c) {
-    return wx_error_set(WX_ERR_RUN, "op not built yet");
+    /* dx(N,C) overwrite nullable, dgamma(C) +=, dbeta(C) +=, dy(N,C), x(N,C), mean(N), rstd(N),
+     * gamma(C) */
+    if (c <= 0) return wx_error_set(WX_ERR_USAGE, "layernorm_backward: C = %lld, expected > 0",
+                                    (long long)c);
+    int nt = dense_threads(ctx);
+    int par = n * c > WX_DENSE_PAR_MIN;
+    if (dx) {
+#pragma omp parallel for num_threads(nt) if (par) schedule(static)
+        for (int64_t r = 0; r < n; r++) {
+            const WXR *xr = x + r * c, *dyr = dy + r * c;
+            double mu = mean[r], rs = rstd[r], sg = 0, sgx = 0;
+            for (int64_t j = 0; j < c; j++) {
+                double g = (double)dyr[j] * gamma[j];
+                sg += g;
+                sgx += g * (xr[j] - mu) * rs;
+            }
+            sg /= (double)c;
+            sgx /= (double)c;
+            WXR *dxr = dx + r * c;
+            for (int64_t j = 0; j < c; j++) {
+                double g = (double)dyr[j] * gamma[j];
+                dxr[j] = (WXR)(rs * (g - sg - (xr[j] - mu) * rs * sgx));
+            }
+        }
+    }
+    if (!dgamma && !dbeta) return WX_OK;
+    int64_t nblk = (c + WX_DENSE_COL_BLOCK - 1) / WX_DENSE_COL_BLOCK;
+#pragma omp parallel for num_threads(nt) if (par) schedule(static)
+    for (int64_t blk = 0; blk < nblk; blk++) {
+        int64_t c0 = blk * WX_DENSE_COL_BLOCK;
+        int64_t c1 = c0 + WX_DENSE_COL_BLOCK < c ? c0 + WX_DENSE_COL_BLOCK : c;
+        double sgam[WX_DENSE_COL_BLOCK] = {0}, sbet[WX_DENSE_COL_BLOCK] = {0};
+        for (int64_t r = 0; r < n; r++) {
+            const WXR *xr = x + r * c, *dyr = dy + r * c;
+            double mu = mean[r], rs = rstd[r];
+            for (int64_t j = c0; j < c1; j++) {
+                sgam[j - c0] += (double)dyr[j] * ((xr[j] - mu) * rs);
+                sbet[j - c0] += dyr[j];
+            }
+        }
+        for (int64_t j = c0; j < c1; j++) {
+            if (dgamma) dgamma[j] += (WXR)sgam[j - c0];
+            if (dbeta) dbeta[j] += (WXR)sbet[j - c0];
+        }
+    }
+    return WX_OK;
 }
+
+/* ---- element-wise activations ------------------------------------------------------------ */
+
+/* One loop shape for every element-wise op: `stmt` for each i in 0..n−1, with `n` and `ctx` taken
+ * from the calling function. */
+#define DENSE_MAP(stmt)                                                                        \
+    do {                                                                                       \
+        _Pragma("omp parallel for num_threads(dense_threads(ctx)) if (n > WX_DENSE_PAR_MIN)") \
+        for (int64_t i = 0; i < n; i++) { stmt; }                                              \
+    } while (0)
+
+/* Φ(x) and φ(x) of the standard normal, in the working precision. */
+#define DENSE_PHI_CDF(v) ((WXR)0.5 * ((WXR)1 + WX_ERF((v) * (WXR)M_SQRT1_2)))
+#define DENSE_PHI_PDF(v) (WX_EXP((WXR)-0.5 * (v) * (v)) * (WXR)(0.5 * M_2_SQRTPI * M_SQRT1_2))
 
 wx_status WXF(wx_cpu_gelu_forward)(wx_ctx *ctx, WXR *y, const WXR *x, int64_t n) {
-    return wx_error_set(WX_ERR_RUN, "op not built yet");
+    /* y(n), x(n): y = x·Φ(x) */
+    DENSE_MAP(WXR v = x[i]; y[i] = v * DENSE_PHI_CDF(v));
+    return WX_OK;
 }
 
+/* Differentiates y = x·Φ(x): y' = Φ(x) + x·φ(x). */
 wx_status WXF(wx_cpu_gelu_backward)(wx_ctx *ctx, WXR *dx, const WXR *dy, const WXR *x, int64_t n) {
-    return wx_error_set(WX_ERR_RUN, "op not built yet");
+    /* dx(n) overwrite, dy(n), x(n) */
+    DENSE_MAP(WXR v = x[i]; dx[i] = dy[i] * (DENSE_PHI_CDF(v) + v * DENSE_PHI_PDF(v)));
+    return WX_OK;
 }
 
 wx_status WXF(wx_cpu_silu_forward)(wx_ctx *ctx, WXR *y, const WXR *x, int64_t n) {
-    return wx_error_set(WX_ERR_RUN, "op not built yet");
+    /* y(n), x(n): y = x·σ(x); exp(−x) overflowing to inf for x ≪ 0 gives σ = 0, as wanted */
+    DENSE_MAP(WXR v = x[i]; y[i] = v / ((WXR)1 + WX_EXP(-v)));
+    return WX_OK;
 }
 
+/* Differentiates y = x·σ(x): y' = σ(x)·(1 + x·(1 − σ(x))). */
 wx_status WXF(wx_cpu_silu_backward)(wx_ctx *ctx, WXR *dx, const WXR *dy, const WXR *x, int64_t n) {
-    return wx_error_set(WX_ERR_RUN, "op not built yet");
+    /* dx(n) overwrite, dy(n), x(n) */
+    DENSE_MAP(WXR v = x[i]; WXR s = (WXR)1 / ((WXR)1 + WX_EXP(-v));
+              dx[i] = dy[i] * s * ((WXR)1 + v * ((WXR)1 - s)));
+    return WX_OK;
 }
 
 wx_status WXF(wx_cpu_relu_forward)(wx_ctx *ctx, WXR *y, const WXR *x, int64_t n) {
-    return wx_error_set(WX_ERR_RUN, "op not built yet");
+    /* y(n), x(n) */
+    DENSE_MAP(y[i] = x[i] > 0 ? x[i] : 0);
+    return WX_OK;
 }
 
+/* Differentiates y = max(x, 0); the gradient at x = 0 is 0, as in torch. */
 wx_status WXF(wx_cpu_relu_backward)(wx_ctx *ctx, WXR *dx, const WXR *dy, const WXR *x, int64_t n) {
-    return wx_error_set(WX_ERR_RUN, "op not built yet");
+    /* dx(n) overwrite, dy(n), x(n) */
+    DENSE_MAP(dx[i] = x[i] > 0 ? dy[i] : 0);
+    return WX_OK;
 }
 
 wx_status WXF(wx_cpu_softshrink_forward)(wx_ctx *ctx, WXR *y, const WXR *x, int64_t n,
                                          double lambda) {
-    return wx_error_set(WX_ERR_RUN, "op not built yet");
+    /* y(n), x(n): y = sign(x)·max(|x| − λ, 0) */
+    WXR l = (WXR)lambda;
+    DENSE_MAP(WXR v = x[i]; y[i] = v > l ? v - l : (v < -l ? v + l : 0));
+    return WX_OK;
 }
 
+/* Differentiates y = sign(x)·max(|x| − λ, 0): y' = 1 where |x| > λ, else 0. */
 wx_status WXF(wx_cpu_softshrink_backward)(wx_ctx *ctx, WXR *dx, const WXR *dy, const WXR *x,
                                           int64_t n, double lambda) {
-    return wx_error_set(WX_ERR_RUN, "op not built yet");
+    /* dx(n) overwrite, dy(n), x(n) */
+    WXR l = (WXR)lambda;
+    DENSE_MAP(WXR v = x[i]; dx[i] = (v > l || v < -l) ? dy[i] : 0);
+    return WX_OK;
 }
+
+/* ---- add, concat ------------------------------------------------------------------------- */
 
 wx_status WXF(wx_cpu_add_forward)(wx_ctx *ctx, WXR *y, const WXR *a, const WXR *b, int64_t n) {
-    return wx_error_set(WX_ERR_RUN, "op not built yet");
+    /* y(n) (may alias a or b), a(n), b(n) */
+    DENSE_MAP(y[i] = a[i] + b[i]);
+    return WX_OK;
 }
 
+/* Differentiates y = a + b. */
 wx_status WXF(wx_cpu_add_backward)(wx_ctx *ctx, WXR *da, WXR *db, const WXR *dy, int64_t n) {
-    return wx_error_set(WX_ERR_RUN, "op not built yet");
+    /* da(n), db(n) overwrite nullable (either may be dy itself), dy(n) */
+    if (da && da != dy) memcpy(da, dy, sizeof(WXR) * n);
+    if (db && db != dy) memcpy(db, dy, sizeof(WXR) * n);
+    return WX_OK;
 }
 
 wx_status WXF(wx_cpu_concat_forward)(wx_ctx *ctx, WXR *y, const WXR *const *xs, const int64_t *cs,
                                      int k, int64_t n) {
-    return wx_error_set(WX_ERR_RUN, "op not built yet");
+    /* y(N, Σc), xs[i](N, c_i), cs(k) */
+    int64_t ctot = 0;
+    for (int i = 0; i < k; i++) {
+        if (cs[i] < 0) return wx_error_set(WX_ERR_USAGE, "concat_forward: c[%d] = %lld < 0", i,
+                                           (long long)cs[i]);
+        ctot += cs[i];
+    }
+#pragma omp parallel for num_threads(dense_threads(ctx)) if (n * ctot > WX_DENSE_PAR_MIN) \
+    schedule(static)
+    for (int64_t r = 0; r < n; r++) {
+        WXR *yr = y + r * ctot;
+        for (int i = 0; i < k; i++) {
+            memcpy(yr, xs[i] + r * cs[i], sizeof(WXR) * cs[i]);
+            yr += cs[i];
+        }
+    }
+    return WX_OK;
 }
 
+/* Differentiates y = [x_0 | ... | x_{k−1}] along the last axis. */
 wx_status WXF(wx_cpu_concat_backward)(wx_ctx *ctx, WXR *const *dxs, const WXR *dy,
                                       const int64_t *cs, int k, int64_t n) {
-    return wx_error_set(WX_ERR_RUN, "op not built yet");
+    /* dxs[i](N, c_i) overwrite (entry nullable), dy(N, Σc), cs(k) */
+    int64_t ctot = 0;
+    for (int i = 0; i < k; i++) {
+        if (cs[i] < 0) return wx_error_set(WX_ERR_USAGE, "concat_backward: c[%d] = %lld < 0", i,
+                                           (long long)cs[i]);
+        ctot += cs[i];
+    }
+#pragma omp parallel for num_threads(dense_threads(ctx)) if (n * ctot > WX_DENSE_PAR_MIN) \
+    schedule(static)
+    for (int64_t r = 0; r < n; r++) {
+        const WXR *dyr = dy + r * ctot;
+        for (int i = 0; i < k; i++) {
+            if (dxs[i]) memcpy(dxs[i] + r * cs[i], dyr, sizeof(WXR) * cs[i]);
+            dyr += cs[i];
+        }
+    }
+    return WX_OK;
+}
+
+/* ---- patch embedding --------------------------------------------------------------------- */
+
+static wx_status dense_patch_check(const char *op, int64_t b, int64_t cin, int64_t h, int64_t wd,
+                                   int64_t p, int64_t d) {
+    if (p <= 0 || h % p || wd % p)
+        return wx_error_set(WX_ERR_USAGE,
+                            "%s: image %lldx%lld is not a whole number of %lldx%lld patches", op,
+                            (long long)h, (long long)wd, (long long)p, (long long)p);
+    return dense_check_blas_dims(op, b * (h / p) * (wd / p), cin * p * p, d);
+}
+
+/* Patch matrix and its inverse: P(B·Hp·Wp, cin·p·p) with column (ci·p + i)·p + j, the flattening
+ * of a torch Conv2d weight (d, cin, p, p), so the convolution is P·wᵀ. Every pixel sits in exactly
+ * one patch, so to_x is an exact permutation (no sums, deterministic). */
+static void dense_patches(const wx_ctx *ctx, WXR *pm, WXR *x, int to_x, int64_t b, int64_t cin,
+                          int64_t h, int64_t wd, int64_t p) {
+    int64_t hp = h / p, wp = wd / p, k = cin * p * p;
+#pragma omp parallel for collapse(2) num_threads(dense_threads(ctx)) \
+    if (b * cin * h * wd > WX_DENSE_PAR_MIN) schedule(static)
+    for (int64_t bb = 0; bb < b; bb++)
+        for (int64_t ph = 0; ph < hp; ph++)
+            for (int64_t ci = 0; ci < cin; ci++)
+                for (int64_t i = 0; i < p; i++) {
+                    WXR *xrow = x + ((bb * cin + ci) * h + ph * p + i) * wd;
+                    for (int64_t pw = 0; pw < wp; pw++) {
+                        WXR *prow = pm + ((bb * hp + ph) * wp + pw) * k + (ci * p + i) * p;
+                        if (to_x)
+                            memcpy(xrow + pw * p, prow, sizeof(WXR) * p);
+                        else
+                            memcpy(prow, xrow + pw * p, sizeof(WXR) * p);
+                    }
+                }
 }
 
 wx_status WXF(wx_cpu_patch_embed_forward)(wx_ctx *ctx, WXR *y, const WXR *x, const WXR *w,
                                           const WXR *bias, int64_t b, int64_t cin, int64_t h,
                                           int64_t wd, int64_t p, int64_t d) {
-    return wx_error_set(WX_ERR_RUN, "op not built yet");
+    /* y(B, Hp·Wp, d), x(B,cin,H,W), w(d,cin,p,p), bias(d) nullable */
+    WX_TRY(dense_patch_check("patch_embed_forward", b, cin, h, wd, p, d));
+    int64_t rows = b * (h / p) * (wd / p), k = cin * p * p;
+    if (rows == 0 || d == 0) return WX_OK;
+    WXR *pm = wx_malloc(sizeof(WXR) * (size_t)(rows * k > 0 ? rows * k : 1));
+    dense_patches(ctx, pm, (WXR *)x, 0, b, cin, h, wd, p); /* reads x only */
+    wx_status st = WXF(wx_cpu_linear_forward)(ctx, y, pm, w, bias, rows, k, d);
+    free(pm);
+    return st;
 }
 
+/* Differentiates y = P(x)·wᵀ + bias: dw += dyᵀ·P, dbias += Σ dy, dx = scatter(dy·w). */
 wx_status WXF(wx_cpu_patch_embed_backward)(wx_ctx *ctx, WXR *dx, WXR *dw, WXR *dbias, const WXR *dy,
                                            const WXR *x, const WXR *w, int64_t b, int64_t cin,
                                            int64_t h, int64_t wd, int64_t p, int64_t d) {
-    return wx_error_set(WX_ERR_RUN, "op not built yet");
+    /* dx(B,cin,H,W) overwrite nullable, dw(d,cin,p,p) +=, dbias(d) += nullable, dy(B,Hp·Wp,d),
+     * x(B,cin,H,W), w(d,cin,p,p) */
+    WX_TRY(dense_patch_check("patch_embed_backward", b, cin, h, wd, p, d));
+    int64_t rows = b * (h / p) * (wd / p), k = cin * p * p;
+    if (rows == 0) return WX_OK;
+    WXR *pm = wx_malloc(sizeof(WXR) * (size_t)(rows * k > 0 ? rows * k : 1));
+    wx_status st = WX_OK;
+    if (dw || dbias) {
+        dense_patches(ctx, pm, (WXR *)x, 0, b, cin, h, wd, p);
+        st = WXF(wx_cpu_linear_backward)(ctx, NULL, dw, dbias, dy, pm, w, rows, k, d);
+    }
+    if (st == WX_OK && dx) {
+        st = WXF(wx_cpu_linear_backward)(ctx, pm, NULL, NULL, dy, NULL, w, rows, k, d);
+        if (st == WX_OK) dense_patches(ctx, pm, dx, 1, b, cin, h, wd, p);
+    }
+    free(pm);
+    return st;
+}
+
+/* ---- unpatchify -------------------------------------------------------------------------- */
+
+/* out[b,c,p·h+i,p·w+j] ↔ y[b,h,w,(i·p+j)·C+c]; to_y selects the direction. */
+static void dense_unpatchify_map(const wx_ctx *ctx, WXR *out, WXR *y, int to_y, int64_t b,
+                                 int64_t c, int64_t hp, int64_t wp, int64_t p) {
+    int64_t hh = hp * p, ww = wp * p, k = p * p * c;
+#pragma omp parallel for collapse(3) num_threads(dense_threads(ctx)) \
+    if (b * c * hh * ww > WX_DENSE_PAR_MIN) schedule(static)
+    for (int64_t bb = 0; bb < b; bb++)
+        for (int64_t cc = 0; cc < c; cc++)
+            for (int64_t row = 0; row < hh; row++) {
+                int64_t h = row / p, i = row % p;
+                WXR *orow = out + ((bb * c + cc) * hh + row) * ww;
+                const int64_t ybase = (bb * hp + h) * wp * k + i * p * c + cc;
+                for (int64_t w = 0; w < wp; w++)
+                    for (int64_t j = 0; j < p; j++) {
+                        int64_t yi = ybase + w * k + j * c;
+                        if (to_y)
+                            y[yi] = orow[w * p + j];
+                        else
+                            orow[w * p + j] = y[yi];
+                    }
+            }
 }
 
 wx_status WXF(wx_cpu_unpatchify_forward)(wx_ctx *ctx, WXR *out, const WXR *y, int64_t b, int64_t c,
                                          int64_t hp, int64_t wp, int64_t p) {
-    return wx_error_set(WX_ERR_RUN, "op not built yet");
+    /* out(B, C, Hp·p, Wp·p), y(B, Hp, Wp, p·p·C) */
+    dense_unpatchify_map(ctx, out, (WXR *)y, 0, b, c, hp, wp, p); /* reads y only */
+    return WX_OK;
 }
 
+/* Differentiates out = unpatchify(y): a permutation, so dy is dout permuted back. */
 wx_status WXF(wx_cpu_unpatchify_backward)(wx_ctx *ctx, WXR *dy, const WXR *dout, int64_t b,
                                           int64_t c, int64_t hp, int64_t wp, int64_t p) {
-    return wx_error_set(WX_ERR_RUN, "op not built yet");
+    /* dy(B, Hp, Wp, p·p·C) overwrite, dout(B, C, Hp·p, Wp·p) */
+    dense_unpatchify_map(ctx, (WXR *)dout, dy, 1, b, c, hp, wp, p); /* reads dout only */
+    return WX_OK;
 }
+
+/* ---- positional embedding ---------------------------------------------------------------- */
 
 wx_status WXF(wx_cpu_pos_embed_forward)(wx_ctx *ctx, WXR *y, const WXR *x, const WXR *pos,
                                         int64_t b, int64_t n, int64_t d) {
-    return wx_error_set(WX_ERR_RUN, "op not built yet");
+    /* y(B,N,D) (may alias x), x(B,N,D), pos(N,D) */
+    int64_t nd = n * d;
+#pragma omp parallel for collapse(2) num_threads(dense_threads(ctx)) \
+    if (b * nd > WX_DENSE_PAR_MIN) schedule(static)
+    for (int64_t bb = 0; bb < b; bb++)
+        for (int64_t i = 0; i < nd; i++) y[bb * nd + i] = x[bb * nd + i] + pos[i];
+    return WX_OK;
 }
 
+/* Differentiates y = x + pos (pos broadcast over the batch). */
 wx_status WXF(wx_cpu_pos_embed_backward)(wx_ctx *ctx, WXR *dx, WXR *dpos, const WXR *dy, int64_t b,
                                          int64_t n, int64_t d) {
-    return wx_error_set(WX_ERR_RUN, "op not built yet");
+    /* dx(B,N,D) overwrite nullable (may be dy), dpos(N,D) +=, dy(B,N,D) */
+    int64_t nd = n * d;
+    if (dx && dx != dy) memcpy(dx, dy, sizeof(WXR) * b * nd);
+    if (dpos) {
+        /* Batch summed in order per element, so the result is independent of threads. */
+#pragma omp parallel for num_threads(dense_threads(ctx)) if (b * nd > WX_DENSE_PAR_MIN) \
+    schedule(static)
+        for (int64_t i = 0; i < nd; i++) {
+            double s = 0;
+            for (int64_t bb = 0; bb < b; bb++) s += dy[bb * nd + i];
+            dpos[i] += (WXR)s;
+        }
+    }
+    return WX_OK;
 }
