@@ -1,25 +1,114 @@
-/* TEMPORARY scaffold for the optim family: replaced by the real implementation. */
+/* Optimizer ops on flat buffers (AdamW step, gradient sum of squares, scaling) and, in the float
+ * build only, global-norm gradient clipping and the warmup + cosine learning-rate schedule.
+ *
+ * The AdamW update is computed per element in double and stored in the buffer's precision, which
+ * keeps float32 within rounding of torch.optim.AdamW run in float64. */
 #include <math.h>
+
+#include <omp.h>
+
 #include "ops/wx_ops.h"
 #include "ops/wx_real.h"
+
 #define WXR wx_real
 #define WXF WX_FN
 
+/* Fixed chunk length for sum-of-squares partials: the result does not depend on thread count. */
+#define WX_OPTIM_CHUNK 16384
+
+static int optim_threads(const wx_ctx *ctx) {
+    return ctx && ctx->threads > 0 ? ctx->threads : omp_get_max_threads();
+}
+
+/* param, m, v, grad (n). */
 wx_status WXF(wx_cpu_adamw_forward)(wx_ctx *ctx, WXR *param, WXR *m, WXR *v, const WXR *grad,
                                     int64_t n, double lr, double beta1, double beta2, double eps,
                                     double weight_decay, int64_t step) {
-    return wx_error_set(WX_ERR_RUN, "op not built yet");
+    if (n < 0) return wx_error_set(WX_ERR_USAGE, "adamw: n = %lld, expected >= 0", (long long)n);
+    if (step < 1)
+        return wx_error_set(WX_ERR_USAGE, "adamw: step = %lld, expected >= 1 (counted from 1)",
+                            (long long)step);
+    if (!(beta1 >= 0 && beta1 < 1) || !(beta2 >= 0 && beta2 < 1) || !(eps >= 0))
+        return wx_error_set(WX_ERR_USAGE, "adamw: betas (%g, %g) and eps %g, expected betas in "
+                            "[0, 1) and eps >= 0", beta1, beta2, eps);
+    double decay = 1.0 - lr * weight_decay;
+    double step_size = lr / (1.0 - pow(beta1, (double)step));
+    double bc2_sqrt = sqrt(1.0 - pow(beta2, (double)step));
+    int nt = optim_threads(ctx);
+#pragma omp parallel for schedule(static) num_threads(nt)
+    for (int64_t i = 0; i < n; i++) {
+        double g = grad[i];
+        double p = (double)param[i] * decay;
+        double mi = beta1 * (double)m[i] + (1.0 - beta1) * g;
+        double vi = beta2 * (double)v[i] + (1.0 - beta2) * g * g;
+        m[i] = (WXR)mi;
+        v[i] = (WXR)vi;
+        param[i] = (WXR)(p - step_size * mi / (sqrt(vi) / bc2_sqrt + eps));
+    }
+    return WX_OK;
 }
 
+/* g (n); *sumsq += Σ g², partials over fixed chunks added in index order. */
 wx_status WXF(wx_cpu_grad_norm_forward)(wx_ctx *ctx, double *sumsq, const WXR *g, int64_t n) {
-    return wx_error_set(WX_ERR_RUN, "op not built yet");
+    if (n < 0) return wx_error_set(WX_ERR_USAGE, "grad_norm: n = %lld, expected >= 0", (long long)n);
+    int64_t chunks = (n + WX_OPTIM_CHUNK - 1) / WX_OPTIM_CHUNK;
+    if (chunks == 0) return WX_OK;
+    double *part = wx_malloc(sizeof(double) * chunks);
+    int nt = optim_threads(ctx);
+#pragma omp parallel for schedule(static) num_threads(nt)
+    for (int64_t k = 0; k < chunks; k++) {
+        int64_t i0 = k * WX_OPTIM_CHUNK, i1 = i0 + WX_OPTIM_CHUNK < n ? i0 + WX_OPTIM_CHUNK : n;
+        double s = 0;
+        for (int64_t i = i0; i < i1; i++) s += (double)g[i] * (double)g[i];
+        part[k] = s;
+    }
+    double total = 0;
+    for (int64_t k = 0; k < chunks; k++) total += part[k];
+    free(part);
+    *sumsq += total;
+    return WX_OK;
 }
 
+/* x (n) ← s·x. */
 wx_status WXF(wx_cpu_scale_forward)(wx_ctx *ctx, WXR *x, int64_t n, double s) {
-    return wx_error_set(WX_ERR_RUN, "op not built yet");
+    if (n < 0) return wx_error_set(WX_ERR_USAGE, "scale: n = %lld, expected >= 0", (long long)n);
+    int nt = optim_threads(ctx);
+#pragma omp parallel for schedule(static) num_threads(nt)
+    for (int64_t i = 0; i < n; i++) x[i] = (WXR)(s * (double)x[i]);
+    return WX_OK;
 }
 
 #ifndef WX_REAL_DOUBLE
-double wx_clip_grad_norm(wx_ctx *ctx, float *const *g, const int64_t *l, int n, double m) { return 0; }
-double wx_lr_warmup_cosine(int64_t s, int64_t w, int64_t t, double a, double b) { return a; }
+/* grads[count], each of lens[i] elements. As torch.nn.utils.clip_grad_norm_ with
+ * error_if_nonfinite=False, except that a NaN norm leaves the gradients untouched (torch would
+ * multiply them by NaN); the caller sees the NaN in the return value either way. */
+double wx_clip_grad_norm(wx_ctx *ctx, float *const *grads, const int64_t *lens, int count,
+                         double max_norm) {
+    double sumsq = 0;
+    for (int i = 0; i < count; i++) {
+        WX_ASSERT(lens[i] >= 0);
+        wx_status st = wx_cpu_grad_norm_forward(ctx, &sumsq, grads[i], lens[i]);
+        WX_ASSERT(st == WX_OK);
+    }
+    double norm = sqrt(sumsq);
+    double coef = max_norm / (norm + 1e-6);
+    if (coef < 1.0)
+        for (int i = 0; i < count; i++) {
+            wx_status st = wx_cpu_scale_forward(ctx, grads[i], lens[i], coef);
+            WX_ASSERT(st == WX_OK);
+        }
+    return norm;
+}
+
+/* lr(step) = lr_max·(step+1)/warmup for step < warmup;
+ *          = lr_min + ½(lr_max − lr_min)(1 + cos(π·(step − warmup)/(total − warmup))) for
+ *            warmup ≤ step < total;  = lr_min from step `total` on. Negative steps count as 0. */
+double wx_lr_warmup_cosine(int64_t step, int64_t warmup, int64_t total, double lr_max,
+                           double lr_min) {
+    if (step < 0) step = 0;
+    if (step < warmup) return lr_max * (double)(step + 1) / (double)warmup;
+    if (step >= total) return lr_min;
+    double frac = (double)(step - warmup) / (double)(total - warmup);
+    return lr_min + 0.5 * (lr_max - lr_min) * (1.0 + cos(M_PI * frac));
+}
 #endif
