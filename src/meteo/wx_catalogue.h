@@ -1,0 +1,49 @@
+/* The ERA5 variable catalogue: one entry per (parameter, level type) the readers and writers know.
+ *
+ * Facts come from eccodes' own definitions (checked with grib_set -s shortName=... on the GRIB2
+ * sample, then grib_get -p paramId,discipline,parameterCategory,parameterNumber,
+ * typeOfFirstFixedSurface) and from the CDS NetCDF names. Lookup accepts any of the names a user
+ * may write: the eccodes shortName ("2t"), the NetCDF name ("t2m"), the long ERA5/WeatherBench
+ * name ("2m_temperature") and a few aliases, case-insensitively. */
+#ifndef WX_CATALOGUE_H
+#define WX_CATALOGUE_H
+
+typedef enum {
+    WX_LEVEL_PRESSURE = 0, /* isobaric levels, level in hPa */
+    WX_LEVEL_SINGLE = 1,   /* one field per time at a fixed surface (2 m, 10 m, msl, surface...) */
+    WX_LEVEL_STATIC = 2,   /* time-invariant surface field (land-sea mask, orography) */
+} wx_level_kind;
+
+typedef struct {
+    const char *short_name;    /* eccodes shortName: "2t" */
+    const char *nc_name;       /* CDS NetCDF variable name: "t2m" */
+    const char *aliases;       /* comma-separated further names: "2m_temperature,2T" */
+    const char *units;         /* eccodes units: "K", "m**2 s**-2" */
+    const char *cf_units;      /* UDUNITS form for NetCDF output: "K", "m2 s-2" */
+    int param_id;              /* ECMWF paramId */
+    wx_level_kind level_kind;
+    const char *standard_name; /* CF standard_name ("" when CF has none) */
+    const char *long_name;     /* eccodes name */
+    int discipline, category, number; /* GRIB2 discipline / parameterCategory / parameterNumber */
+    int first_surface;         /* GRIB2 typeOfFirstFixedSurface: 100 isobaric, 103 height, 101 msl, 1 surface */
+    int surface_level;         /* level of a single-level field: 2 (m), 10 (m), 0 */
+    int accumulated;           /* 1: accumulated over a period (typeOfStatisticalProcessing 1) */
+} wx_catalogue_entry;
+
+/* Number of entries and the entry at index i (0 <= i < count). */
+int wx_catalogue_count(void);
+const wx_catalogue_entry *wx_catalogue_at(int i);
+
+/* Finds an entry by any of its names; NULL when unknown. A name shared by several level types
+ * ("z": geopotential on pressure levels and at the surface) returns the pressure-level one. */
+const wx_catalogue_entry *wx_catalogue_find(const char *name);
+/* As wx_catalogue_find, restricted to one level kind; NULL when none matches. */
+const wx_catalogue_entry *wx_catalogue_find_kind(const char *name, wx_level_kind kind);
+/* Finds by ECMWF paramId and level kind (-1 = any); NULL when unknown. */
+const wx_catalogue_entry *wx_catalogue_find_param_id(int param_id, int kind);
+/* 1 when `name` is one of the entry's names (case-insensitive). */
+int wx_catalogue_matches(const wx_catalogue_entry *e, const char *name);
+
+const char *wx_level_kind_name(wx_level_kind k); /* "pressure", "single", "static" */
+
+#endif

@@ -1,0 +1,45 @@
+/* Regular latitude/longitude grid as stored in wxcast archives and tensors: rows run north→south
+ * (row 0 is the northernmost), columns run east from lon0 with lon0 in [0, 360). */
+#ifndef WX_GRID_H
+#define WX_GRID_H
+
+#include "core/wx_error.h"
+
+typedef struct {
+    int nlat, nlon;
+    double lat0; /* latitude of row 0 (degrees, the northernmost row) */
+    double dlat; /* row spacing in degrees, > 0: lat(j) = lat0 - j*dlat */
+    double lon0; /* longitude of column 0 in [0, 360) */
+    double dlon; /* column spacing in degrees, > 0: lon(i) = lon0 + i*dlon */
+} wx_grid;
+
+/* Builds a grid and checks it (sizes >= 1, spacings > 0, latitudes within [-90, 90]). */
+wx_status wx_grid_make(int nlat, int nlon, double lat0, double dlat, double lon0, double dlon,
+                       wx_grid *out);
+/* The global grid of `res` degrees including both poles: 181×360 for 1.0, 721×1440 for 0.25. */
+wx_status wx_grid_global(double res, wx_grid *out);
+
+double wx_grid_lat(const wx_grid *g, int j);
+double wx_grid_lon(const wx_grid *g, int i);
+/* 1 when the columns cover the full circle (nlon*dlon == 360 within 1e-6 degrees). */
+int wx_grid_is_periodic(const wx_grid *g);
+/* 1 when both grids have the same shape and coordinates within `tol` degrees. */
+int wx_grid_same(const wx_grid *a, const wx_grid *b, double tol);
+/* "721x1440 lat 90..-90 step 0.25, lon 0..359.75 step 0.25" into buf. */
+void wx_grid_describe(const wx_grid *g, char *buf, int len);
+
+/* Cell-area latitude weights (WeatherBench 2): bounds are midpoints between rows, clamped to
+ * ±90; w_j = |sin φ_{j+½} − sin φ_{j−½}|, normalised to mean 1.
+ * w: [nlat] */
+void wx_grid_area_weights(const wx_grid *g, double *w);
+
+/* Area-weighted coarsening by an integer factor whose coarse cells are centred on fine points:
+ * coarse cell (J, I) averages fine rows j with |lat_j − LAT_J| <= res/2 and columns likewise
+ * (periodic in longitude), points on a cell boundary counting half to each side, each row weighted
+ * by its cell area. Requires res/dlat and res/dlon to be integers and the coarse grid to start at
+ * the fine grid's first point.
+ * fine: [fine.nlat, fine.nlon] → coarse: [out.nlat, out.nlon] (out set by wx_grid_coarse_shape). */
+wx_status wx_grid_coarse_shape(const wx_grid *fine, double res, wx_grid *out);
+void wx_grid_coarsen(const wx_grid *fine, const wx_grid *coarse, const float *in, float *out);
+
+#endif

@@ -1,0 +1,92 @@
+/* wx_time against independent values (Unix `date -u`, the CF conventions' examples) and wx_grid
+ * weights against the closed form of WeatherBench 2's cell-area weights. */
+#include <math.h>
+#include <string.h>
+
+#include "meteo/wx_grid.h"
+#include "meteo/wx_time.h"
+#include "wx_test.h"
+
+int main(void) {
+    wx_time t;
+    char buf[32];
+    /* date -u -d 2017-01-01T00:00 +%s = 1483228800 */
+    WX_CHECK(wx_time_parse("2017-01-01T00:00", "t", &t) == WX_OK && t == 1483228800, "parse");
+    WX_CHECK(wx_time_parse("2017-01-02 12:00:00Z", "t", &t) == WX_OK && t == 1483228800 + 129600,
+             "parse space form");
+    WX_CHECK(wx_time_parse("2019-03-31T23", "t", &t) == WX_OK && t == 1554073200, "hour only");
+    WX_CHECK(wx_time_parse("2017-02-29T00:00", "t", &t) == WX_ERR_USAGE, "2017-02-29 rejected");
+    WX_CHECK(strstr(wx_error_message(), "2017-02-29") != NULL, "message names the value");
+    WX_CHECK(wx_time_parse("2016-02-29", "t", &t) == WX_OK, "leap day");
+    wx_time_format(1483228800 + 6 * 3600, buf);
+    WX_CHECK(!strcmp(buf, "2017-01-01T06:00"), "format %s", buf);
+    wx_time_format(-2208988800LL, buf); /* date -u -d 1900-01-01 +%s */
+    WX_CHECK(!strcmp(buf, "1900-01-01T00:00"), "format 1900 %s", buf);
+    int64_t d;
+    WX_CHECK(wx_time_parse_duration("6h", "s", &d) == WX_OK && d == 21600, "6h");
+    WX_CHECK(wx_time_parse_duration("1d", "s", &d) == WX_OK && d == 86400, "1d");
+    WX_CHECK(wx_time_parse_duration("30m", "s", &d) == WX_OK && d == 1800, "30m");
+    WX_CHECK(wx_time_parse_duration("-6h", "s", &d) == WX_ERR_USAGE, "negative");
+    WX_CHECK(wx_time_parse_duration("6x", "s", &d) == WX_ERR_USAGE, "bad unit");
+    wx_time_format_duration(21600, buf);
+    WX_CHECK(!strcmp(buf, "6h"), "6h out");
+    WX_CHECK(wx_time_day_of_year(wx_time_make(2016, 12, 31, 18, 0, 0)) == 366, "doy leap");
+    WX_CHECK(wx_time_day_of_year(wx_time_make(2017, 3, 1, 0, 0, 0)) == 60, "doy 2017-03-01");
+    WX_CHECK(wx_time_hour_of_day(wx_time_make(1960, 5, 5, 18, 0, 0)) == 18, "hour before 1970");
+    WX_CHECK(wx_time_from_grib(20171018, 1200, &t) == WX_OK && t == 1508328000, "grib time");
+
+    wx_time_cf cf;
+    /* ERA5 CDS old layout: hours since 1900-01-01; 1024872 h = 2016-12-01T00:00 (Python
+     * datetime arithmetic). */
+    WX_CHECK(wx_time_cf_parse("hours since 1900-01-01 00:00:00.0", "gregorian", "time", &cf) == WX_OK,
+             "cf parse");
+    WX_CHECK(wx_time_cf_value(&cf, 1024872) == wx_time_make(2016, 12, 1, 0, 0, 0), "cf value");
+    WX_CHECK(wx_time_cf_parse("seconds since 1970-01-01", "proleptic_gregorian", "t", &cf) == WX_OK &&
+                 wx_time_cf_value(&cf, 1483228800.0) == 1483228800, "seconds since epoch");
+    /* Standard calendar: 0001-01-01 is Julian (JDN 1721424) and 1582-10-15 Gregorian is JDN
+     * 2299161, 577737 days later. Proleptic Gregorian: date(1582,10,15).toordinal() - 1 = 577735
+     * (Python). */
+    WX_CHECK(wx_time_cf_parse("days since 0001-01-01", "standard", "t", &cf) == WX_OK, "julian");
+    WX_CHECK(wx_time_cf_value(&cf, 577737) == wx_time_make(1582, 10, 15, 0, 0, 0),
+             "standard calendar 0001-01-01 + 577737 d = 1582-10-15");
+    WX_CHECK(wx_time_cf_parse("days since 0001-01-01", "proleptic_gregorian", "t", &cf) == WX_OK &&
+                 wx_time_cf_value(&cf, 577735) == wx_time_make(1582, 10, 15, 0, 0, 0),
+             "proleptic 0001-01-01 + 577735 d");
+    WX_CHECK(wx_time_cf_parse("hours since 1900-01-01", "noleap", "t", &cf) == WX_ERR_RUN &&
+                 strstr(wx_error_message(), "noleap"), "noleap refused");
+    WX_CHECK(wx_time_cf_parse("fortnights since 1900-01-01", NULL, "t", &cf) == WX_ERR_RUN, "unit");
+
+    wx_grid g;
+    WX_CHECK(wx_grid_global(1.0, &g) == WX_OK && g.nlat == 181 && g.nlon == 360, "1 degree");
+    double w[181];
+    wx_grid_area_weights(&g, w);
+    /* Closed form: interior rows sin(lat+0.5)-sin(lat-0.5) = 2 cos(lat) sin(0.5°); pole rows
+     * 1 - sin(89.5°); normalised by the sum, which telescopes to 2. */
+    double r = M_PI / 180, mean = 2.0 / 181;
+    WX_CHECK(fabs(w[90] - 2 * sin(0.5 * r) / mean) < 1e-12, "equator weight %.15g", w[90]);
+    WX_CHECK(fabs(w[0] - (1 - sin(89.5 * r)) / mean) < 1e-12, "pole weight %.15g", w[0]);
+    WX_CHECK(fabs(w[30] - 2 * cos(60 * r) * sin(0.5 * r) / mean) < 1e-12, "60N weight");
+    WX_CHECK(fabs(w[30] - w[150]) < 1e-12, "symmetric");
+
+    /* Coarsening 0.5° -> 1°: a field constant along latitude rows keeps the area-weighted mean of
+     * the rows in each cell; a field linear in longitude is preserved at centres. */
+    wx_grid f, c;
+    WX_CHECK(wx_grid_global(0.5, &f) == WX_OK && wx_grid_coarse_shape(&f, 1.0, &c) == WX_OK &&
+                 c.nlat == 181 && c.nlon == 360, "coarse shape");
+    float *in = wx_malloc(sizeof(float) * 361 * 720), *out = wx_malloc(sizeof(float) * 181 * 360);
+    for (int j = 0; j < 361; j++)
+        for (int i = 0; i < 720; i++) in[j * 720 + i] = (float)(j + 0.001 * (i % 2));
+    wx_grid_coarsen(&f, &c, in, out);
+    double wf[361];
+    wx_grid_area_weights(&f, wf);
+    /* Cell J=45 (45N) covers fine rows 89 (half), 90, 91 (half). */
+    double expect = (0.5 * wf[89] * 89 + wf[90] * 90 + 0.5 * wf[91] * 91) /
+                    (0.5 * wf[89] + wf[90] + 0.5 * wf[91]) + 0.0005;
+    WX_CHECK(fabs(out[45 * 360 + 7] - expect) < 1e-4, "coarse 45N %.6f vs %.6f", out[45 * 360 + 7],
+             expect);
+    WX_CHECK(fabs(out[0] - ((0.5 * wf[1] * 1) / (wf[0] + 0.5 * wf[1]) + 0.0005)) < 1e-4,
+             "coarse pole row %.6f", out[0]);
+    free(in);
+    free(out);
+    return wx_test_summary();
+}
