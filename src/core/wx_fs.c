@@ -1,0 +1,173 @@
+#include "core/wx_fs.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* Splits "a/b/c.nc" into dir "a/b" and name "c.nc" (dir "." when there is no slash). */
+static void split_path(const char *path, char **dir, const char **name) {
+    const char *slash = strrchr(path, '/');
+    if (!slash) {
+        *dir = wx_strdup(".");
+        *name = path;
+    } else if (slash == path) {
+        *dir = wx_strdup("/");
+        *name = slash + 1;
+    } else {
+        size_t n = (size_t)(slash - path);
+        *dir = wx_malloc(n + 1);
+        memcpy(*dir, path, n);
+        (*dir)[n] = 0;
+        *name = slash + 1;
+    }
+}
+
+wx_status wx_atomic_open(wx_atomic_file *f, const char *path) {
+    memset(f, 0, sizeof *f);
+    char *dir;
+    const char *name;
+    split_path(path, &dir, &name);
+    if (!name[0]) {
+        free(dir);
+        return wx_error_set(WX_ERR_USAGE, "%s: output path names a folder, not a file", path);
+    }
+    size_t n = strlen(dir) + strlen(name) + 48;
+    f->tmp = wx_malloc(n);
+    snprintf(f->tmp, n, "%s/.%s.tmp.%ld", dir, name, (long)getpid());
+    free(dir);
+    f->fp = fopen(f->tmp, "wb");
+    if (!f->fp) {
+        wx_status s = wx_error_set(WX_ERR_RUN, "%s: cannot create temporary file %s: %s", path,
+                                   f->tmp, strerror(errno));
+        free(f->tmp);
+        f->tmp = NULL;
+        return s;
+    }
+    f->path = wx_strdup(path);
+    return WX_OK;
+}
+
+static void release(wx_atomic_file *f) {
+    free(f->path);
+    free(f->tmp);
+    memset(f, 0, sizeof *f);
+}
+
+/* fsync of the folder makes the rename itself durable. */
+static wx_status sync_dir(const char *path) {
+    char *dir;
+    const char *name;
+    split_path(path, &dir, &name);
+    int fd = open(dir, O_RDONLY | O_DIRECTORY);
+    if (fd < 0) {
+        wx_status s = wx_error_set(WX_ERR_RUN, "%s: cannot open folder %s to sync: %s", path, dir,
+                                   strerror(errno));
+        free(dir);
+        return s;
+    }
+    /* Some file systems (e.g. some network mounts) refuse fsync on folders: not a data error. */
+    if (fsync(fd) != 0 && errno != EINVAL && errno != EROFS && errno != ENOTSUP) {
+        wx_status s = wx_error_set(WX_ERR_RUN, "%s: fsync of folder %s failed: %s", path, dir,
+                                   strerror(errno));
+        close(fd);
+        free(dir);
+        return s;
+    }
+    close(fd);
+    free(dir);
+    return WX_OK;
+}
+
+wx_status wx_atomic_commit(wx_atomic_file *f) {
+    WX_ASSERT(f->fp && f->tmp && f->path);
+    const char *what = NULL;
+    int err = 0;
+    if (fflush(f->fp) != 0 || ferror(f->fp)) { what = "write"; err = errno; }
+    else if (fsync(fileno(f->fp)) != 0) { what = "fsync"; err = errno; }
+    int close_rc = fclose(f->fp);
+    f->fp = NULL;
+    if (!what && close_rc != 0) { what = "close"; err = errno; }
+    if (!what && rename(f->tmp, f->path) != 0) { what = "rename"; err = errno; }
+    if (what) {
+        wx_status s = wx_error_set(WX_ERR_RUN, "%s: %s of temporary file %s failed: %s", f->path,
+                                   what, f->tmp, strerror(err ? err : EIO));
+        unlink(f->tmp);
+        release(f);
+        return s;
+    }
+    wx_status s = sync_dir(f->path);
+    release(f);
+    return s;
+}
+
+void wx_atomic_abort(wx_atomic_file *f) {
+    if (f->fp) fclose(f->fp);
+    if (f->tmp) unlink(f->tmp);
+    release(f);
+}
+
+wx_status wx_mkdir_p(const char *path) {
+    if (!path[0]) return wx_error_set(WX_ERR_USAGE, "empty folder name");
+    char *p = wx_strdup(path);
+    for (char *s = p + 1;; s++) {
+        if (*s != '/' && *s != 0) continue;
+        char keep = *s;
+        *s = 0;
+        if (mkdir(p, 0777) != 0 && errno != EEXIST) {
+            wx_status st = wx_error_set(WX_ERR_RUN, "%s: cannot create folder %s: %s", path, p,
+                                        strerror(errno));
+            free(p);
+            return st;
+        }
+        *s = keep;
+        if (!keep) break;
+    }
+    struct stat sb;
+    if (stat(p, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
+        free(p);
+        return wx_error_set(WX_ERR_RUN, "%s: exists and is not a folder", path);
+    }
+    free(p);
+    return WX_OK;
+}
+
+wx_status wx_file_size(const char *path, int64_t *size) {
+    struct stat sb;
+    if (stat(path, &sb) != 0)
+        return wx_error_set(WX_ERR_RUN, "%s: cannot stat: %s", path, strerror(errno));
+    if (!S_ISREG(sb.st_mode)) return wx_error_set(WX_ERR_RUN, "%s: not a regular file", path);
+    *size = (int64_t)sb.st_size;
+    return WX_OK;
+}
+
+wx_status wx_read_file(const char *path, char **buf, size_t *len) {
+    *buf = NULL;
+    *len = 0;
+    FILE *fp = fopen(path, "rb");
+    if (!fp) return wx_error_set(WX_ERR_RUN, "%s: cannot open: %s", path, strerror(errno));
+    size_t cap = 1 << 16, n = 0;
+    char *b = wx_malloc(cap + 1);
+    for (;;) {
+        size_t got = fread(b + n, 1, cap - n, fp);
+        n += got;
+        if (n < cap) break;
+        cap *= 2;
+        char *nb = realloc(b, cap + 1);
+        if (!nb) { free(b); fclose(fp); return wx_error_set(WX_ERR_RUN, "%s: out of memory", path); }
+        b = nb;
+    }
+    if (ferror(fp)) {
+        wx_status s = wx_error_set(WX_ERR_RUN, "%s: read error: %s", path, strerror(errno));
+        free(b);
+        fclose(fp);
+        return s;
+    }
+    fclose(fp);
+    b[n] = 0;
+    *buf = b;
+    *len = n;
+    return WX_OK;
+}
