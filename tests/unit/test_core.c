@@ -7,6 +7,10 @@
 #include <unistd.h>
 
 #include "core/wx_fs.h"
+#include "core/wx_json.h"
+#include "core/wx_log.h"
+#include "core/wx_metrics.h"
+#include "core/wx_progress.h"
 #include "core/wx_rng.h"
 #include "wx_test.h"
 
@@ -197,11 +201,109 @@ static void test_atomic_files(void) {
     rmdir(root);
 }
 
+static void test_json(void) {
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&buf, &len);
+    wx_json j;
+    wx_json_init(&j, mem);
+    wx_json_object_begin(&j);
+    wx_json_kv_string(&j, "q\"b\\s", "line\n\ttab\x01\x1f\r\b\f/\xc3\xa9");
+    wx_json_kv_number(&j, "nan", NAN);
+    wx_json_kv_number(&j, "inf", -INFINITY);
+    wx_json_kv_number(&j, "third", 1.0 / 3.0);
+    wx_json_kv_int(&j, "big", 9007199254740993LL);
+    wx_json_key(&j, "list");
+    wx_json_array_begin(&j);
+    wx_json_bool(&j, 1);
+    wx_json_null(&j);
+    wx_json_array_begin(&j);
+    wx_json_array_end(&j);
+    wx_json_object_begin(&j);
+    wx_json_object_end(&j);
+    wx_json_string(&j, NULL);
+    wx_json_array_end(&j);
+    wx_json_object_end(&j);
+    fclose(mem);
+    /* Escapes per RFC 8259 section 7; UTF-8 passes through. */
+    const char *want = "{\"q\\\"b\\\\s\":\"line\\n\\ttab\\u0001\\u001f\\r\\b\\f/\xc3\xa9\","
+                       "\"nan\":null,\"inf\":null,\"third\":0.333333333,\"big\":9007199254740993,"
+                       "\"list\":[true,null,[],{},null]}";
+    WX_CHECK(!strcmp(buf, want), "json:\n got %s\nwant %s", buf, want);
+    free(buf);
+}
+
+static void test_metrics_and_progress(void) {
+    char path[] = "/tmp/wx_test_metrics_XXXXXX";
+    int fd = mkstemp(path);
+    WX_CHECK(fd >= 0, "mkstemp");
+    close(fd);
+    wx_metrics *m = NULL;
+    WX_CHECK(wx_metrics_open(&m, path) == WX_OK, "metrics open");
+    WX_CHECK(wx_metrics_log(m, WX_M_INT("step", 1), WX_M_NUM("loss", 0.5), WX_M_STR("phase", "train"))
+                 == WX_OK, "metrics write");
+    char *buf = NULL;
+    size_t len = 0;
+    /* Flushed per line: readable before close. */
+    WX_CHECK(wx_read_file(path, &buf, &len) == WX_OK &&
+                 !strcmp(buf, "{\"step\":1,\"loss\":0.5,\"phase\":\"train\"}\n"),
+             "first metrics line visible before close: %s", buf ? buf : "");
+    free(buf);
+    WX_CHECK(wx_metrics_log(m, WX_M_INT("step", 2), WX_M_NUM("loss", NAN), WX_M_BOOL("ok", 0)) == WX_OK,
+             "metrics write 2");
+    WX_CHECK(wx_metrics_close(m) == WX_OK, "metrics close");
+    WX_CHECK(wx_read_file(path, &buf, &len) == WX_OK &&
+                 !strcmp(buf, "{\"step\":1,\"loss\":0.5,\"phase\":\"train\"}\n"
+                              "{\"step\":2,\"loss\":null,\"ok\":false}\n"),
+             "metrics file: %s", buf ? buf : "");
+    free(buf);
+
+    /* Progress and log lines, stderr sent to the file (not a terminal: plain lines). */
+    fflush(stderr);
+    int saved = dup(2);
+    WX_CHECK(freopen(path, "w", stderr) != NULL, "redirect stderr");
+    wx_log_set_level(WX_LOG_INFO);
+    wx_progress p;
+    wx_progress_start(&p, "ingest", 200, "records");
+    wx_progress_set_interval(&p, 0);
+    wx_progress_update(&p, 50, "loss %.3f", 0.123);
+    wx_progress_set_interval(&p, 1e9);
+    wx_progress_update(&p, 100, NULL); /* inside the interval: no line */
+    wx_progress_finish(&p);
+    wx_log_debug("hidden at info level");
+    wx_log_set_rank(1);
+    wx_log_info("hidden on rank 1");
+    wx_log_warn("careful %d", 7);
+    wx_log_set_rank(-1);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    WX_CHECK(wx_read_file(path, &buf, &len) == WX_OK, "read log");
+    int lines = 0;
+    for (char *c = buf; *c; c++) lines += *c == '\n';
+    WX_CHECK(lines == 3, "3 lines (update, finish, warning), got %d:\n%s", lines, buf);
+    WX_CHECK(strstr(buf, "ingest: 50/200 records (25.0%), ") && strstr(buf, ", loss 0.123\n"),
+             "progress line: %s", buf);
+    WX_CHECK(strstr(buf, "ingest: 100/200 records (50.0%), ") != NULL, "final line: %s", buf);
+    WX_CHECK(strstr(buf, "] [rank 1] warning: careful 7\n") != NULL, "rank prefix: %s", buf);
+    WX_CHECK(buf[0] == '[' && buf[5] == '-' && buf[11] == ' ' && buf[20] == ']', "timestamp: %.24s",
+             buf);
+    free(buf);
+    unlink(path);
+    char d[16];
+    wx_progress_format_duration(d, sizeof d, 3723);
+    WX_CHECK(!strcmp(d, "1:02:03"), "duration %s", d);
+    wx_progress_format_duration(d, sizeof d, 59.6);
+    WX_CHECK(!strcmp(d, "1:00"), "duration %s", d);
+}
+
 int main(void) {
     test_philox_kat();
     test_rng_determinism();
     test_distributions();
     test_permutation();
     test_atomic_files();
+    test_json();
+    test_metrics_and_progress();
     return wx_test_summary();
 }
