@@ -1,48 +1,248 @@
-/* TEMPORARY scaffold for the spectral family: replaced by the real implementation. */
+/* Spectral ops, FFT half: rfft2 / irfft2 over (H,W) with orthonormal scaling, channels-last, and
+ * the FFTW plan cache held in the context. The AFNO filter is in spectral_afno.c.
+ *
+ * One FFTW "advanced" plan per (H,W,C) does all C channels of one batch item (howmany = C,
+ * stride = C, dist = 1); it is executed per batch item with the new-array execute functions, which
+ * are thread-safe. Plans use FFTW_ESTIMATE: FFTW_MEASURE may pick a different algorithm from run
+ * to run, and results must be bitwise identical run to run for a given thread count.
+ *
+ * Both backward passes are the other direction's forward with a per-column weight (derivation at
+ * each function), so only two kernels exist: r2c_run and c2r_run. */
+#include <limits.h>
 #include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <omp.h>
+
 #include "ops/wx_ops.h"
 #include "ops/wx_real.h"
+
 #define WXR wx_real
 #define WXF WX_FN
 
-wx_status WXF(wx_cpu_rfft2_forward)(wx_ctx *ctx, WXR *X, const WXR *x, int64_t b, int64_t h,
-                                    int64_t w, int64_t c) {
-    return wx_error_set(WX_ERR_RUN, "op not built yet");
+#ifdef WX_REAL_DOUBLE
+#define WX_FFT_CACHE wx_fft_cache_f64
+#define WX_CTX_FFT(ctx) ((ctx)->fft_f64)
+#else
+#define WX_FFT_CACHE wx_fft_cache
+#define WX_CTX_FFT(ctx) ((ctx)->fft)
+#endif
+
+typedef struct {
+    int64_t h, w, c;
+    /* [0]: arrays aligned as fftw_malloc aligns them (SIMD allowed); [1]: FFTW_UNALIGNED. */
+    WX_FFT(plan) r2c[2], c2r[2];
+} fft_entry;
+
+struct WX_FFT_CACHE {
+    int n, cap;
+    fft_entry *e;
+};
+
+static int fftw_threads_ready; /* one per precision: this file is compiled once per precision */
+
+static int op_threads(const wx_ctx *ctx) {
+    return ctx->threads > 0 ? ctx->threads : omp_get_max_threads();
 }
 
-wx_status WXF(wx_cpu_rfft2_backward)(wx_ctx *ctx, WXR *dx, const WXR *dX, int64_t b, int64_t h,
+static WX_FFT(plan) plan_make(int64_t h, int64_t w, int64_t c, int r2c, int unaligned,
+                              int threads) {
+    int n[2] = {(int)h, (int)w}, nf[2] = {(int)h, (int)(w / 2 + 1)};
+    size_t real_len = (size_t)(h * w * c), cplx_len = (size_t)(h * (w / 2 + 1) * c);
+    /* FFTW_ESTIMATE does not write the arrays; they only tell the planner the alignment. */
+    WXR *r = WX_FFT(malloc)(sizeof(WXR) * real_len);
+    WX_FFT_COMPLEX *z = WX_FFT(malloc)(sizeof(WX_FFT_COMPLEX) * cplx_len);
+    WX_FFT(plan) p = NULL;
+    if (r && z) {
+        if (threads > 0) WX_FFT(plan_with_nthreads)(threads); /* only after init_threads succeeded */
+        unsigned flags = FFTW_ESTIMATE | (unaligned ? FFTW_UNALIGNED : 0);
+        if (r2c)
+            p = WX_FFT(plan_many_dft_r2c)(2, n, (int)c, r, n, (int)c, 1, z, nf, (int)c, 1, flags);
+        else
+            p = WX_FFT(plan_many_dft_c2r)(2, n, (int)c, z, nf, (int)c, 1, r, n, (int)c, 1,
+                                          flags | FFTW_DESTROY_INPUT);
+    }
+    WX_FFT(free)(r);
+    WX_FFT(free)(z);
+    return p;
+}
+
+/* The plan for (h,w,c), direction and alignment, created on first use. FFTW's planner is not
+ * thread-safe, so lookup and creation both happen in one process-wide critical section. */
+static wx_status plan_get(wx_ctx *ctx, const char *op, int64_t h, int64_t w, int64_t c, int r2c,
+                          int unaligned, WX_FFT(plan) *out) {
+    wx_status st = WX_OK;
+    *out = NULL;
+#pragma omp critical(wx_fftw_planner)
+    {
+        if (!fftw_threads_ready) fftw_threads_ready = WX_FFT(init_threads)() ? 1 : -1;
+        struct WX_FFT_CACHE *cache = WX_CTX_FFT(ctx);
+        if (!cache) cache = WX_CTX_FFT(ctx) = wx_calloc(1, sizeof *cache);
+        fft_entry *e = NULL;
+        for (int i = 0; i < cache->n && !e; i++)
+            if (cache->e[i].h == h && cache->e[i].w == w && cache->e[i].c == c) e = &cache->e[i];
+        if (!e) {
+            if (cache->n == cache->cap) {
+                cache->cap = cache->cap ? 2 * cache->cap : 4;
+                fft_entry *grown = realloc(cache->e, sizeof *grown * (size_t)cache->cap);
+                WX_ASSERT(grown);
+                cache->e = grown;
+            }
+            e = &cache->e[cache->n++];
+            memset(e, 0, sizeof *e);
+            e->h = h, e->w = w, e->c = c;
+        }
+        WX_FFT(plan) *slot = r2c ? &e->r2c[unaligned] : &e->c2r[unaligned];
+        if (!*slot) {
+            int threads = fftw_threads_ready > 0 ? op_threads(ctx) : 0;
+            *slot = plan_make(h, w, c, r2c, unaligned, threads);
+        }
+        if (!*slot)
+            st = wx_error_set(WX_ERR_RUN, "%s: FFTW could not plan a %s transform of %lldx%lld "
+                              "over %lld channels", op, r2c ? "r2c" : "c2r", (long long)h,
+                              (long long)w, (long long)c);
+        *out = *slot;
+    }
+    return st;
+}
+
+void WX_FN(wx_cpu_fft_cache_free)(wx_ctx *ctx) {
+    if (!ctx || !WX_CTX_FFT(ctx)) return;
+#pragma omp critical(wx_fftw_planner)
+    {
+        struct WX_FFT_CACHE *cache = WX_CTX_FFT(ctx);
+        for (int i = 0; i < cache->n; i++)
+            for (int a = 0; a < 2; a++) {
+                if (cache->e[i].r2c[a]) WX_FFT(destroy_plan)(cache->e[i].r2c[a]);
+                if (cache->e[i].c2r[a]) WX_FFT(destroy_plan)(cache->e[i].c2r[a]);
+            }
+        free(cache->e);
+        free(cache);
+        WX_CTX_FFT(ctx) = NULL;
+    }
+}
+
+static wx_status check_sizes(const char *op, int64_t b, int64_t h, int64_t w, int64_t c) {
+    if (b < 1 || h < 1 || w < 1 || c < 1)
+        return wx_error_set(WX_ERR_USAGE, "%s: sizes B=%lld H=%lld W=%lld C=%lld, expected all >= 1",
+                            op, (long long)b, (long long)h, (long long)w, (long long)c);
+    if (h > INT_MAX / w || h * w > INT_MAX / c)
+        return wx_error_set(WX_ERR_USAGE, "%s: H·W·C = %lld·%lld·%lld exceeds FFTW's int range", op,
+                            (long long)h, (long long)w, (long long)c);
+    return WX_OK;
+}
+
+/* Column weight of the one-sided spectrum: kx = 0 and (W even) kx = W/2 stand for themselves,
+ * every other kx in [1, Wf) also for its mirror W − kx. */
+static int is_interior(int64_t kx, int64_t w) { return kx > 0 && 2 * kx != w; }
+
+/* X[b] = scale·r2c(x[b]), interior columns further multiplied by `interior`. */
+static wx_status r2c_run(wx_ctx *ctx, const char *op, WXR *X, const WXR *x, int64_t b, int64_t h,
+                         int64_t w, int64_t c, double interior) {
+    WX_TRY(check_sizes(op, b, h, w, c));
+    int64_t wf = w / 2 + 1, nreal = h * w * c, ncplx = h * wf * c;
+    const WXR s = (WXR)(1.0 / sqrt((double)h * (double)w));
+    const WXR si = (WXR)(interior / sqrt((double)h * (double)w));
+    for (int64_t bi = 0; bi < b; bi++) {
+        WXR *in = (WXR *)(x + bi * nreal); /* r2c preserves its input (FFTW default) */
+        WX_FFT_COMPLEX *out = (WX_FFT_COMPLEX *)(X + bi * ncplx * 2);
+        int unaligned = WX_FFT(alignment_of)(in) != 0 || WX_FFT(alignment_of)((WXR *)out) != 0;
+        WX_FFT(plan) p;
+        WX_TRY(plan_get(ctx, op, h, w, c, 1, unaligned, &p));
+        WX_FFT(execute_dft_r2c)(p, in, out);
+        WXR *o = X + bi * ncplx * 2;
+#pragma omp parallel for num_threads(op_threads(ctx)) schedule(static)
+        for (int64_t row = 0; row < h * wf; row++) {
+            WXR f = is_interior(row % wf, w) ? si : s;
+            WXR *p2 = o + row * c * 2;
+            for (int64_t j = 0; j < 2 * c; j++) p2[j] *= f;
+        }
+    }
+    return WX_OK;
+}
+
+/* y[b] = c2r of the one-sided spectrum Z (B,H,Wf,C,2) with torch's irfft2 semantics, where
+ * Z = scale·X and interior columns are further multiplied by `interior`.
+ * torch does an inverse c2c along H and then a c2r along W, which keeps only the real part of
+ * the kx = 0 and Nyquist columns after the H transform. Projecting those two columns onto
+ * Hermitian symmetry in ky, Z[ky] ← (Z[ky] + conj Z[−ky]) / 2, gives exactly that real part, and
+ * makes the input one FFTW's 2-D c2r handles without any assumption about its algorithm. */
+static wx_status c2r_run(wx_ctx *ctx, const char *op, WXR *y, const WXR *X, int64_t b, int64_t h,
+                         int64_t w, int64_t c, double interior) {
+    WX_TRY(check_sizes(op, b, h, w, c));
+    int64_t wf = w / 2 + 1, nreal = h * w * c, ncplx = h * wf * c;
+    const WXR si = (WXR)(interior / sqrt((double)h * (double)w));
+    const WXR half_s = (WXR)(0.5 / sqrt((double)h * (double)w));
+    /* c2r destroys its input, and the caller's X is const: transform from a scratch copy. */
+    WXR *z = WX_FFT(malloc)(sizeof(WXR) * 2 * (size_t)ncplx);
+    if (!z) return wx_error_set(WX_ERR_RUN, "%s: out of memory for a %lld-element scratch", op,
+                                (long long)(2 * ncplx));
+    wx_status st = WX_OK;
+    for (int64_t bi = 0; bi < b && st == WX_OK; bi++) {
+        const WXR *xb = X + bi * ncplx * 2;
+#pragma omp parallel for num_threads(op_threads(ctx)) schedule(static)
+        for (int64_t row = 0; row < h * wf; row++) {
+            int64_t ky = row / wf, kx = row % wf;
+            const WXR *src = xb + row * c * 2;
+            WXR *dst = z + row * c * 2;
+            if (is_interior(kx, w)) {
+                for (int64_t j = 0; j < 2 * c; j++) dst[j] = si * src[j];
+            } else {
+                const WXR *mir = xb + (((h - ky) % h) * wf + kx) * c * 2;
+                for (int64_t j = 0; j < c; j++) {
+                    dst[2 * j] = half_s * (src[2 * j] + mir[2 * j]);
+                    dst[2 * j + 1] = half_s * (src[2 * j + 1] - mir[2 * j + 1]);
+                }
+            }
+        }
+        WXR *out = y + bi * nreal;
+        WX_FFT(plan) p;
+        st = plan_get(ctx, op, h, w, c, 0, WX_FFT(alignment_of)(out) != 0, &p);
+        if (st == WX_OK) WX_FFT(execute_dft_c2r)(p, (WX_FFT_COMPLEX *)z, out);
+    }
+    WX_FFT(free)(z);
+    return st;
+}
+
+/* X = rfft2(x), norm="ortho": X[ky,kx] = s·Σ x[y,x'] e^{−iθ}, θ = 2π(ky·y/H + kx·x'/W),
+ * s = 1/sqrt(HW). */
+wx_status WXF(wx_cpu_rfft2_forward)(wx_ctx *ctx, WXR *X /* (B,H,Wf,C,2) */,
+                                    const WXR *x /* (B,H,W,C) */, int64_t b, int64_t h, int64_t w,
+                                    int64_t c) {
+    return r2c_run(ctx, "rfft2", X, x, b, h, w, c, 1.0);
+}
+
+/* Differentiates X = rfft2(x). With Re X = s·Σ x cos θ and Im X = −s·Σ x sin θ,
+ *   dx = s·Σ_{kx<Wf} (dXr cos θ − dXi sin θ) = s·Re Σ_{ky, kx<Wf} dX e^{+iθ},
+ * a one-sided inverse with every column counted once. torch-semantics c2r counts interior
+ * columns twice and takes Re after the H transform for the others, so dx = c2r_run of dX with the
+ * interior columns halved. */
+wx_status WXF(wx_cpu_rfft2_backward)(wx_ctx *ctx, WXR *dx /* (B,H,W,C) */,
+                                     const WXR *dX /* (B,H,Wf,C,2) */, int64_t b, int64_t h,
                                      int64_t w, int64_t c) {
-    return wx_error_set(WX_ERR_RUN, "op not built yet");
+    return c2r_run(ctx, "rfft2_backward", dx, dX, b, h, w, c, 0.5);
 }
 
-wx_status WXF(wx_cpu_irfft2_forward)(wx_ctx *ctx, WXR *y, const WXR *X, int64_t b, int64_t h,
+/* y = irfft2(X, s=(H,W)), norm="ortho" (torch semantics, see c2r_run). */
+wx_status WXF(wx_cpu_irfft2_forward)(wx_ctx *ctx, WXR *y /* (B,H,W,C) */,
+                                     const WXR *X /* (B,H,Wf,C,2) */, int64_t b, int64_t h,
                                      int64_t w, int64_t c) {
-    return wx_error_set(WX_ERR_RUN, "op not built yet");
+    return c2r_run(ctx, "irfft2", y, X, b, h, w, c, 1.0);
 }
 
-wx_status WXF(wx_cpu_irfft2_backward)(wx_ctx *ctx, WXR *dX, const WXR *dy, int64_t b, int64_t h,
+/* Differentiates y = irfft2(X). Written out, y = s·Re Σ_{ky,kx<Wf} m_kx X[ky,kx] e^{+iθ} with
+ * m = 2 on interior columns and 1 on kx = 0 and Nyquist. Its adjoint is
+ *   dXr = s·m·Σ dy cos θ,  dXi = −s·m·Σ dy sin θ,  i.e. dX = m·rfft2(dy). */
+wx_status WXF(wx_cpu_irfft2_backward)(wx_ctx *ctx, WXR *dX /* (B,H,Wf,C,2) */,
+                                      const WXR *dy /* (B,H,W,C) */, int64_t b, int64_t h,
                                       int64_t w, int64_t c) {
-    return wx_error_set(WX_ERR_RUN, "op not built yet");
+    return r2c_run(ctx, "irfft2_backward", dX, dy, b, h, w, c, 2.0);
 }
-
-wx_status WXF(wx_cpu_afno_filter_forward)(wx_ctx *ctx, WXR *Y, WXR *saved, const WXR *X,
-                                          const WXR *w1, const WXR *b1, const WXR *w2,
-                                          const WXR *b2, const uint8_t *mask, int64_t b, int64_t h,
-                                          int64_t wf, int64_t c, int64_t nb, int64_t factor,
-                                          double lambda) {
-    return wx_error_set(WX_ERR_RUN, "op not built yet");
-}
-
-wx_status WXF(wx_cpu_afno_filter_backward)(wx_ctx *ctx, WXR *dX, WXR *dw1, WXR *db1, WXR *dw2,
-                                           WXR *db2, const WXR *dY, const WXR *saved, const WXR *X,
-                                           const WXR *w1, const WXR *w2, const uint8_t *mask,
-                                           int64_t b, int64_t h, int64_t wf, int64_t c, int64_t nb,
-                                           int64_t factor, double lambda) {
-    return wx_error_set(WX_ERR_RUN, "op not built yet");
-}
-
-void WX_FN(wx_cpu_fft_cache_free)(wx_ctx *ctx) { (void)ctx; }
 
 #ifndef WX_REAL_DOUBLE
-int64_t wx_afno_filter_saved_len(int64_t b, int64_t m, int64_t c, int64_t f) { return b*m*c*(2*f+2); }
+int64_t wx_afno_filter_saved_len(int64_t b, int64_t kept_modes, int64_t c, int64_t factor) {
+    /* (B,M,nb,hid,2) hidden with nb·hid = C·factor, then (B,M,nb,bs,2) output with nb·bs = C. */
+    return b * kept_modes * c * 2 * (factor + 1);
+}
 #endif

@@ -8,3 +8,4 @@ PY=${PY:-/usr/bin/python3}
 "$PY" ref_graph.py
 "$PY" ref_loss.py
 "$PY" ref_optim.py
+"$PY" ref_spectral.py

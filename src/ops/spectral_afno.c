@@ -1,0 +1,218 @@
+/* Spectral ops, AFNO half: the block-diagonal complex two-layer MLP on the kept Fourier modes
+ * (NVlabs AFNO2D steps 4-8; contract in spectral.inc).
+ *
+ * Each complex layer h = X·(w[0] + i·w[1]) + (b[0] + i·b[1]) is a complex matrix product, so it is
+ * done as one complex GEMM per block (cblas_cgemm / zgemm) over all kept modes of all batch items:
+ * the interleaved (re,im) layout of the spectrum is already what complex BLAS reads, the saved
+ * buffers are exactly the GEMM outputs, and no re/im splitting copies are needed. The flop count is
+ * that of the four real GEMMs (or the stacked [Xr|Xi] form). The per-block GEMMs run one after the
+ * other with OpenBLAS threading inside: the installed OpenBLAS is the pthread build, which must not
+ * be called from inside OpenMP threads. Element-wise passes (gather, activations, bias sums)
+ * use OpenMP; the bias sums give each column to one thread, summed in row order (deterministic). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <omp.h>
+
+#include "ops/wx_ops.h"
+#include "ops/wx_real.h"
+
+#define WXR wx_real
+#define WXF WX_FN
+
+#ifdef WX_REAL_DOUBLE
+#define WX_CGEMM cblas_zgemm
+#else
+#define WX_CGEMM cblas_cgemm
+#endif
+
+static int afno_threads(const wx_ctx *ctx) {
+    return ctx && ctx->threads > 0 ? ctx->threads : omp_get_max_threads();
+}
+
+static wx_status afno_check(const char *op, int64_t b, int64_t h, int64_t wf, int64_t c,
+                            int64_t nb, int64_t factor, double lambda) {
+    if (b < 1 || h < 1 || wf < 1 || c < 1 || nb < 1 || factor < 1 || c % nb != 0 || lambda < 0)
+        return wx_error_set(WX_ERR_USAGE, "%s: B=%lld H=%lld Wf=%lld C=%lld blocks=%lld "
+                            "factor=%lld lambda=%g; expected sizes >= 1, C divisible by the "
+                            "block count, lambda >= 0", op, (long long)b, (long long)h,
+                            (long long)wf, (long long)c, (long long)nb, (long long)factor, lambda);
+    return WX_OK;
+}
+
+/* Indices ky·Wf + kx of the kept modes, in row-major order; returns their count M. */
+static int64_t kept_modes(const uint8_t *mask, int64_t h, int64_t wf, int64_t **out) {
+    int64_t m = 0;
+    for (int64_t i = 0; i < h * wf; i++) m += mask[i] != 0;
+    int64_t *idx = wx_malloc(sizeof *idx * (size_t)(m ? m : 1));
+    m = 0;
+    for (int64_t i = 0; i < h * wf; i++)
+        if (mask[i]) idx[m++] = i;
+    *out = idx;
+    return m;
+}
+
+/* Complex weights (nb, rows, cols, 2) interleaved from the split (2, nb, rows, cols). */
+static WXR *weights_interleave(const WXR *w, int64_t n) {
+    WXR *z = wx_malloc(sizeof *z * 2 * (size_t)n);
+    for (int64_t i = 0; i < n; i++) z[2 * i] = w[i], z[2 * i + 1] = w[n + i];
+    return z;
+}
+
+/* Gathers (scatter = 0) the kept modes of spec (B,H,Wf,C,2) into rows of g (B·M, C, 2), or the
+ * reverse (scatter = 1), which first zeroes every mode of spec. */
+static void modes_move(wx_ctx *ctx, WXR *spec, WXR *g, const int64_t *idx, int64_t b, int64_t m,
+                       int64_t hwf, int64_t c, int scatter) {
+    size_t row = sizeof(WXR) * 2 * (size_t)c;
+    if (scatter) memset(spec, 0, row * (size_t)(b * hwf));
+#pragma omp parallel for num_threads(afno_threads(ctx)) schedule(static)
+    for (int64_t r = 0; r < b * m; r++) {
+        WXR *s = spec + ((r / m) * hwf + idx[r % m]) * 2 * c;
+        if (scatter) memcpy(s, g + r * 2 * c, row);
+        else memcpy(g + r * 2 * c, s, row);
+    }
+}
+
+/* out[r, j] (R rows of width n, row stride ld) = bias as complex (re at bias[j], im at bias[n+j]). */
+static void rows_fill_bias(wx_ctx *ctx, WXR *out, const WXR *bias, int64_t rows, int64_t n) {
+#pragma omp parallel for num_threads(afno_threads(ctx)) schedule(static)
+    for (int64_t r = 0; r < rows; r++)
+        for (int64_t j = 0; j < n; j++) {
+            out[(r * n + j) * 2] = bias[j];
+            out[(r * n + j) * 2 + 1] = bias[n + j];
+        }
+}
+
+/* db[j] += Σ_r d[r, j].re, db[n + j] += Σ_r d[r, j].im (split layout (2, n)). */
+static void rows_sum_into(wx_ctx *ctx, WXR *db, const WXR *d, int64_t rows, int64_t n) {
+#pragma omp parallel for num_threads(afno_threads(ctx)) schedule(static)
+    for (int64_t j = 0; j < 2 * n; j++) {
+        double s = 0;
+        for (int64_t r = 0; r < rows; r++) s += d[r * 2 * n + j];
+        db[(j & 1) * n + j / 2] += (WXR)s;
+    }
+}
+
+static void cgemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t m, int64_t n, int64_t k,
+                  const WXR *a, int64_t lda, const WXR *bm, int64_t ldb, int accumulate, WXR *cm,
+                  int64_t ldc) {
+    const WXR one[2] = {1, 0}, beta[2] = {accumulate ? 1 : 0, 0};
+    WX_CGEMM(CblasRowMajor, ta, tb, (blasint)m, (blasint)n, (blasint)k, one, a, (blasint)lda, bm,
+             (blasint)ldb, beta, cm, (blasint)ldc);
+}
+
+wx_status WXF(wx_cpu_afno_filter_forward)(
+    wx_ctx *ctx, WXR *Y /* (B,H,Wf,C,2) */, WXR *saved /* see spectral.inc */,
+    const WXR *X /* (B,H,Wf,C,2) */, const WXR *w1 /* (2,nb,bs,hid) */, const WXR *b1 /* (2,nb,hid) */,
+    const WXR *w2 /* (2,nb,hid,bs) */, const WXR *b2 /* (2,nb,bs) */, const uint8_t *mask /* (H,Wf) */,
+    int64_t b, int64_t h, int64_t wf, int64_t c, int64_t nb, int64_t factor, double lambda) {
+    WX_TRY(afno_check("afno_filter", b, h, wf, c, nb, factor, lambda));
+    int64_t bs = c / nb, hid = bs * factor, ch = nb * hid, *idx;
+    int64_t m = kept_modes(mask, h, wf, &idx), rows = b * m;
+    WXR *hpre = saved, *opre = saved + rows * ch * 2;
+    if (rows == 0) {
+        memset(Y, 0, sizeof(WXR) * 2 * (size_t)(b * h * wf * c));
+        free(idx);
+        return WX_OK;
+    }
+    WXR *xg = wx_malloc(sizeof(WXR) * 2 * (size_t)(rows * c));
+    WXR *act = wx_malloc(sizeof(WXR) * 2 * (size_t)(rows * ch));
+    WXR *w1c = weights_interleave(w1, nb * bs * hid), *w2c = weights_interleave(w2, nb * hid * bs);
+    modes_move(ctx, (WXR *)X, xg, idx, b, m, h * wf, c, 0);
+
+    /* Layer 1: hpre = X·W1 + b1 per block, then ReLU on re and im separately. */
+    rows_fill_bias(ctx, hpre, b1, rows, ch);
+    for (int64_t k = 0; k < nb; k++)
+        cgemm(CblasNoTrans, CblasNoTrans, rows, hid, bs, xg + 2 * k * bs, c, w1c + 2 * k * bs * hid,
+              hid, 1, hpre + 2 * k * hid, ch);
+#pragma omp parallel for num_threads(afno_threads(ctx)) schedule(static)
+    for (int64_t i = 0; i < rows * ch * 2; i++) act[i] = hpre[i] > 0 ? hpre[i] : 0;
+
+    /* Layer 2: opre = A·W2 + b2 per block. */
+    rows_fill_bias(ctx, opre, b2, rows, c);
+    for (int64_t k = 0; k < nb; k++)
+        cgemm(CblasNoTrans, CblasNoTrans, rows, bs, hid, act + 2 * k * hid, ch,
+              w2c + 2 * k * hid * bs, bs, 1, opre + 2 * k * bs, c);
+
+    /* Softshrink on re and im separately; reuse xg for the kept rows of Y. */
+    const WXR lam = (WXR)lambda;
+#pragma omp parallel for num_threads(afno_threads(ctx)) schedule(static)
+    for (int64_t i = 0; i < rows * c * 2; i++) {
+        WXR o = opre[i];
+        xg[i] = o > lam ? o - lam : (o < -lam ? o + lam : 0);
+    }
+    modes_move(ctx, Y, xg, idx, b, m, h * wf, c, 1);
+    free(xg), free(act), free(w1c), free(w2c), free(idx);
+    return WX_OK;
+}
+
+/* Differentiates, per kept mode and block (complex rows, W = w[0] + i·w[1]):
+ *   hpre = X·W1 + b1;  A = ReLU(hpre.re) + i·ReLU(hpre.im);  opre = A·W2 + b2;
+ *   Y = softshrink(opre.re) + i·softshrink(opre.im).
+ * For a complex product P = U·V with a real loss, writing gradients as d(re) + i·d(im):
+ *   dU = dP·V^H and dV = U^H·dP (expand the real and imaginary parts to check). */
+wx_status WXF(wx_cpu_afno_filter_backward)(
+    wx_ctx *ctx, WXR *dX /* (B,H,Wf,C,2), nullable */, WXR *dw1 /* (2,nb,bs,hid) */,
+    WXR *db1 /* (2,nb,hid) */, WXR *dw2 /* (2,nb,hid,bs) */, WXR *db2 /* (2,nb,bs) */,
+    const WXR *dY /* (B,H,Wf,C,2) */, const WXR *saved, const WXR *X /* (B,H,Wf,C,2) */,
+    const WXR *w1 /* (2,nb,bs,hid) */, const WXR *w2 /* (2,nb,hid,bs) */,
+    const uint8_t *mask /* (H,Wf) */, int64_t b, int64_t h, int64_t wf, int64_t c, int64_t nb,
+    int64_t factor, double lambda) {
+    WX_TRY(afno_check("afno_filter_backward", b, h, wf, c, nb, factor, lambda));
+    int64_t bs = c / nb, hid = bs * factor, ch = nb * hid, *idx;
+    int64_t m = kept_modes(mask, h, wf, &idx), rows = b * m;
+    const WXR *hpre = saved, *opre = saved + rows * ch * 2;
+    if (rows == 0) {
+        if (dX) memset(dX, 0, sizeof(WXR) * 2 * (size_t)(b * h * wf * c));
+        free(idx);
+        return WX_OK;
+    }
+    WXR *d_o = wx_malloc(sizeof(WXR) * 2 * (size_t)(rows * c));   /* d opre, then dXg */
+    WXR *xg = wx_malloc(sizeof(WXR) * 2 * (size_t)(rows * c));
+    WXR *act = wx_malloc(sizeof(WXR) * 2 * (size_t)(rows * ch));
+    WXR *d_h = wx_malloc(sizeof(WXR) * 2 * (size_t)(rows * ch));  /* d A, then d hpre */
+    int64_t wn = nb * bs * hid;
+    WXR *w1c = weights_interleave(w1, wn), *w2c = weights_interleave(w2, wn);
+    WXR *dwc = wx_malloc(sizeof(WXR) * 2 * (size_t)wn);
+
+    /* d opre = dY ⊙ [|opre| > λ] (torch's softshrink backward; 0 at the kinks). */
+    modes_move(ctx, (WXR *)dY, d_o, idx, b, m, h * wf, c, 0);
+    const WXR lam = (WXR)lambda;
+#pragma omp parallel for num_threads(afno_threads(ctx)) schedule(static)
+    for (int64_t i = 0; i < rows * c * 2; i++)
+        if (!(opre[i] > lam || opre[i] < -lam)) d_o[i] = 0;
+#pragma omp parallel for num_threads(afno_threads(ctx)) schedule(static)
+    for (int64_t i = 0; i < rows * ch * 2; i++) act[i] = hpre[i] > 0 ? hpre[i] : 0;
+
+    /* Layer 2: db2 += Σ d opre; dW2 = A^H·d opre; dA = d opre·W2^H. */
+    rows_sum_into(ctx, db2, d_o, rows, c);
+    for (int64_t k = 0; k < nb; k++) {
+        cgemm(CblasConjTrans, CblasNoTrans, hid, bs, rows, act + 2 * k * hid, ch, d_o + 2 * k * bs,
+              c, 0, dwc + 2 * k * hid * bs, bs);
+        cgemm(CblasNoTrans, CblasConjTrans, rows, hid, bs, d_o + 2 * k * bs, c,
+              w2c + 2 * k * hid * bs, bs, 0, d_h + 2 * k * hid, ch);
+    }
+    for (int64_t i = 0; i < wn; i++) dw2[i] += dwc[2 * i], dw2[wn + i] += dwc[2 * i + 1];
+
+    /* ReLU: d hpre = dA ⊙ [hpre > 0]. */
+#pragma omp parallel for num_threads(afno_threads(ctx)) schedule(static)
+    for (int64_t i = 0; i < rows * ch * 2; i++)
+        if (!(hpre[i] > 0)) d_h[i] = 0;
+
+    /* Layer 1: db1 += Σ d hpre; dW1 = X^H·d hpre; dX = d hpre·W1^H on kept modes. */
+    rows_sum_into(ctx, db1, d_h, rows, ch);
+    modes_move(ctx, (WXR *)X, xg, idx, b, m, h * wf, c, 0);
+    for (int64_t k = 0; k < nb; k++) {
+        cgemm(CblasConjTrans, CblasNoTrans, bs, hid, rows, xg + 2 * k * bs, c, d_h + 2 * k * hid,
+              ch, 0, dwc + 2 * k * bs * hid, hid);
+        if (dX)
+            cgemm(CblasNoTrans, CblasConjTrans, rows, bs, hid, d_h + 2 * k * hid, ch,
+                  w1c + 2 * k * bs * hid, hid, 0, d_o + 2 * k * bs, c);
+    }
+    for (int64_t i = 0; i < wn; i++) dw1[i] += dwc[2 * i], dw1[wn + i] += dwc[2 * i + 1];
+    if (dX) modes_move(ctx, dX, d_o, idx, b, m, h * wf, c, 1);
+
+    free(d_o), free(xg), free(act), free(d_h), free(w1c), free(w2c), free(dwc), free(idx);
+    return WX_OK;
+}
