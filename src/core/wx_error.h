@@ -10,6 +10,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef enum {
     WX_OK = 0,
     WX_ERR_RUN = 1,   /* run or data error: bad file, checksum, I/O, device failure */
@@ -45,5 +49,9 @@ void wx_error_clear(void);
 void *wx_malloc(size_t n);
 void *wx_calloc(size_t count, size_t size);
 char *wx_strdup(const char *s);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif
