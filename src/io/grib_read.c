@@ -1,0 +1,238 @@
+#include "io/grib_read.h"
+
+#include <eccodes.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    FILE *fp;
+} grib_impl;
+
+/* Scan geometry of one regular_ll message: source latitudes per scan row, longitudes per scan
+ * column, and how the value index maps to (row, column). */
+typedef struct {
+    long ni, nj, i_neg, j_pos, j_consec, alt_rows;
+    double *lats, *lons; /* [nj], [ni] */
+} grib_geom;
+
+static long get_long_or(codes_handle *h, const char *key, long def) {
+    long v;
+    return codes_get_long(h, key, &v) == 0 ? v : def;
+}
+
+static wx_status need_long(codes_handle *h, const char *key, const char *where, long *v) {
+    int e = codes_get_long(h, key, v);
+    if (e) return wx_error_set(WX_ERR_RUN, "%s: key %s: %s", where, key, codes_get_error_message(e));
+    return WX_OK;
+}
+
+static wx_status need_double(codes_handle *h, const char *key, const char *where, double *v) {
+    int e = codes_get_double(h, key, v);
+    if (e) return wx_error_set(WX_ERR_RUN, "%s: key %s: %s", where, key, codes_get_error_message(e));
+    return WX_OK;
+}
+
+static void geom_free(grib_geom *g) {
+    free(g->lats);
+    free(g->lons);
+    g->lats = g->lons = NULL;
+}
+
+static wx_status geom_read(codes_handle *h, const char *where, grib_geom *g) {
+    memset(g, 0, sizeof *g);
+    char gt[64] = "";
+    size_t len = sizeof gt;
+    int e = codes_get_string(h, "gridType", gt, &len);
+    if (e) return wx_error_set(WX_ERR_RUN, "%s: no gridType: %s", where, codes_get_error_message(e));
+    if (strcmp(gt, "regular_ll"))
+        return wx_error_set(WX_ERR_RUN, "%s: gridType is %s, not a regular lat/lon grid (regular_ll); "
+                            "wxcast reads only regular lat/lon grids: regrid first, e.g. "
+                            "`cdo remapbil,r360x181 IN.grib OUT.grib` for 1 degree", where, gt);
+    double la1, la2, lo1, lo2;
+    WX_TRY(need_long(h, "Ni", where, &g->ni));
+    WX_TRY(need_long(h, "Nj", where, &g->nj));
+    WX_TRY(need_double(h, "latitudeOfFirstGridPointInDegrees", where, &la1));
+    WX_TRY(need_double(h, "latitudeOfLastGridPointInDegrees", where, &la2));
+    WX_TRY(need_double(h, "longitudeOfFirstGridPointInDegrees", where, &lo1));
+    WX_TRY(need_double(h, "longitudeOfLastGridPointInDegrees", where, &lo2));
+    g->i_neg = get_long_or(h, "iScansNegatively", 0);
+    g->j_pos = get_long_or(h, "jScansPositively", 0);
+    g->j_consec = get_long_or(h, "jPointsAreConsecutive", 0);
+    g->alt_rows = get_long_or(h, "alternativeRowScanning", 0);
+    if (g->ni < 1 || g->nj < 1 || g->ni > 1000000 || g->nj > 1000000)
+        return wx_error_set(WX_ERR_RUN, "%s: grid size %ldx%ld is not usable", where, g->ni, g->nj);
+    /* Spacing from the corner points (the increments may be absent or rounded). */
+    double dj = g->nj > 1 ? fabs(la2 - la1) / (double)(g->nj - 1) : 1.0;
+    double span = g->i_neg ? lo1 - lo2 : lo2 - lo1;
+    if (span < 0) span += 360;
+    double di = g->ni > 1 ? span / (double)(g->ni - 1) : 1.0;
+    g->lats = wx_malloc(sizeof(double) * (size_t)g->nj);
+    g->lons = wx_malloc(sizeof(double) * (size_t)g->ni);
+    for (long r = 0; r < g->nj; r++) g->lats[r] = la1 + (la2 >= la1 ? 1 : -1) * (double)r * dj;
+    for (long c = 0; c < g->ni; c++) g->lons[c] = lo1 + (g->i_neg ? -1 : 1) * (double)c * di;
+    return WX_OK;
+}
+
+static wx_status time_of(codes_handle *h, const char *where, wx_field_info *f) {
+    long vd, vt;
+    WX_TRY(need_long(h, "validityDate", where, &vd));
+    WX_TRY(need_long(h, "validityTime", where, &vt));
+    WX_TRY(wx_time_from_grib(vd, vt, &f->valid));
+    f->has_time = 1;
+    char st[32] = "";
+    size_t len = sizeof st;
+    if (codes_get_string(h, "stepType", st, &len) == 0 && !strcmp(st, "accum")) {
+        long s0 = get_long_or(h, "startStep", 0), s1 = get_long_or(h, "endStep", 0);
+        long unit = get_long_or(h, "stepUnits", 1);
+        int64_t mul = unit == 0 ? 60 : unit == 1 ? 3600 : unit == 2 ? 86400 : unit == 13 || unit == 254 ? 1
+                    : unit == 10 ? 3 * 3600 : unit == 11 ? 6 * 3600 : unit == 12 ? 12 * 3600 : 0;
+        if (!mul) return wx_error_set(WX_ERR_RUN, "%s: accumulation step unit %ld not supported",
+                                      where, unit);
+        f->accum_s = (s1 - s0) * mul;
+    }
+    return WX_OK;
+}
+
+static wx_status describe_message(codes_handle *h, const char *where, wx_field_info *f) {
+    size_t len = sizeof f->name;
+    int e = codes_get_string(h, "shortName", f->name, &len);
+    if (e) return wx_error_set(WX_ERR_RUN, "%s: no shortName: %s", where, codes_get_error_message(e));
+    char tol[64] = "";
+    len = sizeof tol;
+    codes_get_string(h, "typeOfLevel", tol, &len);
+    long level = get_long_or(h, "level", 0);
+    if (!strcmp(tol, "isobaricInhPa") || !strcmp(tol, "isobaricInPa")) {
+        f->kind = WX_LEVEL_PRESSURE;
+        f->level = !strcmp(tol, "isobaricInPa") ? level / 100.0 : (double)level;
+        f->entry = wx_catalogue_find_kind(f->name, WX_LEVEL_PRESSURE);
+    } else {
+        f->kind = WX_LEVEL_SINGLE;
+        f->entry = wx_catalogue_find_kind(f->name, WX_LEVEL_SINGLE);
+        if (!f->entry) f->entry = wx_catalogue_find_kind(f->name, WX_LEVEL_STATIC);
+        if (f->entry) f->kind = f->entry->level_kind;
+    }
+    snprintf(f->param, sizeof f->param, "%.63s", f->entry ? f->entry->short_name : f->name);
+    f->member = codes_is_defined(h, "number") ? (int)get_long_or(h, "number", 0) : -1;
+    WX_TRY(time_of(h, where, f));
+    grib_geom g;
+    wx_status st = geom_read(h, where, &g);
+    if (st == WX_OK) {
+        int *rm = wx_malloc(sizeof(int) * (size_t)g.nj), *cm = wx_malloc(sizeof(int) * (size_t)g.ni);
+        st = wx_source_grid_from_axes(g.lats, (int)g.nj, g.lons, (int)g.ni, where, &f->grid, rm, cm);
+        free(rm);
+        free(cm);
+    }
+    geom_free(&g);
+    return st;
+}
+
+wx_status wx_grib_scan(wx_source *s) {
+    grib_impl *im = wx_calloc(1, sizeof *im);
+    s->impl = im;
+    im->fp = fopen(s->path, "rb");
+    if (!im->fp) return wx_error_set(WX_ERR_RUN, "%s: cannot open: %s", s->path, strerror(errno));
+    for (int64_t msg = 1;; msg++) {
+        long long pos = ftello(im->fp);
+        int err = 0;
+        codes_handle *h = codes_handle_new_from_file(NULL, im->fp, PRODUCT_GRIB, &err);
+        if (!h && !err) break; /* end of file */
+        char where[600];
+        snprintf(where, sizeof where, "%s: message %lld", s->path, (long long)msg);
+        if (!h || err) {
+            if (h) codes_handle_delete(h);
+            return wx_error_set(WX_ERR_RUN, "%s (at or after byte %lld) is damaged or truncated "
+                                "(eccodes: %s); the file is not usable, download it again",
+                                where, pos, codes_get_error_message(err ? err : GRIB_INVALID_MESSAGE));
+        }
+        wx_field_info *f = wx_source_add(s);
+        f->msg = msg;
+        long off = 0;
+        codes_get_long(h, "offset", &off);
+        f->offset = off;
+        wx_status st = describe_message(h, where, f);
+        codes_handle_delete(h);
+        if (st != WX_OK) return st;
+    }
+    if (s->count == 0) return wx_error_set(WX_ERR_RUN, "%s: no GRIB messages found", s->path);
+    return WX_OK;
+}
+
+wx_status wx_grib_read(wx_source *s, int i, wx_missing_policy policy, float *values) {
+    grib_impl *im = s->impl;
+    const wx_field_info *f = &s->fields[i];
+    char where[600];
+    wx_field_describe(s, f, where, sizeof where);
+    if (fseeko(im->fp, f->offset, SEEK_SET))
+        return wx_error_set(WX_ERR_RUN, "%s: seek failed: %s", where, strerror(errno));
+    int err = 0;
+    codes_handle *h = codes_handle_new_from_file(NULL, im->fp, PRODUCT_GRIB, &err);
+    if (!h || err) {
+        if (h) codes_handle_delete(h);
+        return wx_error_set(WX_ERR_RUN, "%s: cannot be read again (eccodes: %s); was the file "
+                            "changed during ingest?", where, codes_get_error_message(err ? err : GRIB_INVALID_MESSAGE));
+    }
+    grib_geom g;
+    wx_status st = geom_read(h, where, &g);
+    double *buf = NULL;
+    int *rm = NULL, *cm = NULL;
+    if (st == WX_OK) {
+        size_t n = 0;
+        int e = codes_get_size(h, "values", &n);
+        if (e || n != (size_t)(g.ni * g.nj)) {
+            st = wx_error_set(WX_ERR_RUN, "%s: %zu values for a %ldx%ld grid", where, n, g.ni, g.nj);
+        } else {
+            buf = wx_malloc(sizeof(double) * n);
+            e = codes_get_double_array(h, "values", buf, &n);
+            if (e) st = wx_error_set(WX_ERR_RUN, "%s: decoding failed (eccodes: %s)", where,
+                                     codes_get_error_message(e));
+        }
+    }
+    if (st == WX_OK) {
+        rm = wx_malloc(sizeof(int) * (size_t)g.nj);
+        cm = wx_malloc(sizeof(int) * (size_t)g.ni);
+        wx_grid grid;
+        st = wx_source_grid_from_axes(g.lats, (int)g.nj, g.lons, (int)g.ni, where, &grid, rm, cm);
+    }
+    if (st == WX_OK) {
+        long bitmap = get_long_or(h, "bitmapPresent", 0);
+        double miss = 9999;
+        codes_get_double(h, "missingValue", &miss);
+        long nmiss = 0;
+        size_t n = (size_t)(g.ni * g.nj);
+        for (size_t k = 0; k < n; k++) {
+            long r, c;
+            if (g.j_consec) r = (long)(k % (size_t)g.nj), c = (long)(k / (size_t)g.nj);
+            else r = (long)(k / (size_t)g.ni), c = (long)(k % (size_t)g.ni);
+            if (g.alt_rows && (g.j_consec ? (c & 1) : (r & 1))) {
+                if (g.j_consec) r = g.nj - 1 - r;
+                else c = g.ni - 1 - c;
+            }
+            float v = (float)buf[k];
+            if (bitmap && buf[k] == miss) {
+                nmiss++;
+                v = NAN;
+            }
+            values[(size_t)rm[r] * (size_t)g.ni + (size_t)cm[c]] = v;
+        }
+        if (nmiss && policy == WX_MISSING_ERROR)
+            st = wx_error_set(WX_ERR_RUN, "%s: %ld of %zu values are missing (GRIB bitmap); set "
+                              "`missing: nan` in the recipe to keep them as NaN", where, nmiss, n);
+    }
+    free(buf);
+    free(rm);
+    free(cm);
+    geom_free(&g);
+    codes_handle_delete(h);
+    return st;
+}
+
+void wx_grib_close(wx_source *s) {
+    grib_impl *im = s->impl;
+    if (!im) return;
+    if (im->fp) fclose(im->fp);
+    free(im);
+    s->impl = NULL;
+}

@@ -1,0 +1,314 @@
+#include "io/netcdf_read.h"
+
+#include <math.h>
+#include <netcdf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+enum { AX_NONE, AX_LAT, AX_LON, AX_TIME, AX_LEVEL, AX_MEMBER, AX_EXPVER, AX_OTHER };
+
+typedef struct {
+    int varid, ndims;
+    char name[NC_MAX_NAME + 1];
+    int axis[NC_MAX_VAR_DIMS]; /* AX_* of each dimension */
+    size_t len[NC_MAX_VAR_DIMS];
+    int nlat, nlon;
+    int *row_map, *col_map;
+    double scale, offset, fill, miss;
+    int has_fill, has_miss;
+} nc_var;
+
+typedef struct {
+    int ncid;
+    int nvars;
+    nc_var *vars;
+} nc_impl;
+
+static void get_text_att(int ncid, int varid, const char *att, char *buf, size_t cap) {
+    buf[0] = 0;
+    size_t len;
+    nc_type t;
+    if (nc_inq_att(ncid, varid, att, &t, &len) || t != NC_CHAR || len + 1 > cap) return;
+    if (nc_get_att_text(ncid, varid, att, buf)) buf[0] = 0;
+    else buf[len] = 0;
+}
+
+static int get_double_att(int ncid, int varid, const char *att, double *v) {
+    size_t len;
+    nc_type t;
+    if (nc_inq_att(ncid, varid, att, &t, &len) || len < 1 || t == NC_CHAR || t == NC_STRING) return 0;
+    double tmp[8];
+    if (len > 8 || nc_get_att_double(ncid, varid, att, tmp)) return 0;
+    *v = tmp[0];
+    return 1;
+}
+
+static int in_list(const char *s, const char *const *list) {
+    for (; *list; list++)
+        if (!strcasecmp(s, *list)) return 1;
+    return 0;
+}
+
+/* Classifies a dimension by its coordinate variable's CF attributes, not by its name (except the
+ * non-CF "number" and "expver" dimensions of CDS files). */
+static int classify_dim(int ncid, int dimid) {
+    static const char *const lat_u[] = {"degrees_north", "degree_north", "degree_N", "degrees_N",
+                                        "degreeN", "degreesN", NULL};
+    static const char *const lon_u[] = {"degrees_east", "degree_east", "degree_E", "degrees_E",
+                                        "degreeE", "degreesE", NULL};
+    static const char *const p_u[] = {"hPa", "Pa", "millibar", "millibars", "mbar", "mb", NULL};
+    char name[NC_MAX_NAME + 1];
+    if (nc_inq_dimname(ncid, dimid, name)) return AX_OTHER;
+    if (!strcmp(name, "expver")) return AX_EXPVER;
+    int varid;
+    if (nc_inq_varid(ncid, name, &varid)) return !strcmp(name, "number") ? AX_MEMBER : AX_OTHER;
+    char units[256], sn[256], axis[16];
+    get_text_att(ncid, varid, "units", units, sizeof units);
+    get_text_att(ncid, varid, "standard_name", sn, sizeof sn);
+    get_text_att(ncid, varid, "axis", axis, sizeof axis);
+    if (in_list(units, lat_u) || !strcmp(sn, "latitude") || !strcmp(axis, "Y")) return AX_LAT;
+    if (in_list(units, lon_u) || !strcmp(sn, "longitude") || !strcmp(axis, "X")) return AX_LON;
+    if (!strcmp(sn, "time") || !strcmp(axis, "T") || strstr(units, " since ")) return AX_TIME;
+    if (!strcmp(sn, "air_pressure") || in_list(units, p_u)) return AX_LEVEL;
+    if (!strcmp(name, "number") || !strcmp(sn, "realization")) return AX_MEMBER;
+    return AX_OTHER;
+}
+
+static wx_status read_coord(int ncid, int dimid, size_t n, const char *path, double **out) {
+    char name[NC_MAX_NAME + 1];
+    int varid;
+    nc_inq_dimname(ncid, dimid, name);
+    double *v = wx_malloc(sizeof(double) * (n ? n : 1));
+    if (nc_inq_varid(ncid, name, &varid) || nc_get_var_double(ncid, varid, v)) {
+        free(v);
+        return wx_error_set(WX_ERR_RUN, "%s: coordinate variable '%s' cannot be read", path, name);
+    }
+    double sc = 1, off = 0;
+    get_double_att(ncid, varid, "scale_factor", &sc);
+    get_double_att(ncid, varid, "add_offset", &off);
+    for (size_t i = 0; i < n; i++) v[i] = v[i] * sc + off;
+    *out = v;
+    return WX_OK;
+}
+
+static wx_status scan_var(wx_source *s, nc_impl *im, int varid, int *dimax) {
+    int ncid = im->ncid, ndims, dims[NC_MAX_VAR_DIMS];
+    char name[NC_MAX_NAME + 1];
+    nc_inq_varname(ncid, varid, name);
+    nc_inq_varndims(ncid, varid, &ndims);
+    nc_inq_vardimid(ncid, varid, dims);
+    if (ndims < 2 || ndims > 6) return WX_OK;
+    int pos[AX_OTHER + 1];
+    for (int k = 0; k <= AX_OTHER; k++) pos[k] = -1;
+    int nother = 0;
+    for (int d = 0; d < ndims; d++) {
+        int a = dimax[dims[d]];
+        if (a == AX_OTHER) nother++;
+        if (pos[a] >= 0 && a != AX_OTHER) return WX_OK;
+        pos[a] = d;
+    }
+    if (pos[AX_LAT] < 0 || pos[AX_LON] < 0) return WX_OK; /* not a field (bounds, coordinates) */
+    if (pos[AX_LAT] != ndims - 2 || pos[AX_LON] != ndims - 1)
+        return wx_error_set(WX_ERR_RUN, "%s: variable '%s': latitude and longitude must be the last "
+                            "two dimensions (in that order)", s->path, name);
+    if (nother > 1)
+        return wx_error_set(WX_ERR_RUN, "%s: variable '%s' has %d dimensions that are neither time, "
+                            "level, latitude, longitude, member nor expver", s->path, name, nother);
+    nc_var *v = &im->vars[im->nvars++];
+    memset(v, 0, sizeof *v);
+    v->varid = varid;
+    v->ndims = ndims;
+    snprintf(v->name, sizeof v->name, "%s", name);
+    for (int d = 0; d < ndims; d++) {
+        v->axis[d] = dimax[dims[d]];
+        nc_inq_dimlen(ncid, dims[d], &v->len[d]);
+    }
+    v->nlat = (int)v->len[ndims - 2];
+    v->nlon = (int)v->len[ndims - 1];
+    v->scale = 1;
+    get_double_att(ncid, varid, "scale_factor", &v->scale);
+    get_double_att(ncid, varid, "add_offset", &v->offset);
+    v->has_fill = get_double_att(ncid, varid, "_FillValue", &v->fill);
+    v->has_miss = get_double_att(ncid, varid, "missing_value", &v->miss);
+    char where[700];
+    snprintf(where, sizeof where, "%s: variable '%s'", s->path, name);
+    double *lats = NULL, *lons = NULL, *times = NULL, *levels = NULL, *members = NULL;
+    wx_grid grid;
+    v->row_map = wx_malloc(sizeof(int) * (size_t)v->nlat);
+    v->col_map = wx_malloc(sizeof(int) * (size_t)v->nlon);
+    wx_status st = read_coord(ncid, dims[ndims - 2], (size_t)v->nlat, s->path, &lats);
+    if (st == WX_OK) st = read_coord(ncid, dims[ndims - 1], (size_t)v->nlon, s->path, &lons);
+    if (st == WX_OK)
+        st = wx_source_grid_from_axes(lats, v->nlat, lons, v->nlon, where, &grid, v->row_map,
+                                      v->col_map);
+    wx_time_cf cf = {0};
+    size_t nt = 1, nl = 1, nm = 1, no = 1;
+    if (st == WX_OK && pos[AX_TIME] >= 0) {
+        int tv;
+        char tname[NC_MAX_NAME + 1], units[256], cal[64];
+        nc_inq_dimname(ncid, dims[pos[AX_TIME]], tname);
+        nc_inq_varid(ncid, tname, &tv);
+        get_text_att(ncid, tv, "units", units, sizeof units);
+        get_text_att(ncid, tv, "calendar", cal, sizeof cal);
+        nt = v->len[pos[AX_TIME]];
+        st = wx_time_cf_parse(units, cal, tname, &cf);
+        if (st != WX_OK) st = wx_error_wrap(WX_ERR_RUN, "%s: ", s->path);
+        if (st == WX_OK) st = read_coord(ncid, dims[pos[AX_TIME]], nt, s->path, &times);
+    }
+    int level_pa = 0;
+    if (st == WX_OK && pos[AX_LEVEL] >= 0) {
+        nl = v->len[pos[AX_LEVEL]];
+        int lv;
+        char lname[NC_MAX_NAME + 1], units[64];
+        nc_inq_dimname(ncid, dims[pos[AX_LEVEL]], lname);
+        nc_inq_varid(ncid, lname, &lv);
+        get_text_att(ncid, lv, "units", units, sizeof units);
+        level_pa = !strcmp(units, "Pa");
+        st = read_coord(ncid, dims[pos[AX_LEVEL]], nl, s->path, &levels);
+    }
+    if (st == WX_OK && pos[AX_MEMBER] >= 0) {
+        nm = v->len[pos[AX_MEMBER]];
+        char mname[NC_MAX_NAME + 1];
+        int mv;
+        nc_inq_dimname(ncid, dims[pos[AX_MEMBER]], mname);
+        members = wx_malloc(sizeof(double) * nm);
+        if (nc_inq_varid(ncid, mname, &mv) || nc_get_var_double(ncid, mv, members))
+            for (size_t m = 0; m < nm; m++) members[m] = (double)m;
+    }
+    if (pos[AX_OTHER] >= 0) no = v->len[pos[AX_OTHER]];
+    const wx_catalogue_entry *e =
+        wx_catalogue_find_kind(name, pos[AX_LEVEL] >= 0 ? WX_LEVEL_PRESSURE : WX_LEVEL_SINGLE);
+    if (!e && pos[AX_LEVEL] < 0) e = wx_catalogue_find_kind(name, WX_LEVEL_STATIC);
+    for (size_t t = 0; st == WX_OK && t < nt; t++)
+        for (size_t l = 0; l < nl; l++)
+            for (size_t m = 0; m < nm; m++)
+                for (size_t o = 0; o < no; o++) {
+                    wx_field_info *f = wx_source_add(s);
+                    f->msg = s->count;
+                    snprintf(f->name, sizeof f->name, "%.63s", name);
+                    f->entry = e;
+                    snprintf(f->param, sizeof f->param, "%.63s", e ? e->short_name : name);
+                    f->kind = pos[AX_LEVEL] >= 0 ? WX_LEVEL_PRESSURE
+                              : e ? e->level_kind : WX_LEVEL_SINGLE;
+                    if (levels) f->level = level_pa ? levels[l] / 100.0 : levels[l];
+                    if (times) {
+                        f->has_time = 1;
+                        f->valid = wx_time_cf_value(&cf, times[t]);
+                        /* CDS NetCDF accumulations are hourly sums ending at the valid time. */
+                        if (e && e->accumulated) f->accum_s = 3600;
+                    }
+                    f->member = members ? (int)members[m] : -1;
+                    f->grid = grid;
+                    f->nc_var = im->nvars - 1;
+                    f->nc_index[0] = times ? (int64_t)t : -1;
+                    f->nc_index[1] = levels ? (int64_t)l : -1;
+                    f->nc_index[2] = members ? (int64_t)m : -1;
+                    f->nc_index[3] = pos[AX_OTHER] >= 0 ? (int64_t)o : -1;
+                }
+    free(lats);
+    free(lons);
+    free(times);
+    free(levels);
+    free(members);
+    return st;
+}
+
+wx_status wx_netcdf_scan(wx_source *s) {
+    nc_impl *im = wx_calloc(1, sizeof *im);
+    s->impl = im;
+    im->ncid = -1;
+    int e = nc_open(s->path, NC_NOWRITE, &im->ncid);
+    if (e) {
+        im->ncid = -1;
+        return wx_error_set(WX_ERR_RUN, "%s: cannot open as NetCDF: %s", s->path, nc_strerror(e));
+    }
+    int ndims, nvars;
+    nc_inq_ndims(im->ncid, &ndims);
+    nc_inq_nvars(im->ncid, &nvars);
+    int *dimax = wx_malloc(sizeof(int) * (size_t)(ndims + 1));
+    for (int d = 0; d < ndims; d++) dimax[d] = classify_dim(im->ncid, d);
+    im->vars = wx_calloc((size_t)nvars + 1, sizeof(nc_var));
+    wx_status st = WX_OK;
+    for (int v = 0; v < nvars && st == WX_OK; v++) st = scan_var(s, im, v, dimax);
+    free(dimax);
+    if (st == WX_OK && s->count == 0)
+        st = wx_error_set(WX_ERR_RUN, "%s: no variable on (latitude, longitude) found (coordinates "
+                          "are recognised by CF units degrees_north/degrees_east, standard_name "
+                          "or axis)", s->path);
+    return st;
+}
+
+wx_status wx_netcdf_read(wx_source *s, int i, wx_missing_policy policy, float *values) {
+    nc_impl *im = s->impl;
+    const wx_field_info *f = &s->fields[i];
+    nc_var *v = &im->vars[f->nc_var];
+    size_t start[NC_MAX_VAR_DIMS], count[NC_MAX_VAR_DIMS];
+    int epos = -1;
+    for (int d = 0; d < v->ndims; d++) {
+        start[d] = 0;
+        count[d] = 1;
+        switch (v->axis[d]) {
+        case AX_TIME: start[d] = (size_t)f->nc_index[0]; break;
+        case AX_LEVEL: start[d] = (size_t)f->nc_index[1]; break;
+        case AX_MEMBER: start[d] = (size_t)f->nc_index[2]; break;
+        case AX_OTHER: start[d] = (size_t)f->nc_index[3]; break;
+        case AX_EXPVER: epos = d; break;
+        case AX_LAT: case AX_LON: count[d] = v->len[d]; break;
+        }
+    }
+    size_t n = (size_t)v->nlat * (size_t)v->nlon;
+    double *buf = wx_malloc(sizeof(double) * n);
+    float *acc = wx_malloc(sizeof(float) * n);
+    for (size_t k = 0; k < n; k++) acc[k] = NAN;
+    size_t nexp = epos >= 0 ? v->len[epos] : 1;
+    char where[700];
+    wx_field_describe(s, f, where, sizeof where);
+    wx_status st = WX_OK;
+    /* CDS files with an expver dimension hold each time in one experiment only (ERA5 or ERA5T):
+     * merge by taking, per point, the first experiment with a value. */
+    for (size_t x = 0; x < nexp && st == WX_OK; x++) {
+        if (epos >= 0) start[epos] = x;
+        int e = nc_get_vara_double(im->ncid, v->varid, start, count, buf);
+        if (e) {
+            st = wx_error_set(WX_ERR_RUN, "%s: read failed: %s", where, nc_strerror(e));
+            break;
+        }
+        for (size_t k = 0; k < n; k++) {
+            double raw = buf[k];
+            if (isnan(raw) || (v->has_fill && raw == v->fill) || (v->has_miss && raw == v->miss))
+                continue;
+            if (isnan(acc[k])) acc[k] = (float)(raw * v->scale + v->offset);
+        }
+    }
+    long nmiss = 0;
+    if (st == WX_OK) {
+        for (int r = 0; r < v->nlat; r++)
+            for (int c = 0; c < v->nlon; c++) {
+                float a = acc[(size_t)r * v->nlon + c];
+                nmiss += isnan(a);
+                values[(size_t)v->row_map[r] * v->nlon + v->col_map[c]] = a;
+            }
+        if (nmiss && policy == WX_MISSING_ERROR)
+            st = wx_error_set(WX_ERR_RUN, "%s: %ld of %zu values are missing (_FillValue/"
+                              "missing_value/NaN); set `missing: nan` in the recipe to keep them "
+                              "as NaN", where, nmiss, n);
+    }
+    free(buf);
+    free(acc);
+    return st;
+}
+
+void wx_netcdf_close(wx_source *s) {
+    nc_impl *im = s->impl;
+    if (!im) return;
+    for (int v = 0; v < im->nvars; v++) {
+        free(im->vars[v].row_map);
+        free(im->vars[v].col_map);
+    }
+    free(im->vars);
+    if (im->ncid >= 0) nc_close(im->ncid);
+    free(im);
+    s->impl = NULL;
+}

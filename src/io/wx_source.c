@@ -1,0 +1,147 @@
+#include "io/wx_source_priv.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "io/grib_read.h"
+#include "io/netcdf_read.h"
+
+wx_field_info *wx_source_add(wx_source *s) {
+    if (s->count == s->cap) {
+        s->cap = s->cap ? 2 * s->cap : 64;
+        wx_field_info *n = realloc(s->fields, sizeof *n * (size_t)s->cap);
+        WX_ASSERT(n != NULL);
+        s->fields = n;
+    }
+    wx_field_info *f = &s->fields[s->count++];
+    memset(f, 0, sizeof *f);
+    f->member = -1;
+    for (int k = 0; k < 4; k++) f->nc_index[k] = -1;
+    return f;
+}
+
+wx_status wx_source_open(const char *path, wx_source **out) {
+    *out = NULL;
+    FILE *fp = fopen(path, "rb");
+    if (!fp) return wx_error_set(WX_ERR_RUN, "%s: cannot open: %s", path, strerror(errno));
+    unsigned char magic[8] = {0};
+    size_t n = fread(magic, 1, sizeof magic, fp);
+    fclose(fp);
+    wx_source *s = wx_calloc(1, sizeof *s);
+    s->path = wx_strdup(path);
+    wx_status st;
+    if (n >= 4 && !memcmp(magic, "GRIB", 4)) {
+        s->format = WX_FORMAT_GRIB;
+        st = wx_grib_scan(s);
+    } else if (n >= 4 && (!memcmp(magic, "CDF", 3) || !memcmp(magic, "\x89HDF", 4))) {
+        s->format = WX_FORMAT_NETCDF;
+        st = wx_netcdf_scan(s);
+    } else {
+        st = wx_error_set(WX_ERR_RUN, "%s: neither GRIB nor NetCDF (the file does not start with "
+                          "'GRIB', 'CDF' or the HDF5 signature)", path);
+    }
+    if (st != WX_OK) {
+        wx_source_close(s);
+        return st;
+    }
+    *out = s;
+    return WX_OK;
+}
+
+void wx_source_close(wx_source *s) {
+    if (!s) return;
+    if (s->format == WX_FORMAT_GRIB) wx_grib_close(s);
+    if (s->format == WX_FORMAT_NETCDF) wx_netcdf_close(s);
+    free(s->fields);
+    free(s->path);
+    free(s);
+}
+
+const char *wx_source_path(const wx_source *s) { return s->path; }
+wx_source_format wx_source_format_of(const wx_source *s) { return s->format; }
+int wx_source_count(const wx_source *s) { return s->count; }
+const wx_field_info *wx_source_info(const wx_source *s, int i) {
+    return (i >= 0 && i < s->count) ? &s->fields[i] : NULL;
+}
+
+wx_status wx_source_read(wx_source *s, int i, wx_missing_policy policy, float *values) {
+    WX_ASSERT(i >= 0 && i < s->count);
+    return s->format == WX_FORMAT_GRIB ? wx_grib_read(s, i, policy, values)
+                                       : wx_netcdf_read(s, i, policy, values);
+}
+
+void wx_field_describe(const wx_source *s, const wx_field_info *f, char *buf, int len) {
+    char when[32] = "no time", lev[32] = "";
+    if (f->has_time) wx_time_format(f->valid, when);
+    if (f->kind == WX_LEVEL_PRESSURE) snprintf(lev, sizeof lev, " %g hPa", f->level);
+    char mem[24] = "";
+    if (f->member >= 0) snprintf(mem, sizeof mem, " member %d", f->member);
+    snprintf(buf, (size_t)len, "%s: %s %lld (%s%s %s%s)", s->path,
+             s->format == WX_FORMAT_GRIB ? "message" : "field", (long long)f->msg, f->name, lev,
+             when, mem);
+}
+
+static double snap(double v) { return floor(v * 1e6 + 0.5) / 1e6; }
+
+wx_status wx_source_grid_from_axes(const double *lats, int nlat, const double *lons, int nlon,
+                                   const char *where, wx_grid *grid, int *row_map, int *col_map) {
+    const char *hint = "regrid to a regular lat/lon grid first, e.g. `cdo remapbil,r360x181 IN OUT`";
+    double dlat = nlat > 1 ? fabs(lats[1] - lats[0]) : 1.0;
+    double dlon = nlon > 1 ? fabs(lons[1] - lons[0]) : 1.0;
+    double lat0 = lats[0];
+    for (int j = 1; j < nlat; j++) {
+        double d = lats[j] - lats[j - 1];
+        if (fabs(fabs(d) - dlat) > 1e-4 + 1e-4 * dlat || (d > 0) != (lats[1] > lats[0]))
+            return wx_error_set(WX_ERR_RUN, "%s: latitudes are not equally spaced (step %g then %g "
+                                "at row %d): not a regular lat/lon grid; %s", where, dlat, fabs(d),
+                                j, hint);
+        if (lats[j] > lat0) lat0 = lats[j];
+    }
+    for (int i = 1; i < nlon; i++) {
+        double d = lons[i] - lons[i - 1];
+        if (fabs(fabs(d) - dlon) > 1e-4 + 1e-4 * dlon || (d > 0) != (lons[1] > lons[0]))
+            return wx_error_set(WX_ERR_RUN, "%s: longitudes are not equally spaced (step %g then %g "
+                                "at column %d): not a regular lat/lon grid; %s", where, dlon,
+                                fabs(d), i, hint);
+    }
+    dlat = snap(dlat);
+    dlon = snap(dlon);
+    lat0 = snap(lat0);
+    int periodic = fabs(nlon * dlon - 360.0) < 1e-3;
+    double lon0;
+    if (periodic) {
+        lon0 = 360;
+        for (int i = 0; i < nlon; i++) {
+            double l = fmod(lons[i], 360.0);
+            if (l < 0) l += 360;
+            if (l > 360 - 1e-4) l = 0;
+            if (l < lon0) lon0 = l;
+        }
+    } else {
+        lon0 = (nlon < 2 || lons[1] > lons[0]) ? lons[0] : lons[nlon - 1];
+        lon0 = fmod(lon0, 360.0);
+        if (lon0 < 0) lon0 += 360;
+    }
+    lon0 = snap(lon0);
+    if (lon0 >= 360) lon0 = 0;
+    WX_TRY(wx_grid_make(nlat, nlon, lat0, dlat, lon0, dlon, grid));
+    for (int j = 0; j < nlat; j++) row_map[j] = (int)floor((lat0 - lats[j]) / dlat + 0.5);
+    char *seen = wx_calloc((size_t)nlon, 1);
+    wx_status st = WX_OK;
+    for (int i = 0; i < nlon && st == WX_OK; i++) {
+        double d = fmod(lons[i] - lon0, 360.0);
+        if (d < 0) d += 360;
+        int c = (int)floor(d / dlon + 0.5);
+        if (periodic) c %= nlon;
+        if (c < 0 || c >= nlon || seen[c])
+            st = wx_error_set(WX_ERR_RUN, "%s: longitude %g does not fit a regular grid", where,
+                              lons[i]);
+        else
+            seen[c] = 1, col_map[i] = c;
+    }
+    free(seen);
+    return st;
+}

