@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cli/wx_args.h"
 #include "core/wx_error.h"
 #include "wx_build_config.h"
 
@@ -14,24 +15,50 @@ const wx_command wx_commands[] = {
 static void usage(FILE *out) {
     fprintf(out, "usage: wxcast <command> [options]\n\ncommands:\n");
     for (const wx_command *c = wx_commands; c->name; c++) fprintf(out, "  %-10s %s\n", c->name, c->summary);
-    fprintf(out, "\n'wxcast <command> --help' lists a command's options.\n");
+    fprintf(out, "\nglobal options (before the command): -q/--quiet, -v/--verbose, --version, -h/--help\n"
+                 "'wxcast <command> --help' lists a command's options.\n");
 }
 
 int wx_cli_main(int argc, char **argv) {
-    if (argc < 2) {
+    /* Global options come before the subcommand (wx_args also accepts them after it). */
+    int first = 1;
+    while (first < argc && argv[first][0] == '-') {
+        const char *a = argv[first];
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            usage(stdout);
+            return 0;
+        }
+        if (!strcmp(a, "--version")) {
+            printf("wxcast %s\n", WX_VERSION);
+            return 0;
+        }
+        if (!wx_args_global(a)) {
+            fprintf(stderr, "wxcast: error: unknown option '%s' (see 'wxcast --help')\n", a);
+            return WX_ERR_USAGE;
+        }
+        first++;
+    }
+    if (first >= argc) {
         usage(stderr);
         return WX_ERR_USAGE;
     }
-    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
-        usage(stdout);
-        return 0;
+    const char *name = argv[first];
+    if (!strcmp(name, "help")) {
+        if (first + 1 >= argc) {
+            usage(stdout);
+            return 0;
+        }
+        /* "wxcast help info" = "wxcast info --help" */
+        for (const wx_command *c = wx_commands; c->name; c++)
+            if (!strcmp(c->name, argv[first + 1])) {
+                char *hargv[] = {argv[first + 1], "--help", NULL};
+                return c->run(2, hargv);
+            }
+        name = argv[first + 1];
+    } else {
+        for (const wx_command *c = wx_commands; c->name; c++)
+            if (!strcmp(c->name, name)) return c->run(argc - first, argv + first);
     }
-    if (!strcmp(argv[1], "--version")) {
-        printf("wxcast %s\n", WX_VERSION);
-        return 0;
-    }
-    for (const wx_command *c = wx_commands; c->name; c++)
-        if (!strcmp(c->name, argv[1])) return c->run(argc - 1, argv + 1);
-    fprintf(stderr, "wxcast: error: unknown command '%s' (see 'wxcast --help')\n", argv[1]);
+    fprintf(stderr, "wxcast: error: unknown command '%s' (see 'wxcast --help')\n", name);
     return WX_ERR_USAGE;
 }
