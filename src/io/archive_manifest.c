@@ -1,0 +1,208 @@
+/* manifest.json: written with core/wx_json, read back with the YAML parser (JSON is YAML). */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/wx_fs.h"
+#include "core/wx_json.h"
+#include "core/wx_yaml.h"
+#include "io/archive.h"
+
+static void stats_array(wx_json *j, const char *key, const double *v, int n) {
+    wx_json_key(j, key);
+    wx_json_array_begin(j);
+    for (int c = 0; c < n; c++) wx_json_number(j, v[c]);
+    wx_json_array_end(j);
+}
+
+wx_status wx_archive_write_manifest(const char *dir, const wx_archive_meta *m) {
+    char path[4096], buf[64];
+    snprintf(path, sizeof path, "%s/manifest.json", dir);
+    wx_atomic_file f;
+    WX_TRY(wx_atomic_open(&f, path));
+    wx_json j;
+    wx_json_init(&j, f.fp);
+    wx_json_object_begin(&j);
+    wx_json_kv_string(&j, "format", "wxcast-archive");
+    wx_json_kv_int(&j, "version", WX_ARCHIVE_VERSION);
+    snprintf(buf, sizeof buf, "%016" PRIx64, m->key);
+    wx_json_kv_string(&j, "key", buf);
+    wx_json_kv_string(&j, "dtype", m->dtype == WX_DTYPE_F16 ? "float16" : "float32");
+    wx_json_key(&j, "channels");
+    wx_json_array_begin(&j);
+    for (int c = 0; c < m->nchan; c++) {
+        const wx_archive_channel *ch = &m->chan[c];
+        wx_json_object_begin(&j);
+        wx_json_kv_string(&j, "name", ch->name);
+        wx_json_kv_string(&j, "param", ch->param);
+        wx_json_kv_string(&j, "level_type", wx_level_kind_name(ch->kind));
+        wx_json_kv_number(&j, "level", ch->level);
+        wx_json_kv_string(&j, "units", ch->units);
+        wx_json_kv_int(&j, "accumulation_s", ch->accum_s);
+        wx_json_object_end(&j);
+    }
+    wx_json_array_end(&j);
+    wx_json_key(&j, "grid");
+    wx_json_object_begin(&j);
+    wx_json_kv_int(&j, "nlat", m->grid.nlat);
+    wx_json_kv_int(&j, "nlon", m->grid.nlon);
+    wx_json_kv_number(&j, "lat0", m->grid.lat0);
+    wx_json_kv_number(&j, "dlat", m->grid.dlat);
+    wx_json_kv_number(&j, "lon0", m->grid.lon0);
+    wx_json_kv_number(&j, "dlon", m->grid.dlon);
+    wx_json_object_end(&j);
+    wx_json_key(&j, "time");
+    wx_json_object_begin(&j);
+    wx_time_format(m->start, buf);
+    wx_json_kv_string(&j, "start", buf);
+    wx_json_kv_int(&j, "step_s", m->step);
+    wx_json_kv_int(&j, "count", m->count);
+    wx_json_object_end(&j);
+    wx_json_key(&j, "shards");
+    wx_json_object_begin(&j);
+    wx_json_kv_int(&j, "count", wx_archive_shard_count(m));
+    wx_json_kv_int(&j, "records_per_shard", m->records_per_shard);
+    wx_json_kv_int(&j, "record_bytes", wx_archive_record_bytes(m));
+    wx_json_kv_int(&j, "record_stride", wx_archive_record_stride(m));
+    wx_json_kv_string(&j, "pattern", "shard-%05d.wxr");
+    wx_json_object_end(&j);
+    if (m->has_stats) {
+        wx_json_key(&j, "statistics");
+        wx_json_object_begin(&j);
+        wx_time_format(m->stats_start, buf);
+        wx_json_kv_string(&j, "start", buf);
+        wx_time_format(m->stats_end, buf);
+        wx_json_kv_string(&j, "end", buf);
+        stats_array(&j, "mean", m->mean, m->nchan);
+        stats_array(&j, "std", m->std, m->nchan);
+        stats_array(&j, "min", m->min, m->nchan);
+        stats_array(&j, "max", m->max, m->nchan);
+        wx_json_kv_int(&j, "diff_step_s", m->diff_step);
+        stats_array(&j, "diff_std", m->diff_std, m->nchan);
+        wx_json_kv_string(&j, "climatology", m->climatology);
+        wx_json_object_end(&j);
+    }
+    wx_json_object_end(&j);
+    fputc('\n', f.fp);
+    return wx_atomic_commit(&f);
+}
+
+static wx_status get_num(const wx_yaml *map, const char *key, const char *ctx, double *v) {
+    const wx_yaml *n = wx_yaml_get(map, key);
+    if (!n) return wx_error_set(WX_ERR_RUN, "%s: missing key %s", ctx, key);
+    return wx_yaml_as_double(n, key, v);
+}
+
+static wx_status get_str(const wx_yaml *map, const char *key, const char *ctx, const char **v) {
+    const wx_yaml *n = wx_yaml_get(map, key);
+    if (!n) return wx_error_set(WX_ERR_RUN, "%s: missing key %s", ctx, key);
+    return wx_yaml_as_string(n, key, v);
+}
+
+static wx_status get_arr(const wx_yaml *map, const char *key, const char *ctx, int n, double **out) {
+    const wx_yaml *a = wx_yaml_get(map, key);
+    if (!a || a->kind != WX_YAML_SEQ || a->count != n)
+        return wx_error_set(WX_ERR_RUN, "%s: statistics.%s must be a list of %d numbers", ctx, key, n);
+    *out = wx_malloc(sizeof(double) * (size_t)(n ? n : 1));
+    for (int i = 0; i < n; i++) {
+        if (a->items[i]->kind == WX_YAML_SCALAR && !strcmp(a->items[i]->scalar, "null"))
+            (*out)[i] = 0.0 / 0.0;
+        else
+            WX_TRY(wx_yaml_as_double(a->items[i], key, &(*out)[i]));
+    }
+    return WX_OK;
+}
+
+static wx_status parse(const wx_yaml *r, const char *ctx, wx_archive_meta *m) {
+    const char *s;
+    double v;
+    WX_TRY(get_str(r, "format", ctx, &s));
+    if (strcmp(s, "wxcast-archive"))
+        return wx_error_set(WX_ERR_RUN, "%s: format '%s', expected wxcast-archive", ctx, s);
+    WX_TRY(get_num(r, "version", ctx, &v));
+    if ((int)v != WX_ARCHIVE_VERSION)
+        return wx_error_set(WX_ERR_RUN, "%s: archive version %g, this wxcast reads version %d", ctx,
+                            v, WX_ARCHIVE_VERSION);
+    WX_TRY(get_str(r, "key", ctx, &s));
+    m->key = strtoull(s, NULL, 16);
+    WX_TRY(get_str(r, "dtype", ctx, &s));
+    m->dtype = !strcmp(s, "float16") ? WX_DTYPE_F16 : WX_DTYPE_F32;
+    const wx_yaml *ch = wx_yaml_get(r, "channels");
+    if (!ch || ch->kind != WX_YAML_SEQ || ch->count < 1)
+        return wx_error_set(WX_ERR_RUN, "%s: channels must be a non-empty list", ctx);
+    m->nchan = ch->count;
+    m->chan = wx_calloc((size_t)ch->count, sizeof *m->chan);
+    for (int c = 0; c < ch->count; c++) {
+        const wx_yaml *e = ch->items[c];
+        wx_archive_channel *o = &m->chan[c];
+        WX_TRY(get_str(e, "name", ctx, &s));
+        snprintf(o->name, sizeof o->name, "%s", s);
+        WX_TRY(get_str(e, "param", ctx, &s));
+        snprintf(o->param, sizeof o->param, "%s", s);
+        WX_TRY(get_str(e, "level_type", ctx, &s));
+        o->kind = !strcmp(s, "pressure") ? WX_LEVEL_PRESSURE
+                  : !strcmp(s, "static") ? WX_LEVEL_STATIC : WX_LEVEL_SINGLE;
+        WX_TRY(get_num(e, "level", ctx, &o->level));
+        WX_TRY(get_str(e, "units", ctx, &s));
+        snprintf(o->units, sizeof o->units, "%s", s);
+        WX_TRY(get_num(e, "accumulation_s", ctx, &v));
+        o->accum_s = (int64_t)v;
+    }
+    const wx_yaml *g = wx_yaml_get(r, "grid");
+    double nlat, nlon, lat0, dlat, lon0, dlon;
+    WX_TRY(get_num(g, "nlat", ctx, &nlat));
+    WX_TRY(get_num(g, "nlon", ctx, &nlon));
+    WX_TRY(get_num(g, "lat0", ctx, &lat0));
+    WX_TRY(get_num(g, "dlat", ctx, &dlat));
+    WX_TRY(get_num(g, "lon0", ctx, &lon0));
+    WX_TRY(get_num(g, "dlon", ctx, &dlon));
+    WX_TRY(wx_grid_make((int)nlat, (int)nlon, lat0, dlat, lon0, dlon, &m->grid));
+    const wx_yaml *t = wx_yaml_get(r, "time");
+    WX_TRY(get_str(t, "start", ctx, &s));
+    WX_TRY(wx_time_parse(s, "time.start", &m->start));
+    WX_TRY(get_num(t, "step_s", ctx, &v));
+    m->step = (int64_t)v;
+    WX_TRY(get_num(t, "count", ctx, &v));
+    m->count = (int64_t)v;
+    const wx_yaml *sh = wx_yaml_get(r, "shards");
+    WX_TRY(get_num(sh, "records_per_shard", ctx, &v));
+    m->records_per_shard = (int64_t)v;
+    if (m->records_per_shard < 1 || m->count < 1)
+        return wx_error_set(WX_ERR_RUN, "%s: empty archive or bad shard table", ctx);
+    const wx_yaml *st = wx_yaml_get(r, "statistics");
+    if (st) {
+        m->has_stats = 1;
+        WX_TRY(get_str(st, "start", ctx, &s));
+        WX_TRY(wx_time_parse(s, "statistics.start", &m->stats_start));
+        WX_TRY(get_str(st, "end", ctx, &s));
+        WX_TRY(wx_time_parse(s, "statistics.end", &m->stats_end));
+        WX_TRY(get_arr(st, "mean", ctx, m->nchan, &m->mean));
+        WX_TRY(get_arr(st, "std", ctx, m->nchan, &m->std));
+        WX_TRY(get_arr(st, "min", ctx, m->nchan, &m->min));
+        WX_TRY(get_arr(st, "max", ctx, m->nchan, &m->max));
+        WX_TRY(get_arr(st, "diff_std", ctx, m->nchan, &m->diff_std));
+        WX_TRY(get_num(st, "diff_step_s", ctx, &v));
+        m->diff_step = (int64_t)v;
+        WX_TRY(get_str(st, "climatology", ctx, &s));
+        snprintf(m->climatology, sizeof m->climatology, "%s", s);
+    }
+    return WX_OK;
+}
+
+wx_status wx_archive_read_manifest(const char *dir, wx_archive_meta *m) {
+    memset(m, 0, sizeof *m);
+    char path[4096];
+    snprintf(path, sizeof path, "%s/manifest.json", dir);
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return wx_error_set(WX_ERR_RUN, "%s: no manifest.json: not a wxcast archive, or an ingest "
+                            "that has not finished (rerun `wxcast ingest` to complete it)", dir);
+    fclose(f);
+    wx_yaml *root = NULL;
+    wx_status st = wx_yaml_load_file(path, &root);
+    if (st == WX_OK) st = parse(root, path, m);
+    wx_yaml_free(root);
+    if (st != WX_OK) wx_archive_meta_free(m);
+    return st;
+}

@@ -1,0 +1,270 @@
+#define _GNU_SOURCE /* O_DIRECT */
+/* Archive reader: batched random reads with a pthread pool of pread workers, crc32 per record,
+ * optional O_DIRECT, background prefetch; and whole-archive verification. */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "io/archive.h"
+#include "io/archive_priv.h"
+
+typedef struct {
+    int fd;
+    wx_shard_header h;
+    uint64_t *offsets;
+    uint32_t *crcs;
+    char name[64];
+} shard_state;
+
+struct wx_archive {
+    char *dir;
+    wx_archive_meta meta;
+    wx_archive_opts opts;
+    int nshards;
+    shard_state *shards;
+    /* prefetch */
+    pthread_t pf_thread;
+    int pf_active;
+    int64_t *pf_times;
+    int pf_n;
+    float *pf_out;
+    wx_status pf_status;
+    char pf_msg[1024];
+};
+
+static wx_status load_shard(const char *dir, const wx_archive_meta *m, int s, int o_direct,
+                            shard_state *out) {
+    char path[4096];
+    wx_archive_shard_name(s, out->name, sizeof out->name);
+    snprintf(path, sizeof path, "%s/%s", dir, out->name);
+    int fd = open(path, O_RDONLY);
+    if (fd < 0) return wx_error_set(WX_ERR_RUN, "%s: cannot open: %s", path, strerror(errno));
+    unsigned char hdr[WX_SHARD_HEADER_BYTES];
+    wx_status st = WX_OK;
+    if (pread(fd, hdr, sizeof hdr, 0) != (ssize_t)sizeof hdr || memcmp(hdr, WX_SHARD_MAGIC, 8)) {
+        close(fd);
+        return wx_error_set(WX_ERR_RUN, "%s: not a wxcast shard (bad magic or short file)", path);
+    }
+    wx_shard_header_unpack(hdr, &out->h);
+    wx_shard_header exp;
+    wx_shard_expected(m, s, &exp);
+    if (out->h.record_count != exp.record_count || out->h.record_bytes != exp.record_bytes ||
+        out->h.first_record != exp.first_record || out->h.key != exp.key ||
+        out->h.record_stride != exp.record_stride || out->h.data_offset != exp.data_offset) {
+        close(fd);
+        return wx_error_set(WX_ERR_RUN, "%s: header does not match manifest.json (records %llu, "
+                            "expected %llu; key or sizes differ)", path,
+                            (unsigned long long)out->h.record_count,
+                            (unsigned long long)exp.record_count);
+    }
+    uint64_t n = out->h.record_count;
+    out->offsets = wx_calloc(n + 1, 8);
+    out->crcs = wx_calloc(n + 1, 4);
+    if (pread(fd, out->offsets, 8 * n, WX_SHARD_HEADER_BYTES) != (ssize_t)(8 * n) ||
+        pread(fd, out->crcs, 4 * n, WX_SHARD_HEADER_BYTES + 8 * n) != (ssize_t)(4 * n))
+        st = wx_error_set(WX_ERR_RUN, "%s: tables truncated", path);
+    else if (wx_shard_header_crc(hdr, out->offsets, out->crcs, n) != out->h.header_crc)
+        st = wx_error_set(WX_ERR_RUN, "%s: header checksum mismatch (header or tables damaged)", path);
+    for (uint64_t i = 0; st == WX_OK && i < n; i++)
+        if (out->offsets[i] % WX_ARCHIVE_ALIGN || out->offsets[i] < out->h.data_offset)
+            st = wx_error_set(WX_ERR_RUN, "%s: record %llu offset %llu is not aligned", path,
+                              (unsigned long long)i, (unsigned long long)out->offsets[i]);
+    if (st == WX_OK && o_direct) {
+        close(fd);
+        fd = open(path, O_RDONLY | O_DIRECT);
+        if (fd < 0)
+            st = wx_error_set(WX_ERR_RUN, "%s: O_DIRECT open failed (%s); the file system may not "
+                              "support it: read without O_DIRECT", path, strerror(errno));
+    }
+    out->fd = fd;
+    return st;
+}
+
+wx_status wx_archive_open(const char *dir, const wx_archive_opts *opts, wx_archive **out) {
+    *out = NULL;
+    wx_archive *a = wx_calloc(1, sizeof *a);
+    a->dir = wx_strdup(dir);
+    a->opts = opts ? *opts : (wx_archive_opts){4, 1, 0};
+    if (a->opts.threads < 1) a->opts.threads = 1;
+    wx_status st = wx_archive_read_manifest(dir, &a->meta);
+    if (st == WX_OK) {
+        a->nshards = wx_archive_shard_count(&a->meta);
+        a->shards = wx_calloc((size_t)a->nshards, sizeof *a->shards);
+        for (int s = 0; s < a->nshards; s++) a->shards[s].fd = -1;
+        for (int s = 0; s < a->nshards && st == WX_OK; s++)
+            st = load_shard(dir, &a->meta, s, a->opts.o_direct, &a->shards[s]);
+    }
+    if (st != WX_OK) {
+        wx_archive_close(a);
+        return st;
+    }
+    *out = a;
+    return WX_OK;
+}
+
+void wx_archive_close(wx_archive *a) {
+    if (!a) return;
+    if (a->pf_active) wx_archive_wait(a);
+    for (int s = 0; s < a->nshards; s++) {
+        if (a->shards[s].fd >= 0) close(a->shards[s].fd);
+        free(a->shards[s].offsets);
+        free(a->shards[s].crcs);
+    }
+    free(a->shards);
+    wx_archive_meta_free(&a->meta);
+    free(a->dir);
+    free(a);
+}
+
+const wx_archive_meta *wx_archive_meta_of(const wx_archive *a) { return &a->meta; }
+
+/* One record into `out` (float32), through the aligned bounce buffer `buf` [stride]. */
+static wx_status read_record(wx_archive *a, int64_t t, unsigned char *buf, float *out, char *err,
+                             size_t errlen) {
+    const wx_archive_meta *m = &a->meta;
+    if (t < 0 || t >= m->count) {
+        snprintf(err, errlen, "%s: time index %lld outside 0..%lld", a->dir, (long long)t,
+                 (long long)m->count - 1);
+        return WX_ERR_RUN;
+    }
+    shard_state *s = &a->shards[t / m->records_per_shard];
+    uint64_t r = (uint64_t)(t % m->records_per_shard);
+    size_t stride = (size_t)s->h.record_stride, got = 0;
+    while (got < stride) {
+        ssize_t k = pread(s->fd, buf + got, stride - got, (off_t)(s->offsets[r] + got));
+        if (k <= 0) {
+            snprintf(err, errlen, "%s/%s: record %llu: read failed (%s)", a->dir, s->name,
+                     (unsigned long long)r, k == 0 ? "file truncated" : strerror(errno));
+            return WX_ERR_RUN;
+        }
+        got += (size_t)k;
+    }
+    if (a->opts.check_crc &&
+        (uint32_t)crc32(crc32(0L, Z_NULL, 0), buf, (uInt)s->h.record_bytes) != s->crcs[r]) {
+        snprintf(err, errlen, "%s/%s: record %llu (time index %lld): crc32 mismatch, the data is "
+                 "damaged", a->dir, s->name, (unsigned long long)r, (long long)t);
+        return WX_ERR_RUN;
+    }
+    size_t nval = (size_t)(wx_archive_record_bytes(m) / (m->dtype == WX_DTYPE_F16 ? 2 : 4));
+    if (m->dtype == WX_DTYPE_F16) {
+        const uint16_t *h = (const uint16_t *)buf;
+        for (size_t k = 0; k < nval; k++) out[k] = wx_f16_to_f32(h[k]);
+    } else {
+        memcpy(out, buf, nval * 4);
+    }
+    return WX_OK;
+}
+
+typedef struct {
+    wx_archive *a;
+    const int64_t *times;
+    int n;
+    float *out;
+    pthread_mutex_t mu;
+    int next;        /* next batch item to claim */
+    int first_bad;   /* lowest failing item, n when none */
+    char msg[1024];
+} batch_job;
+
+static void *worker(void *arg) {
+    batch_job *j = arg;
+    const wx_archive_meta *m = &j->a->meta;
+    size_t vals = (size_t)m->nchan * (size_t)wx_archive_points(m);
+    unsigned char *buf = NULL;
+    if (posix_memalign((void **)&buf, WX_ARCHIVE_ALIGN, (size_t)wx_archive_record_stride(m))) return NULL;
+    char err[1024];
+    for (;;) {
+        pthread_mutex_lock(&j->mu);
+        int i = j->next++;
+        pthread_mutex_unlock(&j->mu);
+        if (i >= j->n) break;
+        if (read_record(j->a, j->times[i], buf, j->out + (size_t)i * vals, err, sizeof err) != WX_OK) {
+            pthread_mutex_lock(&j->mu);
+            /* Report the first failing item of the batch, whichever worker saw it first. */
+            if (i < j->first_bad) {
+                j->first_bad = i;
+                snprintf(j->msg, sizeof j->msg, "%s", err);
+            }
+            pthread_mutex_unlock(&j->mu);
+        }
+    }
+    free(buf);
+    return NULL;
+}
+
+wx_status wx_archive_read(wx_archive *a, const int64_t *times, int n, float *out) {
+    batch_job j = {.a = a, .times = times, .n = n, .out = out, .next = 0, .first_bad = n};
+    pthread_mutex_init(&j.mu, NULL);
+    int nt = a->opts.threads < n ? a->opts.threads : n;
+    pthread_t th[64];
+    if (nt > 64) nt = 64;
+    int started = 0;
+    for (int k = 0; k < nt; k++)
+        if (pthread_create(&th[k], NULL, worker, &j) == 0) started++;
+        else break;
+    if (started == 0) worker(&j); /* no threads available: read inline */
+    for (int k = 0; k < started; k++) pthread_join(th[k], NULL);
+    pthread_mutex_destroy(&j.mu);
+    if (j.first_bad < n) return wx_error_set(WX_ERR_RUN, "%s", j.msg);
+    if (j.next < n) return wx_error_set(WX_ERR_RUN, "%s: out of memory for read buffers", a->dir);
+    return WX_OK;
+}
+
+static void *prefetch_main(void *arg) {
+    wx_archive *a = arg;
+    a->pf_status = wx_archive_read(a, a->pf_times, a->pf_n, a->pf_out);
+    if (a->pf_status != WX_OK) snprintf(a->pf_msg, sizeof a->pf_msg, "%s", wx_error_message());
+    return NULL;
+}
+
+wx_status wx_archive_prefetch(wx_archive *a, const int64_t *times, int n, float *out) {
+    if (a->pf_active) WX_TRY(wx_archive_wait(a));
+    free(a->pf_times);
+    a->pf_times = wx_malloc(sizeof(int64_t) * (size_t)(n ? n : 1));
+    memcpy(a->pf_times, times, sizeof(int64_t) * (size_t)n);
+    a->pf_n = n;
+    a->pf_out = out;
+    a->pf_status = WX_OK;
+    if (pthread_create(&a->pf_thread, NULL, prefetch_main, a) != 0)
+        return wx_error_set(WX_ERR_RUN, "%s: cannot start the prefetch thread", a->dir);
+    a->pf_active = 1;
+    return WX_OK;
+}
+
+wx_status wx_archive_wait(wx_archive *a) {
+    if (!a->pf_active) return WX_OK;
+    pthread_join(a->pf_thread, NULL);
+    a->pf_active = 0;
+    free(a->pf_times);
+    a->pf_times = NULL;
+    if (a->pf_status != WX_OK) return wx_error_set(a->pf_status, "%s", a->pf_msg);
+    return WX_OK;
+}
+
+wx_status wx_archive_verify(const char *dir, int64_t *records_checked) {
+    *records_checked = 0;
+    wx_archive_opts o = {1, 1, 0};
+    wx_archive *a;
+    WX_TRY(wx_archive_open(dir, &o, &a));
+    const wx_archive_meta *m = &a->meta;
+    size_t vals = (size_t)m->nchan * (size_t)wx_archive_points(m);
+    float *rec = wx_malloc(sizeof(float) * vals);
+    unsigned char *buf = NULL;
+    wx_status st = WX_OK;
+    if (posix_memalign((void **)&buf, WX_ARCHIVE_ALIGN, (size_t)wx_archive_record_stride(m)))
+        st = wx_error_set(WX_ERR_RUN, "out of memory");
+    char err[1024];
+    for (int64_t t = 0; st == WX_OK && t < m->count; t++) {
+        if (read_record(a, t, buf, rec, err, sizeof err) != WX_OK) st = wx_error_set(WX_ERR_RUN, "%s", err);
+        else (*records_checked)++;
+    }
+    free(buf);
+    free(rec);
+    wx_archive_close(a);
+    return st;
+}
