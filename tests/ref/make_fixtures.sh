@@ -9,3 +9,4 @@ PY=${PY:-/usr/bin/python3}
 "$PY" ref_loss.py
 "$PY" ref_optim.py
 "$PY" ref_spectral.py
+"$PY" ref_fourcastnet.py

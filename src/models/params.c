@@ -1,0 +1,100 @@
+#include "models/params.h"
+
+#include <stdio.h>
+#include <string.h>
+
+void wx_params_init(wx_params *p) { memset(p, 0, sizeof *p); }
+
+void wx_params_free(wx_params *p) {
+    free(p->t);
+    free(p->data);
+    free(p->grad);
+    memset(p, 0, sizeof *p);
+}
+
+int wx_params_add(wx_params *p, const char *name, int ndim, const int64_t *dims, unsigned flags) {
+    WX_ASSERT(p->data == NULL);
+    WX_ASSERT(ndim >= 1 && ndim <= WX_PARAM_MAX_DIMS);
+    WX_ASSERT(strlen(name) < WX_PARAM_NAME_MAX);
+    WX_ASSERT(wx_params_find(p, name) < 0);
+    if (p->count == p->cap) {
+        p->cap = p->cap ? 2 * p->cap : 32;
+        wx_param_info *t = realloc(p->t, sizeof *t * (size_t)p->cap);
+        WX_ASSERT(t != NULL);
+        p->t = t;
+    }
+    wx_param_info *t = &p->t[p->count];
+    memset(t, 0, sizeof *t);
+    strcpy(t->name, name);
+    t->ndim = ndim;
+    t->size = 1;
+    for (int i = 0; i < ndim; i++) {
+        WX_ASSERT(dims[i] >= 1);
+        t->dims[i] = dims[i];
+        t->size *= dims[i];
+    }
+    t->offset = p->len;
+    t->flags = flags;
+    p->len += (t->size + WX_PARAMS_ALIGN - 1) / WX_PARAMS_ALIGN * WX_PARAMS_ALIGN;
+    return p->count++;
+}
+
+wx_status wx_params_alloc(wx_params *p) {
+    WX_ASSERT(p->data == NULL);
+    size_t bytes = sizeof(float) * (size_t)(p->len ? p->len : 1);
+    p->data = calloc(1, bytes);
+    p->grad = calloc(1, bytes);
+    if (!p->data || !p->grad) {
+        free(p->data), free(p->grad);
+        p->data = p->grad = NULL;
+        return wx_error_set(WX_ERR_RUN, "model parameters: cannot allocate 2 x %zu bytes", bytes);
+    }
+    return WX_OK;
+}
+
+int64_t wx_params_total(const wx_params *p) {
+    int64_t n = 0;
+    for (int i = 0; i < p->count; i++) n += p->t[i].size;
+    return n;
+}
+
+int wx_params_find(const wx_params *p, const char *name) {
+    if (strncmp(name, "module.", 7) == 0) name += 7;
+    for (int i = 0; i < p->count; i++)
+        if (strcmp(p->t[i].name, name) == 0) return i;
+    return -1;
+}
+
+void wx_params_zero_grad(wx_params *p) {
+    if (p->grad) memset(p->grad, 0, sizeof(float) * (size_t)p->len);
+}
+
+void wx_params_shape_str(const wx_param_info *t, char *buf, size_t n) {
+    size_t k = (size_t)snprintf(buf, n, "(");
+    for (int i = 0; i < t->ndim && k < n; i++)
+        k += (size_t)snprintf(buf + k, n - k, "%s%lld", i ? ", " : "", (long long)t->dims[i]);
+    if (k < n) snprintf(buf + k, n - k, ")");
+}
+
+wx_status wx_params_set_f64(wx_params *p, const char *what, const char *name, int ndim,
+                            const int64_t *dims, const double *src) {
+    int i = wx_params_find(p, name);
+    if (i < 0) return wx_error_set(WX_ERR_RUN, "%s: tensor '%s' is not a parameter of this model",
+                                   what, name);
+    const wx_param_info *t = &p->t[i];
+    int same = ndim == t->ndim;
+    for (int k = 0; same && k < ndim; k++) same = dims[k] == t->dims[k];
+    if (!same) {
+        char want[96], got[96];
+        wx_params_shape_str(t, want, sizeof want);
+        wx_param_info g = {.ndim = ndim > WX_PARAM_MAX_DIMS ? WX_PARAM_MAX_DIMS : ndim};
+        for (int k = 0; k < g.ndim; k++) g.dims[k] = dims[k];
+        wx_params_shape_str(&g, got, sizeof got);
+        return wx_error_set(WX_ERR_RUN, "%s: tensor '%s' has shape %s%s; the model expects %s",
+                            what, name, got, ndim > WX_PARAM_MAX_DIMS ? "..." : "", want);
+    }
+    WX_ASSERT(p->data != NULL);
+    float *dst = p->data + t->offset;
+    for (int64_t k = 0; k < t->size; k++) dst[k] = (float)src[k];
+    return WX_OK;
+}

@@ -1,0 +1,78 @@
+/* A model's parameters as one flat buffer plus a named tensor table.
+ *
+ * Every parameter tensor lives at an offset in one float32 buffer `data`, and its gradient at the
+ * same offset in `grad`, so the optimizer, gradient clipping, checkpoints and the all-reduce each
+ * work on one contiguous array. The table (name, shape, offset) is what checkpoints and safetensors
+ * export/import walk; names are the published PyTorch state_dict names (NVlabs for FourCastNet).
+ *
+ * Offsets are rounded up to WX_PARAMS_ALIGN elements (64-byte rows for SIMD/GEMM); the padding is
+ * zero in data and grad and stays zero under AdamW (zero grad, decay of zero), so whole-buffer
+ * operations are exact. The table can be built without allocating (wx_params_total counts
+ * elements), which is how the paper configuration's size is checked without 300 MB.
+ *
+ * Building: wx_params_add() per tensor, then wx_params_alloc(). */
+#ifndef WX_PARAMS_H
+#define WX_PARAMS_H
+
+#include <stdint.h>
+
+#include "core/wx_error.h"
+
+#define WX_PARAMS_ALIGN 16
+#define WX_PARAM_NAME_MAX 64
+#define WX_PARAM_MAX_DIMS 4
+
+/* Flags for the trainer (the table only carries them). */
+enum {
+    WX_PARAM_NO_DECAY = 1u, /* biases, norms, positional embedding: no weight decay */
+    WX_PARAM_UNUSED = 2u,   /* built but never used in forward (NVlabs `norm`): grad stays 0 */
+};
+
+typedef struct {
+    char name[WX_PARAM_NAME_MAX];
+    int ndim;
+    int64_t dims[WX_PARAM_MAX_DIMS];
+    int64_t size;   /* product of dims */
+    int64_t offset; /* in elements, into data and grad */
+    unsigned flags;
+} wx_param_info;
+
+typedef struct {
+    int count, cap;
+    wx_param_info *t;
+    int64_t len;  /* buffer length in elements, padding included */
+    float *data;  /* (len), NULL until wx_params_alloc */
+    float *grad;  /* (len) */
+} wx_params;
+
+void wx_params_init(wx_params *p);
+void wx_params_free(wx_params *p);
+
+/* Appends a tensor; returns its index. ndim 1..4, name unique and shorter than
+ * WX_PARAM_NAME_MAX (programmer errors otherwise). Must precede wx_params_alloc. */
+int wx_params_add(wx_params *p, const char *name, int ndim, const int64_t *dims, unsigned flags);
+
+/* Allocates data and grad (zeroed). */
+wx_status wx_params_alloc(wx_params *p);
+
+/* Number of parameters (sum of tensor sizes, padding excluded). */
+int64_t wx_params_total(const wx_params *p);
+
+/* Index of the tensor called `name`, accepting a leading "module." (DDP checkpoints); -1 if none. */
+int wx_params_find(const wx_params *p, const char *name);
+
+static inline float *wx_params_tensor(const wx_params *p, int i) { return p->data + p->t[i].offset; }
+static inline float *wx_params_grad(const wx_params *p, int i) { return p->grad + p->t[i].offset; }
+
+void wx_params_zero_grad(wx_params *p);
+
+/* Copies `src` (float64, `ndim` dims) into the tensor `name` after checking the name exists and
+ * the shape matches; errors name the tensor and both shapes. `what` names the source in messages
+ * (a file). Accepts "module." prefixes like wx_params_find. */
+wx_status wx_params_set_f64(wx_params *p, const char *what, const char *name, int ndim,
+                            const int64_t *dims, const double *src);
+
+/* "(2, 8, 96, 96)" into buf. */
+void wx_params_shape_str(const wx_param_info *t, char *buf, size_t n);
+
+#endif
