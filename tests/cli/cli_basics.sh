@@ -74,6 +74,43 @@ check "paper config --json parameters" $?
 run info --model "$SRC/configs/model/fourcastnet_tiny.yaml"
 [ "$rc" -eq 0 ]; check "tiny config loads" $?
 
+# The count formula against PyTorch modules with the NVlabs AFNONet shapes, on a config where
+# every term differs (hidden_size_factor 2, fractional mlp_ratio, no unused norm).
+if $PY -c 'import torch' 2>/dev/null; then
+    printf 'type: fourcastnet\nimg_size: [24, 48]\npatch_size: 6\nin_channels: 3\nout_channels: 5\n'\
+'embed_dim: 48\ndepth: 3\nmlp_ratio: 2.7\nnum_blocks: 3\nhidden_size_factor: 2\ncount_unused_norm: false\n' >"$T/odd.yaml"
+    run info --model "$T/odd.yaml" --json
+    got=$(echo "$out" | $PY -c 'import json,sys; print(json.load(sys.stdin)["parameters"])' 2>/dev/null)
+    want=$($PY - <<'PYEOF'
+import torch, torch.nn as nn
+H, W, p, cin, cout, E, depth, ratio, nb, hsf = 24, 48, 6, 3, 5, 48, 3, 2.7, 3, 2
+bs = E // nb
+class AFNO2D(nn.Module):  # networks/afnonet.py AFNO2D parameters
+    def __init__(s):
+        super().__init__()
+        s.w1 = nn.Parameter(torch.zeros(2, nb, bs, bs * hsf)); s.b1 = nn.Parameter(torch.zeros(2, nb, bs * hsf))
+        s.w2 = nn.Parameter(torch.zeros(2, nb, bs * hsf, bs)); s.b2 = nn.Parameter(torch.zeros(2, nb, bs))
+class Block(nn.Module):
+    def __init__(s):
+        super().__init__()
+        hidden = int(E * ratio)
+        s.norm1, s.filter, s.norm2 = nn.LayerNorm(E), AFNO2D(), nn.LayerNorm(E)
+        s.mlp = nn.Sequential(nn.Linear(E, hidden), nn.GELU(), nn.Linear(hidden, E))
+class Net(nn.Module):
+    def __init__(s):
+        super().__init__()
+        s.patch_embed = nn.Conv2d(cin, E, kernel_size=p, stride=p)
+        s.pos_embed = nn.Parameter(torch.zeros(1, (H // p) * (W // p), E))
+        s.blocks = nn.ModuleList([Block() for _ in range(depth)])
+        s.head = nn.Linear(E, cout * p * p, bias=False)
+print(sum(t.numel() for t in Net().parameters()))
+PYEOF
+)
+    [ -n "$got" ] && [ "$got" = "$want" ]; check "odd config count $got equals PyTorch module count $want" $?
+else
+    echo "note: no torch at $PY; PyTorch count check skipped"
+fi
+
 # --print-config output is a config that gives the same model.
 for cfg in fourcastnet_paper fourcastnet_tiny; do
     run info --model "$SRC/configs/model/$cfg.yaml"
