@@ -148,6 +148,12 @@ static void test_one_step(wx_ctx *ctx, const char *fixture) {
     for (int64_t i = 0; i < m->params.len; i++)
         if (fabsf(m->params.grad[i] - 2 * g1[i]) > 1e-6f * fabsf(2 * g1[i]) + 1e-30f) doubled = 0;
     WX_CHECK(doubled, "second backward accumulates (grad == 2 x first)");
+    /* Run to run: a fresh forward/backward gives the first gradients bit for bit. */
+    wx_fcn_zero_grad(m);
+    WX_CHECK(wx_fcn_forward(m, y, x, b) == WX_OK && wx_fcn_backward(m, NULL, dy) == WX_OK,
+             "third forward/backward");
+    WX_CHECK(memcmp(m->params.grad, g1, sizeof(float) * (size_t)m->params.len) == 0,
+             "gradients identical run to run");
     /* Batch of 1 (first sample) gives the first sample's output of the batch-2 run. */
     WX_CHECK(wx_fcn_predict(m, y2, x, 1) == WX_OK, "predict B=1");
     WX_CHECK(rel_err(y2, yr->data, nout) <= 1e-5, "B=1 output equals sample 0 of the batch");
