@@ -41,14 +41,17 @@ static wx_status afno_check(const char *op, int64_t b, int64_t h, int64_t wf, in
     return WX_OK;
 }
 
-/* Indices ky·Wf + kx of the kept modes, in row-major order; returns their count M. */
+/* idx[0..M): the modes ky·Wf + kx kept, in row-major order; idx[M + mode] = the mode's position
+ * in that list, or −1 when dropped. Returns M. */
 static int64_t kept_modes(const uint8_t *mask, int64_t h, int64_t wf, int64_t **out) {
     int64_t m = 0;
     for (int64_t i = 0; i < h * wf; i++) m += mask[i] != 0;
-    int64_t *idx = wx_malloc(sizeof *idx * (size_t)(m ? m : 1));
+    int64_t *idx = wx_malloc(sizeof *idx * (size_t)(m + h * wf)), *slot = idx + m;
     m = 0;
-    for (int64_t i = 0; i < h * wf; i++)
+    for (int64_t i = 0; i < h * wf; i++) {
+        slot[i] = mask[i] ? m : -1;
         if (mask[i]) idx[m++] = i;
+    }
     *out = idx;
     return m;
 }
@@ -60,17 +63,25 @@ static WXR *weights_interleave(const WXR *w, int64_t n) {
     return z;
 }
 
-/* Gathers (scatter = 0) the kept modes of spec (B,H,Wf,C,2) into rows of g (B·M, C, 2), or the
- * reverse (scatter = 1), which first zeroes every mode of spec. */
-static void modes_move(wx_ctx *ctx, WXR *spec, WXR *g, const int64_t *idx, int64_t b, int64_t m,
-                       int64_t hwf, int64_t c, int scatter) {
+/* Rows of g (B·M, C, 2) ← the kept modes of spec (B,H,Wf,C,2). */
+static void modes_gather(wx_ctx *ctx, WXR *g, const WXR *spec, const int64_t *idx, int64_t b,
+                         int64_t m, int64_t hwf, int64_t c) {
     size_t row = sizeof(WXR) * 2 * (size_t)c;
-    if (scatter) memset(spec, 0, row * (size_t)(b * hwf));
 #pragma omp parallel for num_threads(afno_threads(ctx)) schedule(static)
-    for (int64_t r = 0; r < b * m; r++) {
-        WXR *s = spec + ((r / m) * hwf + idx[r % m]) * 2 * c;
-        if (scatter) memcpy(s, g + r * 2 * c, row);
-        else memcpy(g + r * 2 * c, s, row);
+    for (int64_t r = 0; r < b * m; r++)
+        memcpy(g + r * 2 * c, spec + ((r / m) * hwf + idx[r % m]) * 2 * c, row);
+}
+
+/* spec (B,H,Wf,C,2) ← rows of g on kept modes (slot[mode] = row within the batch item), zero on
+ * the others; every element written once. */
+static void modes_scatter(wx_ctx *ctx, WXR *spec, const WXR *g, const int64_t *slot, int64_t b,
+                          int64_t m, int64_t hwf, int64_t c) {
+    size_t row = sizeof(WXR) * 2 * (size_t)c;
+#pragma omp parallel for num_threads(afno_threads(ctx)) schedule(static)
+    for (int64_t r = 0; r < b * hwf; r++) {
+        int64_t k = slot[r % hwf];
+        if (k < 0) memset(spec + r * 2 * c, 0, row);
+        else memcpy(spec + r * 2 * c, g + ((r / hwf) * m + k) * 2 * c, row);
     }
 }
 
@@ -84,13 +95,18 @@ static void rows_fill_bias(wx_ctx *ctx, WXR *out, const WXR *bias, int64_t rows,
         }
 }
 
-/* db[j] += Σ_r d[r, j].re, db[n + j] += Σ_r d[r, j].im (split layout (2, n)). */
+/* db[j] += Σ_r d[r, j].re, db[n + j] += Σ_r d[r, j].im (split layout (2, n)). Each thread owns
+ * a chunk of columns and walks the rows in order: deterministic for any thread count. */
+#define SUM_CHUNK 64
 static void rows_sum_into(wx_ctx *ctx, WXR *db, const WXR *d, int64_t rows, int64_t n) {
 #pragma omp parallel for num_threads(afno_threads(ctx)) schedule(static)
-    for (int64_t j = 0; j < 2 * n; j++) {
-        double s = 0;
-        for (int64_t r = 0; r < rows; r++) s += d[r * 2 * n + j];
-        db[(j & 1) * n + j / 2] += (WXR)s;
+    for (int64_t j0 = 0; j0 < 2 * n; j0 += SUM_CHUNK) {
+        int64_t len = 2 * n - j0 < SUM_CHUNK ? 2 * n - j0 : SUM_CHUNK;
+        double s[SUM_CHUNK] = {0};
+        for (int64_t r = 0; r < rows; r++)
+#pragma omp simd
+            for (int64_t j = 0; j < len; j++) s[j] += d[r * 2 * n + j0 + j];
+        for (int64_t j = 0; j < len; j++) db[((j0 + j) & 1) * n + (j0 + j) / 2] += (WXR)s[j];
     }
 }
 
@@ -119,14 +135,14 @@ wx_status WXF(wx_cpu_afno_filter_forward)(
     WXR *xg = wx_malloc(sizeof(WXR) * 2 * (size_t)(rows * c));
     WXR *act = wx_malloc(sizeof(WXR) * 2 * (size_t)(rows * ch));
     WXR *w1c = weights_interleave(w1, nb * bs * hid), *w2c = weights_interleave(w2, nb * hid * bs);
-    modes_move(ctx, (WXR *)X, xg, idx, b, m, h * wf, c, 0);
+    modes_gather(ctx, xg, X, idx, b, m, h * wf, c);
 
     /* Layer 1: hpre = X·W1 + b1 per block, then ReLU on re and im separately. */
     rows_fill_bias(ctx, hpre, b1, rows, ch);
     for (int64_t k = 0; k < nb; k++)
         cgemm(CblasNoTrans, CblasNoTrans, rows, hid, bs, xg + 2 * k * bs, c, w1c + 2 * k * bs * hid,
               hid, 1, hpre + 2 * k * hid, ch);
-#pragma omp parallel for num_threads(afno_threads(ctx)) schedule(static)
+#pragma omp parallel for simd num_threads(afno_threads(ctx)) schedule(static)
     for (int64_t i = 0; i < rows * ch * 2; i++) act[i] = hpre[i] > 0 ? hpre[i] : 0;
 
     /* Layer 2: opre = A·W2 + b2 per block. */
@@ -135,14 +151,23 @@ wx_status WXF(wx_cpu_afno_filter_forward)(
         cgemm(CblasNoTrans, CblasNoTrans, rows, bs, hid, act + 2 * k * hid, ch,
               w2c + 2 * k * hid * bs, bs, 1, opre + 2 * k * bs, c);
 
-    /* Softshrink on re and im separately; reuse xg for the kept rows of Y. */
+    /* Y = softshrink of re and im separately on kept modes, 0 elsewhere; one write pass. */
     const WXR lam = (WXR)lambda;
+    const int64_t *slot = idx + m, hwf = h * wf;
 #pragma omp parallel for num_threads(afno_threads(ctx)) schedule(static)
-    for (int64_t i = 0; i < rows * c * 2; i++) {
-        WXR o = opre[i];
-        xg[i] = o > lam ? o - lam : (o < -lam ? o + lam : 0);
+    for (int64_t r = 0; r < b * hwf; r++) {
+        WXR *dst = Y + r * 2 * c;
+        if (slot[r % hwf] < 0) {
+            memset(dst, 0, sizeof(WXR) * 2 * (size_t)c);
+            continue;
+        }
+        const WXR *o = opre + ((r / hwf) * m + slot[r % hwf]) * 2 * c;
+#pragma omp simd
+        for (int64_t j = 0; j < 2 * c; j++) { /* o − clamp(o, ±λ): branch-free, vectorizes */
+            WXR cl = o[j] < -lam ? -lam : o[j];
+            dst[j] = o[j] - (cl > lam ? lam : cl);
+        }
     }
-    modes_move(ctx, Y, xg, idx, b, m, h * wf, c, 1);
     free(xg), free(act), free(w1c), free(w2c), free(idx);
     return WX_OK;
 }
@@ -177,12 +202,18 @@ wx_status WXF(wx_cpu_afno_filter_backward)(
     WXR *dwc = wx_malloc(sizeof(WXR) * 2 * (size_t)wn);
 
     /* d opre = dY ⊙ [|opre| > λ] (torch's softshrink backward; 0 at the kinks). */
-    modes_move(ctx, (WXR *)dY, d_o, idx, b, m, h * wf, c, 0);
     const WXR lam = (WXR)lambda;
 #pragma omp parallel for num_threads(afno_threads(ctx)) schedule(static)
-    for (int64_t i = 0; i < rows * c * 2; i++)
-        if (!(opre[i] > lam || opre[i] < -lam)) d_o[i] = 0;
-#pragma omp parallel for num_threads(afno_threads(ctx)) schedule(static)
+    for (int64_t r = 0; r < rows; r++) {
+        const WXR *src = dY + ((r / m) * h * wf + idx[r % m]) * 2 * c, *o = opre + r * 2 * c;
+        WXR *dst = d_o + r * 2 * c;
+#pragma omp simd
+        for (int64_t j = 0; j < 2 * c; j++) {
+            WXR v = src[j]; /* loaded unconditionally so the select vectorizes */
+            dst[j] = WX_FABS(o[j]) > lam ? v : 0;
+        }
+    }
+#pragma omp parallel for simd num_threads(afno_threads(ctx)) schedule(static)
     for (int64_t i = 0; i < rows * ch * 2; i++) act[i] = hpre[i] > 0 ? hpre[i] : 0;
 
     /* Layer 2: db2 += Σ d opre; dW2 = A^H·d opre; dA = d opre·W2^H. */
@@ -196,13 +227,12 @@ wx_status WXF(wx_cpu_afno_filter_backward)(
     for (int64_t i = 0; i < wn; i++) dw2[i] += dwc[2 * i], dw2[wn + i] += dwc[2 * i + 1];
 
     /* ReLU: d hpre = dA ⊙ [hpre > 0]. */
-#pragma omp parallel for num_threads(afno_threads(ctx)) schedule(static)
-    for (int64_t i = 0; i < rows * ch * 2; i++)
-        if (!(hpre[i] > 0)) d_h[i] = 0;
+#pragma omp parallel for simd num_threads(afno_threads(ctx)) schedule(static)
+    for (int64_t i = 0; i < rows * ch * 2; i++) d_h[i] = hpre[i] > 0 ? d_h[i] : 0;
 
     /* Layer 1: db1 += Σ d hpre; dW1 = X^H·d hpre; dX = d hpre·W1^H on kept modes. */
     rows_sum_into(ctx, db1, d_h, rows, ch);
-    modes_move(ctx, (WXR *)X, xg, idx, b, m, h * wf, c, 0);
+    modes_gather(ctx, xg, X, idx, b, m, h * wf, c);
     for (int64_t k = 0; k < nb; k++) {
         cgemm(CblasConjTrans, CblasNoTrans, bs, hid, rows, xg + 2 * k * bs, c, d_h + 2 * k * hid,
               ch, 0, dwc + 2 * k * bs * hid, hid);
@@ -211,7 +241,7 @@ wx_status WXF(wx_cpu_afno_filter_backward)(
                   w1c + 2 * k * bs * hid, hid, 0, d_o + 2 * k * bs, c);
     }
     for (int64_t i = 0; i < wn; i++) dw1[i] += dwc[2 * i], dw1[wn + i] += dwc[2 * i + 1];
-    if (dX) modes_move(ctx, dX, d_o, idx, b, m, h * wf, c, 1);
+    if (dX) modes_scatter(ctx, dX, d_o, idx + m, b, m, h * wf, c);
 
     free(d_o), free(xg), free(act), free(d_h), free(w1c), free(w2c), free(dwc), free(idx);
     return WX_OK;
