@@ -9,6 +9,9 @@
 
 const wx_command wx_commands[] = {
     {"info", "version, build options, library versions and devices", wx_cmd_info},
+    {"ingest", "build a training archive from GRIB/NetCDF files as a recipe describes", wx_cmd_ingest},
+    {"inspect", "channels, grid, time axis, shards, size and statistics of an archive", wx_cmd_inspect},
+    {"verify", "read every record of an archive and check every checksum", wx_cmd_verify},
     {NULL, NULL, NULL},
 };
 

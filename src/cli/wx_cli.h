@@ -15,5 +15,8 @@ extern const wx_command wx_commands[];
 int wx_cli_main(int argc, char **argv);
 
 int wx_cmd_info(int argc, char **argv);
+int wx_cmd_ingest(int argc, char **argv);
+int wx_cmd_inspect(int argc, char **argv);
+int wx_cmd_verify(int argc, char **argv);
 
 #endif

@@ -1,0 +1,100 @@
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli/wx_args.h"
+#include "cli/wx_cli.h"
+#include "core/wx_json.h"
+#include "io/archive.h"
+
+static long long archive_bytes(const char *dir, const wx_archive_meta *m) {
+    long long total = 0;
+    char name[64], path[4096];
+    struct stat sb;
+    for (int s = 0; s < wx_archive_shard_count(m); s++) {
+        wx_archive_shard_name(s, name, sizeof name);
+        snprintf(path, sizeof path, "%s/%s", dir, name);
+        if (stat(path, &sb) == 0) total += sb.st_size;
+    }
+    return total;
+}
+
+int wx_cmd_inspect(int argc, char **argv) {
+    static const wx_arg_option opts[] = {{"json", 0, "print one JSON object", NULL},
+                                         {NULL, 0, NULL, NULL}};
+    static const wx_arg_spec spec = {"inspect", "[--json] ARCHIVE",
+                                     "Prints channels, grid, time axis, shards, size and statistics.",
+                                     opts, 1, 1};
+    wx_args a;
+    int rc = wx_args_parse(&spec, argc, argv, &a);
+    if (rc != WX_ARGS_CONTINUE) return rc;
+    const char *dir = a.positionals[0];
+    wx_archive_meta m;
+    if (wx_archive_read_manifest(dir, &m) != WX_OK) {
+        fprintf(stderr, "wxcast: error: %s\n", wx_error_message());
+        return WX_ERR_RUN;
+    }
+    char t0[32], t1[32], step[32];
+    wx_time_format(m.start, t0);
+    wx_time_format(m.start + (m.count - 1) * m.step, t1);
+    wx_time_format_duration(m.step, step);
+    long long bytes = archive_bytes(dir, &m);
+    if (wx_args_flag(&a, "json")) {
+        wx_json j;
+        wx_json_init(&j, stdout);
+        wx_json_object_begin(&j);
+        wx_json_kv_string(&j, "archive", dir);
+        wx_json_key(&j, "channels");
+        wx_json_array_begin(&j);
+        for (int c = 0; c < m.nchan; c++) {
+            wx_json_object_begin(&j);
+            wx_json_kv_string(&j, "name", m.chan[c].name);
+            wx_json_kv_string(&j, "param", m.chan[c].param);
+            wx_json_kv_number(&j, "level", m.chan[c].level);
+            wx_json_kv_string(&j, "units", m.chan[c].units);
+            if (m.has_stats) {
+                wx_json_kv_number(&j, "mean", m.mean[c]);
+                wx_json_kv_number(&j, "std", m.std[c]);
+                wx_json_kv_number(&j, "min", m.min[c]);
+                wx_json_kv_number(&j, "max", m.max[c]);
+                wx_json_kv_number(&j, "diff_std", m.diff_std[c]);
+            }
+            wx_json_object_end(&j);
+        }
+        wx_json_array_end(&j);
+        wx_json_kv_int(&j, "nlat", m.grid.nlat);
+        wx_json_kv_int(&j, "nlon", m.grid.nlon);
+        wx_json_kv_number(&j, "lat0", m.grid.lat0);
+        wx_json_kv_number(&j, "dlat", m.grid.dlat);
+        wx_json_kv_number(&j, "lon0", m.grid.lon0);
+        wx_json_kv_number(&j, "dlon", m.grid.dlon);
+        wx_json_kv_string(&j, "start", t0);
+        wx_json_kv_string(&j, "end", t1);
+        wx_json_kv_int(&j, "step_s", m.step);
+        wx_json_kv_int(&j, "times", m.count);
+        wx_json_kv_int(&j, "shards", wx_archive_shard_count(&m));
+        wx_json_kv_int(&j, "bytes", bytes);
+        wx_json_kv_string(&j, "dtype", m.dtype == WX_DTYPE_F16 ? "float16" : "float32");
+        wx_json_object_end(&j);
+        printf("\n");
+    } else {
+        char g[256];
+        wx_grid_describe(&m.grid, g, sizeof g);
+        printf("archive   %s\ngrid      %s\ntimes     %lld: %s .. %s every %s\n", dir, g,
+               (long long)m.count, t0, t1, step);
+        printf("shards    %d (%lld records each), %.1f MB, %s\n", wx_archive_shard_count(&m),
+               (long long)m.records_per_shard, bytes / 1048576.0,
+               m.dtype == WX_DTYPE_F16 ? "float16" : "float32");
+        printf("channels  %d\n", m.nchan);
+        for (int c = 0; c < m.nchan; c++) {
+            printf("  %3d %-10s %-5s %6g %-12s", c, m.chan[c].name, m.chan[c].param, m.chan[c].level,
+                   m.chan[c].units);
+            if (m.has_stats)
+                printf(" mean %-12.6g std %-12.6g min %-12.6g max %-12.6g dstd %.6g", m.mean[c],
+                       m.std[c], m.min[c], m.max[c], m.diff_std[c]);
+            printf("\n");
+        }
+    }
+    wx_archive_meta_free(&m);
+    return 0;
+}

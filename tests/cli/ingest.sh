@@ -1,0 +1,77 @@
+#!/bin/bash
+# wxcast ingest / inspect / verify on the real ERA5 test files: a multi-shard ingest of member 3,
+# verify OK, inspect --json, an interrupted ingest resumed to a byte-identical archive, a flipped
+# byte caught by verify (exit 1, naming shard and record), and the clear errors for Gaussian,
+# damaged and time-less inputs.
+set -u
+WX=$1; SRC=$2
+DATA=$SRC/../shared/data/era5
+T=$(mktemp -d /tmp/wx_cli_ingest.XXXXXX); trap 'rm -rf "$T"' EXIT
+fail=0; pass=0
+ok() { if eval "$2"; then pass=$((pass+1)); else echo "FAIL: $1"; fail=$((fail+1)); fi; }
+
+DEFVARS='  - {name: z500, param: z, level: 500}
+  - {name: t850, param: t, level: 850}
+  - {name: z850, param: z, level: 850}'
+recipe() { # $1 output $2 source $3 variables block (default DEFVARS)
+local vars="${3:-$DEFVARS}"
+cat > "$T/$1.yaml" <<EOR
+sources: ["$2"]
+variables:
+$vars
+dates: {start: "2017-01-01T00:00", end: "2017-01-02T12:00", step: "12h"}
+member: 3
+statistics: {start: "2017-01-01T00:00", end: "2017-01-02T12:00"}
+shard_mb: 0.2
+output: $1
+EOR
+}
+
+recipe a "$DATA/era5-levels-members.grib"
+ok "ingest runs" '"$WX" ingest "$T/a.yaml" > "$T/out.txt" 2>"$T/err.txt"'
+ok "ingest reports 4 records" 'grep -q "4 records" "$T/out.txt"'
+ok "several shards" '[ $(ls "$T"/a/shard-*.wxr | wc -l) -ge 2 ]'
+ok "verify OK" '"$WX" verify "$T/a" | grep -q "^OK"'
+"$WX" inspect --json "$T/a" > "$T/inspect.json"
+ok "inspect json channels" 'grep -q "\"name\":\"t850\"" "$T/inspect.json" && grep -q "\"nlat\":61" "$T/inspect.json" && grep -q "\"times\":4" "$T/inspect.json"'
+ok "inspect text" '"$WX" inspect "$T/a" | grep -q "channels  3"'
+
+# Interrupted after 3 records (mid-shard), then resumed: byte-identical to the clean archive.
+cp -r "$T/a" "$T/ref" && rm -rf "$T/a"
+WX_TEST_ABORT_AFTER_RECORDS=3 "$WX" ingest "$T/a.yaml" >/dev/null 2>&1
+ok "interrupted ingest exits non-zero" '[ $? -ne 0 ]'
+ok "interrupted archive has no manifest" '[ ! -e "$T/a/manifest.json" ]'
+ok "interrupted archive left a temporary" '[ -n "$(ls -A "$T/a" | grep tmp)" ]'
+ok "interrupted archive is refused" '! "$WX" verify "$T/a" 2>/dev/null'
+ok "resume" '"$WX" ingest "$T/a.yaml" > "$T/out2.txt" 2>&1'
+ok "resume kept a shard" 'grep -q "[1-9] shards kept" "$T/out2.txt"'
+ok "no temporaries left" '[ -z "$(ls -A "$T/a" | grep tmp)" ]'
+same() { for f in $(cd "$T/ref" && ls); do cmp -s "$T/ref/$f" "$T/a/$f" || return 1; done; [ "$(ls "$T/ref")" = "$(ls "$T/a")" ]; }
+ok "resumed archive identical" same
+
+# A flipped byte in the second shard's data.
+f=$(ls "$T"/a/shard-*.wxr | sed -n 2p)
+printf '\xff' | dd of="$f" bs=1 seek=5000 conv=notrunc status=none
+"$WX" verify "$T/a" > /dev/null 2> "$T/verr.txt"; rc=$?
+ok "verify exit 1 on damage" '[ $rc -eq 1 ]'
+ok "verify names shard and record" 'grep -q "shard-00001.wxr: record 0" "$T/verr.txt"'
+
+# Clear errors.
+recipe g "$DATA/regular_gg_pl.grib" "  - {name: u10, param: 10u}"
+"$WX" ingest "$T/g.yaml" > /dev/null 2> "$T/gerr.txt"; rc=$?
+ok "gaussian refused" '[ $rc -eq 1 ] && grep -q "regular_gg" "$T/gerr.txt" && grep -q "cdo remapbil" "$T/gerr.txt"'
+recipe c "$DATA/era5-levels-corrupted.grib" "  - {name: t850, param: t, level: 850}"
+"$WX" ingest "$T/c.yaml" > /dev/null 2> "$T/cerr.txt"; rc=$?
+ok "damaged refused" '[ $rc -eq 1 ] && grep -q "message 1" "$T/cerr.txt" && grep -q "damaged" "$T/cerr.txt"'
+recipe e "$DATA/eraint_uvz.nc"
+"$WX" ingest "$T/e.yaml" > /dev/null 2> "$T/eerr.txt"; rc=$?
+ok "eraint without time refused" '[ $rc -eq 1 ] && grep -q "without a valid time" "$T/eerr.txt"'
+recipe m "$DATA/era5-levels-members.grib" "  - {name: z500, param: z, level: 500, colour: red}"
+"$WX" ingest "$T/m.yaml" > /dev/null 2> "$T/merr.txt"; rc=$?
+ok "unknown recipe key is a usage error" '[ $rc -eq 2 ] && grep -q "colour" "$T/merr.txt"'
+recipe n "$DATA/era5-levels-members.grib" "  - {name: q700, param: q, level: 700}"
+"$WX" ingest "$T/n.yaml" > /dev/null 2> "$T/nerr.txt"; rc=$?
+ok "absent field named" '[ $rc -eq 1 ] && grep -q "q700" "$T/nerr.txt" && grep -q "2017-01-01T00:00" "$T/nerr.txt"'
+
+echo "$pass passed, $fail failed"
+[ $fail -eq 0 ]
