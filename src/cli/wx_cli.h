@@ -18,5 +18,6 @@ int wx_cmd_info(int argc, char **argv);
 int wx_cmd_ingest(int argc, char **argv);
 int wx_cmd_inspect(int argc, char **argv);
 int wx_cmd_verify(int argc, char **argv);
+int wx_cmd_mesh(int argc, char **argv);
 
 #endif

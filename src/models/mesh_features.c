@@ -1,0 +1,70 @@
+/* Structural node and edge features (GraphCast model_utils.py, reference §1.5). */
+#include <math.h>
+#include <stdlib.h>
+
+#include "models/mesh.h"
+
+void wx_mesh_latlon_to_xyz(double lat, double lon, double *xyz) {
+    double la = lat * (M_PI / 180.0), lo = lon * (M_PI / 180.0);
+    xyz[0] = cos(la) * cos(lo);
+    xyz[1] = cos(la) * sin(lo);
+    xyz[2] = sin(la);
+}
+
+/* sin lat is z itself (GraphCast's "cos(colatitude)"), and cos/sin lon come from atan2 so that the
+ * poles, where lon is undefined, get lon = 0 as numpy's arctan2(0, 0) gives. */
+void wx_mesh_node_features(const double *xyz, int64_t n, float *feat) {
+    for (int64_t i = 0; i < n; i++) {
+        const double *p = xyz + 3 * i;
+        double lon = atan2(p[1], p[0]);
+        feat[3 * i] = (float)p[2];
+        feat[3 * i + 1] = (float)cos(lon);
+        feat[3 * i + 2] = (float)sin(lon);
+    }
+}
+
+void wx_mesh_local_rotation(const double *p, double *rot) {
+    /* R_z(−φ) then R_y(π/2 − θ): with cos θ = z and sin θ = ρ = |(x, y)|, R_y(π/2 − θ) has
+     * cos = ρ and sin = z, so R = [[ρ cφ, ρ sφ, z], [−sφ, cφ, 0], [−z cφ, −z sφ, ρ]]. ρ and z are
+     * taken from p/|p|: the float32 vertices are off the sphere by ~1e-7, and near a pole using
+     * them unnormalised would give rows that are not unit vectors. */
+    double n = sqrt(p[0] * p[0] + p[1] * p[1] + p[2] * p[2]);
+    double rho = sqrt(p[0] * p[0] + p[1] * p[1]) / n;
+    double lon = atan2(p[1], p[0]);
+    double cp = cos(lon), sp = sin(lon), z = p[2] / n;
+    double r[9] = {rho * cp, rho * sp, z, -sp, cp, 0.0, -z * cp, -z * sp, rho};
+    for (int k = 0; k < 9; k++) rot[k] = r[k];
+}
+
+wx_status wx_mesh_edge_features(wx_edge_set *set, const double *sender_xyz,
+                                const double *receiver_xyz, double norm) {
+    int64_t e = set->n_edges;
+    double *d = wx_malloc((size_t)(e > 0 ? e : 1) * 4 * sizeof(double));
+    double longest = 0.0;
+#pragma omp parallel for schedule(static) reduction(max : longest)
+    for (int64_t k = 0; k < e; k++) {
+        const double *s = sender_xyz + 3 * (int64_t)set->senders[k];
+        const double *r = receiver_xyz + 3 * (int64_t)set->receivers[k];
+        double rot[9], rel[3] = {s[0] - r[0], s[1] - r[1], s[2] - r[2]};
+        wx_mesh_local_rotation(r, rot);
+        /* R·s − R·r = R·(s − r): rotating the difference avoids cancelling two ~1 values. */
+        double *out = d + 4 * k;
+        for (int i = 0; i < 3; i++)
+            out[1 + i] = rot[3 * i] * rel[0] + rot[3 * i + 1] * rel[1] + rot[3 * i + 2] * rel[2];
+        out[0] = sqrt(out[1] * out[1] + out[2] * out[2] + out[3] * out[3]);
+        if (out[0] > longest) longest = out[0];
+    }
+    double s = norm > 0.0 ? norm : longest;
+    if (!(s > 0.0)) {
+        free(d);
+        return wx_error_set(WX_ERR_RUN, "edge features: every edge has zero length (%lld edges)",
+                            (long long)e);
+    }
+    free(set->features);
+    set->features = wx_malloc((size_t)(e > 0 ? e : 1) * 4 * sizeof(float));
+    for (int64_t k = 0; k < 4 * e; k++) set->features[k] = (float)(d[k] / s);
+    free(d);
+    set->norm = s;
+    set->max_length = longest;
+    return WX_OK;
+}
