@@ -5,8 +5,9 @@
  * Writing is shard by shard, each shard atomic (temporary + fsync + rename); the manifest is
  * written last, so a folder without manifest.json is an unfinished ingest and a rerun skips the
  * shards that already exist with the same ingest key. Reading serves random batches of any list of
- * time indices from a pthread pool of pread workers, checks crc32 per record (optional), can use
- * O_DIRECT with aligned buffers, and can prefetch the next batch in the background. */
+ * time indices from a persistent pool of pread workers (started at open, joined at close),
+ * checks crc32 per record (optional), can use O_DIRECT with aligned buffers, and can prefetch the
+ * next batch in the background through the same pool. */
 #ifndef WX_ARCHIVE_H
 #define WX_ARCHIVE_H
 

@@ -1,6 +1,7 @@
 #define _GNU_SOURCE /* O_DIRECT */
-/* Archive reader: batched random reads with a pthread pool of pread workers, crc32 per record,
- * optional O_DIRECT, background prefetch; and whole-archive verification. */
+/* Archive reader: batched random reads served by a persistent pool of pread workers (started at
+ * open, joined at close), crc32 per record, optional O_DIRECT, background prefetch through the
+ * same pool; and whole-archive verification. */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -27,15 +28,20 @@ struct wx_archive {
     wx_archive_opts opts;
     int nshards;
     shard_state *shards;
-    /* prefetch */
-    pthread_t pf_thread;
+    /* Worker pool: started at open, joined at close; batches queue FIFO (mu guards all). */
+    pthread_mutex_t mu;
+    pthread_cond_t work_cv, done_cv;
+    pthread_t *th;
+    int nth, ready, failed, stop, pool_inited;
+    struct batch_job *head, *tail;
+    /* prefetch: one batch in flight at a time */
     int pf_active;
     int64_t *pf_times;
-    int pf_n;
-    float *pf_out;
-    wx_status pf_status;
-    char pf_msg[1024];
+    struct batch_job *pf_job;
 };
+
+static wx_status pool_start(wx_archive *a);
+static void pool_stop(wx_archive *a);
 
 static wx_status load_shard(const char *dir, const wx_archive_meta *m, int s, int o_direct,
                             shard_state *out) {
@@ -91,6 +97,7 @@ wx_status wx_archive_open(const char *dir, const wx_archive_opts *opts, wx_archi
     a->dir = wx_strdup(dir);
     a->opts = opts ? *opts : (wx_archive_opts){4, 1, 0};
     if (a->opts.threads < 1) a->opts.threads = 1;
+    if (a->opts.threads > 64) a->opts.threads = 64;
     wx_status st = wx_archive_read_manifest(dir, &a->meta);
     if (st == WX_OK) {
         a->nshards = wx_archive_shard_count(&a->meta);
@@ -99,6 +106,7 @@ wx_status wx_archive_open(const char *dir, const wx_archive_opts *opts, wx_archi
         for (int s = 0; s < a->nshards && st == WX_OK; s++)
             st = load_shard(dir, &a->meta, s, a->opts.o_direct, &a->shards[s]);
     }
+    if (st == WX_OK) st = pool_start(a);
     if (st != WX_OK) {
         wx_archive_close(a);
         return st;
@@ -110,6 +118,9 @@ wx_status wx_archive_open(const char *dir, const wx_archive_opts *opts, wx_archi
 void wx_archive_close(wx_archive *a) {
     if (!a) return;
     if (a->pf_active) wx_archive_wait(a);
+    pool_stop(a);
+    free(a->pf_job);
+    free(a->pf_times);
     for (int s = 0; s < a->nshards; s++) {
         if (a->shards[s].fd >= 0) close(a->shards[s].fd);
         free(a->shards[s].offsets);
@@ -160,90 +171,139 @@ static wx_status read_record(wx_archive *a, int64_t t, unsigned char *buf, float
     return WX_OK;
 }
 
-typedef struct {
-    wx_archive *a;
+/* A batch handed to the worker pool. Items are claimed one at a time under the pool mutex; the
+ * submitter sleeps on done_cv until every item of its own batch has been read. */
+typedef struct batch_job {
     const int64_t *times;
     int n;
     float *out;
-    pthread_mutex_t mu;
-    int next;        /* next batch item to claim */
-    int first_bad;   /* lowest failing item, n when none */
+    int next;       /* next item to claim */
+    int done;       /* items finished */
+    int first_bad;  /* lowest failing item, n when none */
     char msg[1024];
+    struct batch_job *link; /* FIFO of submitted batches */
 } batch_job;
 
 static void *worker(void *arg) {
-    batch_job *j = arg;
-    const wx_archive_meta *m = &j->a->meta;
+    wx_archive *a = arg;
+    const wx_archive_meta *m = &a->meta;
     size_t vals = (size_t)m->nchan * (size_t)wx_archive_points(m);
     unsigned char *buf = NULL;
-    if (posix_memalign((void **)&buf, WX_ARCHIVE_ALIGN, (size_t)wx_archive_record_stride(m))) return NULL;
     char err[1024];
-    for (;;) {
-        pthread_mutex_lock(&j->mu);
+    pthread_mutex_lock(&a->mu);
+    /* The buffer is allocated inside the lock so open() can tell the pool is usable. */
+    if (posix_memalign((void **)&buf, WX_ARCHIVE_ALIGN, (size_t)wx_archive_record_stride(m)))
+        buf = NULL;
+    a->ready += buf != NULL;
+    a->failed += buf == NULL;
+    pthread_cond_broadcast(&a->done_cv);
+    while (buf) {
+        while (!a->stop && !a->head) pthread_cond_wait(&a->work_cv, &a->mu);
+        if (!a->head) break; /* stop requested and nothing queued */
+        batch_job *j = a->head;
         int i = j->next++;
-        pthread_mutex_unlock(&j->mu);
-        if (i >= j->n) break;
-        if (read_record(j->a, j->times[i], buf, j->out + (size_t)i * vals, err, sizeof err) != WX_OK) {
-            pthread_mutex_lock(&j->mu);
-            /* Report the first failing item of the batch, whichever worker saw it first. */
-            if (i < j->first_bad) {
-                j->first_bad = i;
-                snprintf(j->msg, sizeof j->msg, "%s", err);
-            }
-            pthread_mutex_unlock(&j->mu);
+        if (j->next >= j->n) { /* last item claimed: the next batch may start */
+            a->head = j->link;
+            if (!a->head) a->tail = NULL;
         }
+        pthread_mutex_unlock(&a->mu);
+        wx_status st = read_record(a, j->times[i], buf, j->out + (size_t)i * vals, err, sizeof err);
+        pthread_mutex_lock(&a->mu);
+        /* Report the first failing item of the batch, whichever worker saw it first. */
+        if (st != WX_OK && i < j->first_bad) {
+            j->first_bad = i;
+            snprintf(j->msg, sizeof j->msg, "%s", err);
+        }
+        if (++j->done == j->n) pthread_cond_broadcast(&a->done_cv);
     }
+    pthread_mutex_unlock(&a->mu);
     free(buf);
     return NULL;
 }
 
-wx_status wx_archive_read(wx_archive *a, const int64_t *times, int n, float *out) {
-    batch_job j = {.a = a, .times = times, .n = n, .out = out, .next = 0, .first_bad = n};
-    pthread_mutex_init(&j.mu, NULL);
-    int nt = a->opts.threads < n ? a->opts.threads : n;
-    pthread_t th[64];
-    if (nt > 64) nt = 64;
-    int started = 0;
-    for (int k = 0; k < nt; k++)
-        if (pthread_create(&th[k], NULL, worker, &j) == 0) started++;
-        else break;
-    if (started == 0) worker(&j); /* no threads available: read inline */
-    for (int k = 0; k < started; k++) pthread_join(th[k], NULL);
-    pthread_mutex_destroy(&j.mu);
-    if (j.first_bad < n) return wx_error_set(WX_ERR_RUN, "%s", j.msg);
-    if (j.next < n) return wx_error_set(WX_ERR_RUN, "%s: out of memory for read buffers", a->dir);
+static wx_status pool_start(wx_archive *a) {
+    pthread_mutex_init(&a->mu, NULL);
+    pthread_cond_init(&a->work_cv, NULL);
+    pthread_cond_init(&a->done_cv, NULL);
+    a->pool_inited = 1;
+    a->th = wx_calloc((size_t)a->opts.threads, sizeof *a->th);
+    for (int k = 0; k < a->opts.threads; k++) {
+        if (pthread_create(&a->th[k], NULL, worker, a) != 0) break;
+        a->nth++;
+    }
+    pthread_mutex_lock(&a->mu);
+    while (a->ready + a->failed < a->nth) pthread_cond_wait(&a->done_cv, &a->mu);
+    int ready = a->ready;
+    pthread_mutex_unlock(&a->mu);
+    if (ready == 0)
+        return wx_error_set(WX_ERR_RUN, "%s: cannot start any reader thread or allocate its "
+                            "%lld-byte buffer", a->dir, (long long)wx_archive_record_stride(&a->meta));
     return WX_OK;
 }
 
-static void *prefetch_main(void *arg) {
-    wx_archive *a = arg;
-    a->pf_status = wx_archive_read(a, a->pf_times, a->pf_n, a->pf_out);
-    if (a->pf_status != WX_OK) snprintf(a->pf_msg, sizeof a->pf_msg, "%s", wx_error_message());
-    return NULL;
+static void pool_stop(wx_archive *a) {
+    if (!a->pool_inited) return;
+    pthread_mutex_lock(&a->mu);
+    a->stop = 1;
+    pthread_cond_broadcast(&a->work_cv);
+    pthread_mutex_unlock(&a->mu);
+    for (int k = 0; k < a->nth; k++) pthread_join(a->th[k], NULL);
+    free(a->th);
+    pthread_cond_destroy(&a->work_cv);
+    pthread_cond_destroy(&a->done_cv);
+    pthread_mutex_destroy(&a->mu);
+    a->pool_inited = 0;
+}
+
+static void submit(wx_archive *a, batch_job *j) {
+    j->next = j->done = 0;
+    j->first_bad = j->n;
+    j->msg[0] = 0;
+    j->link = NULL;
+    if (j->n == 0) return;
+    pthread_mutex_lock(&a->mu);
+    if (a->tail) a->tail->link = j;
+    else a->head = j;
+    a->tail = j;
+    pthread_cond_broadcast(&a->work_cv);
+    pthread_mutex_unlock(&a->mu);
+}
+
+static wx_status finish(wx_archive *a, batch_job *j) {
+    pthread_mutex_lock(&a->mu);
+    while (j->done < j->n) pthread_cond_wait(&a->done_cv, &a->mu);
+    pthread_mutex_unlock(&a->mu);
+    if (j->first_bad < j->n) return wx_error_set(WX_ERR_RUN, "%s", j->msg);
+    return WX_OK;
+}
+
+wx_status wx_archive_read(wx_archive *a, const int64_t *times, int n, float *out) {
+    batch_job j = {.times = times, .n = n, .out = out};
+    submit(a, &j);
+    return finish(a, &j);
 }
 
 wx_status wx_archive_prefetch(wx_archive *a, const int64_t *times, int n, float *out) {
     if (a->pf_active) WX_TRY(wx_archive_wait(a));
+    batch_job *j = a->pf_job ? a->pf_job : (a->pf_job = wx_calloc(1, sizeof *a->pf_job));
     free(a->pf_times);
     a->pf_times = wx_malloc(sizeof(int64_t) * (size_t)(n ? n : 1));
     memcpy(a->pf_times, times, sizeof(int64_t) * (size_t)n);
-    a->pf_n = n;
-    a->pf_out = out;
-    a->pf_status = WX_OK;
-    if (pthread_create(&a->pf_thread, NULL, prefetch_main, a) != 0)
-        return wx_error_set(WX_ERR_RUN, "%s: cannot start the prefetch thread", a->dir);
+    j->times = a->pf_times;
+    j->n = n;
+    j->out = out;
+    submit(a, j);
     a->pf_active = 1;
     return WX_OK;
 }
 
 wx_status wx_archive_wait(wx_archive *a) {
     if (!a->pf_active) return WX_OK;
-    pthread_join(a->pf_thread, NULL);
     a->pf_active = 0;
+    wx_status st = finish(a, a->pf_job);
     free(a->pf_times);
     a->pf_times = NULL;
-    if (a->pf_status != WX_OK) return wx_error_set(a->pf_status, "%s", a->pf_msg);
-    return WX_OK;
+    return st;
 }
 
 wx_status wx_archive_verify(const char *dir, int64_t *records_checked) {

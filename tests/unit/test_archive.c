@@ -1,7 +1,7 @@
 /* Archive round trip: records written across several tiny shards read back bit-exactly (float32)
  * or as IEEE binary16 (values chosen exactly representable), in random batches with 1 and 3
- * workers, with prefetch, and with O_DIRECT where the file system allows it. A flipped data byte is
- * caught by verify and by the reader (naming shard and record); a flipped header byte is caught at
+ * workers of the persistent pool, with prefetch (and a direct read queued behind it), and with
+ * O_DIRECT where the file system allows it. A flipped data byte is caught by verify and by the reader (naming shard and record); a flipped header byte is caught at
  * open; a missing manifest reads as an unfinished ingest. */
 #include <fcntl.h>
 #include <string.h>
@@ -109,6 +109,21 @@ int main(void) {
                 WX_CHECK(wx_archive_prefetch(a, times + 2, 4, got) == WX_OK, "prefetch");
                 WX_CHECK(wx_archive_wait(a) == WX_OK, "wait");
                 check_batch(a, times + 2, 4, got);
+                /* The persistent pool serves a direct read queued behind an in-flight prefetch,
+                 * batch after batch. */
+                float *got2 = wx_malloc(sizeof(float) * 7 * 3 * 19 * 36);
+                int64_t rev[7] = {1, 8, 3, 5, 5, 0, 10};
+                for (int it = 0; it < 50; it++) {
+                    WX_CHECK(wx_archive_prefetch(a, times, 7, got) == WX_OK, "prefetch %d", it);
+                    WX_CHECK(wx_archive_read(a, rev, 7, got2) == WX_OK, "read during prefetch");
+                    WX_CHECK(wx_archive_wait(a) == WX_OK, "wait %d", it);
+                    if (it == 0 || it == 49) {
+                        check_batch(a, times, 7, got);
+                        check_batch(a, rev, 7, got2);
+                    }
+                }
+                WX_CHECK(wx_archive_read(a, times, 0, got2) == WX_OK, "empty batch");
+                free(got2);
                 int64_t badt = 11;
                 WX_CHECK(wx_archive_read(a, &badt, 1, got) == WX_ERR_RUN, "index out of range");
                 wx_archive_close(a);
