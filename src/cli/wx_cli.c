@@ -11,6 +11,7 @@ const wx_command wx_commands[] = {
     {"info", "version, build options, library versions and devices", wx_cmd_info},
     {"mesh", "GraphCast multi-mesh and grid<->mesh graph sizes for a mesh level and grid", wx_cmd_mesh},
     {"ingest", "build a training archive from GRIB/NetCDF files as a recipe describes", wx_cmd_ingest},
+    {"synth", "run the synthetic reanalysis and write ERA5-convention GRIB2/NetCDF", wx_cmd_synth},
     {"inspect", "channels, grid, time axis, shards, size and statistics of an archive", wx_cmd_inspect},
     {"verify", "read every record of an archive and check every checksum", wx_cmd_verify},
     {NULL, NULL, NULL},

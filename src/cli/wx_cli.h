@@ -16,6 +16,7 @@ int wx_cli_main(int argc, char **argv);
 
 int wx_cmd_info(int argc, char **argv);
 int wx_cmd_ingest(int argc, char **argv);
+int wx_cmd_synth(int argc, char **argv);
 int wx_cmd_inspect(int argc, char **argv);
 int wx_cmd_verify(int argc, char **argv);
 int wx_cmd_mesh(int argc, char **argv);

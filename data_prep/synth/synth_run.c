@@ -1,0 +1,331 @@
+#include "synth/synth_run.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/wx_config.h"
+#include "core/wx_fs.h"
+#include "core/wx_progress.h"
+#include "core/wx_yaml.h"
+#include "io/grib_write.h"
+#include "io/netcdf_write.h"
+#include "meteo/wx_catalogue.h"
+#include "meteo/wx_grid.h"
+#include "meteo/wx_time.h"
+#include "synth/sw_diag.h"
+#include "synth/sw_model.h"
+
+static const wx_cfg_field fields[] = {
+    {"truncation", WX_CFG_INT, 0, 5, 341, "21", "spectral truncation T (triangular)", NULL},
+    {"nlat", WX_CFG_INT, 0, 3, 2001, "32", "output rows, 90..-90 inclusive", NULL},
+    {"nlon", WX_CFG_INT, 0, 4, 4000, "64", "output columns from longitude 0", NULL},
+    {"start_year", WX_CFG_INT, 0, 1900, 2200, "2000", "first year (output starts Jan 1 00 UTC)", NULL},
+    {"years", WX_CFG_INT, 0, 1, 200, "1", "number of years written", NULL},
+    {"days", WX_CFG_INT, 0, 0, 100000, "0", "if > 0: days written instead of years", NULL},
+    {"output_step_hours", WX_CFG_INT, 0, 1, 24, "6", "hours between output times (divides 24)", NULL},
+    {"spin_up_days", WX_CFG_INT, 0, 0, 10000, "200", "model days run before the first output", NULL},
+    {"seed", WX_CFG_INT, 0, 0, 2147483647, "1", "seed of the initial noise and the eddy source", NULL},
+    {"perturbation", WX_CFG_FLOAT, 0, -1, 1, "0", "relative height perturbation at the first output (twin runs)", NULL},
+    {"variables", WX_CFG_LIST, 0, WX_CFG_NO_RANGE, NULL, "channels (default all): z500 u500 v500 t850 msl u10 v10 t2m tcwv tp", NULL},
+    {"formats", WX_CFG_LIST, 0, WX_CFG_NO_RANGE, NULL, "grib and/or netcdf (default netcdf)", NULL},
+    {"output", WX_CFG_STR, 0, WX_CFG_NO_RANGE, "synth_out", "output folder", NULL},
+    {"prefix", WX_CFG_STR, 0, WX_CFG_NO_RANGE, "synth", "file name prefix", NULL},
+    {"jet_speed", WX_CFG_FLOAT, 0, 0, 200, "50", "equilibrium jet speed (m/s)", NULL},
+    {"eddy_forcing", WX_CFG_FLOAT, 0, 0, 1e-8, "1.5e-10", "storm-track vorticity source (s^-2)", NULL},
+    {"relax_days", WX_CFG_FLOAT, 0, 0.5, 1000, "10", "height relaxation time (days)", NULL},
+    {"drag_days", WX_CFG_FLOAT, 0, 0.5, 1000, "10", "Rayleigh drag time (days)", NULL},
+    WX_CFG_END,
+};
+
+enum { G_PL500, G_PL850, G_SFC, G_N };
+static const char *group_names[G_N] = {"pl500", "pl850", "sfc"};
+static int chan_group(int c) {
+    return c <= WX_SYN_V500 ? G_PL500 : c == WX_SYN_T850 ? G_PL850 : G_SFC;
+}
+
+static int fft_size(int min) { /* smallest even 2^a 3^b 5^c >= min */
+    for (int n = min + (min & 1);; n += 2) {
+        int k = n;
+        while (k % 2 == 0) k /= 2;
+        while (k % 3 == 0) k /= 3;
+        while (k % 5 == 0) k /= 5;
+        if (k == 1) return n;
+    }
+}
+
+typedef struct {
+    int selected[WX_SYN_NCHAN];
+    int grib, netcdf;
+    const char *prefix;
+    char dir[1024];
+    wx_grid grid;
+    wx_grib_writer gw[G_N];
+    wx_nc_writer nw[G_N];
+    int open[G_N];
+    int ncvar[WX_SYN_NCHAN];
+    int64_t tindex;
+    int files;
+} out_state;
+
+static const wx_catalogue_entry *chan_entry(int c) {
+    const wx_syn_channel *ch = &wx_syn_channels[c];
+    return wx_catalogue_find_kind(ch->var, ch->level ? WX_LEVEL_PRESSURE : WX_LEVEL_SINGLE);
+}
+
+static wx_status open_month(out_state *o, int y, int mo) {
+    char path[1200];
+    for (int gi = 0; gi < G_N; gi++) {
+        int nsel = 0;
+        wx_nc_var vars[WX_SYN_NCHAN];
+        for (int c = 0; c < WX_SYN_NCHAN; c++)
+            if (o->selected[c] && chan_group(c) == gi) {
+                const wx_catalogue_entry *e = chan_entry(c);
+                o->ncvar[c] = nsel;
+                vars[nsel++] = (wx_nc_var){e->nc_name, e->cf_units, e->standard_name,
+                                           e->long_name, gi != G_SFC};
+            }
+        if (!nsel) continue;
+        if (o->grib) {
+            snprintf(path, sizeof path, "%s/%s_%s_%04d%02d.grib", o->dir, o->prefix,
+                     group_names[gi], y, mo);
+            WX_TRY(wx_grib_writer_open(&o->gw[gi], path));
+        }
+        if (o->netcdf) {
+            double lev = gi == G_PL500 ? 500 : 850;
+            wx_nc_layout L = {o->grid, gi != G_SFC, &lev, nsel, vars, 0, 0,
+                              "wxcast synthetic reanalysis (forced shallow-water world)",
+                              "wxcast synth", 1};
+            snprintf(path, sizeof path, "%s/%s_%s_%04d%02d.nc", o->dir, o->prefix,
+                     group_names[gi], y, mo);
+            WX_TRY(wx_nc_writer_open(&o->nw[gi], path, &L));
+        }
+        o->open[gi] = 1;
+    }
+    o->tindex = 0;
+    return WX_OK;
+}
+
+static wx_status close_month(out_state *o) {
+    for (int gi = 0; gi < G_N; gi++) {
+        if (!o->open[gi]) continue;
+        o->open[gi] = 0;
+        if (o->grib) {
+            WX_TRY(wx_grib_writer_close(&o->gw[gi]));
+            o->files++;
+        }
+        if (o->netcdf) {
+            WX_TRY(wx_nc_writer_close(&o->nw[gi]));
+            o->files++;
+        }
+    }
+    return WX_OK;
+}
+
+static void abort_all(out_state *o) {
+    for (int gi = 0; gi < G_N; gi++)
+        if (o->open[gi]) {
+            if (o->grib) wx_grib_writer_abort(&o->gw[gi]);
+            if (o->netcdf) wx_nc_writer_abort(&o->nw[gi]);
+            o->open[gi] = 0;
+        }
+}
+
+static wx_status write_time(out_state *o, wx_time valid, int64_t step_s, float **f) {
+    for (int c = 0; c < WX_SYN_NCHAN; c++) {
+        if (!o->selected[c]) continue;
+        int gi = chan_group(c);
+        const wx_catalogue_entry *e = chan_entry(c);
+        if (o->grib) {
+            /* accumulations are labelled as the CDS does: reference = start, step = period */
+            wx_grib_field gf = {e, wx_syn_channels[c].level, valid, 0, 0, -1, 0};
+            if (e->accumulated) {
+                gf.ref_time = valid - step_s;
+                gf.step_end = step_s;
+            }
+            WX_TRY(wx_grib_writer_add(&o->gw[gi], &gf, &o->grid, f[c]));
+        }
+        if (o->netcdf) WX_TRY(wx_nc_writer_put(&o->nw[gi], o->tindex, valid, o->ncvar[c], 0, f[c]));
+    }
+    o->tindex++;
+    return WX_OK;
+}
+
+static wx_status write_static(out_state *o, wx_time t0) {
+    size_t n = (size_t)o->grid.nlat * o->grid.nlon;
+    float *z = wx_malloc(sizeof(float) * n), *lsm = wx_malloc(sizeof(float) * n);
+    wx_syn_static(&o->grid, z, lsm);
+    const wx_catalogue_entry *ez = wx_catalogue_find_kind("z", WX_LEVEL_STATIC),
+                             *el = wx_catalogue_find_kind("lsm", WX_LEVEL_STATIC);
+    WX_ASSERT(ez && el);
+    char path[1200];
+    wx_status st = WX_OK;
+    if (o->grib) {
+        wx_grib_writer w;
+        snprintf(path, sizeof path, "%s/%s_static.grib", o->dir, o->prefix);
+        st = wx_grib_writer_open(&w, path);
+        wx_grib_field fz = {ez, 0, t0, 0, 0, -1, 0}, fl = {el, 0, t0, 0, 0, -1, 0};
+        if (!st) st = wx_grib_writer_add(&w, &fz, &o->grid, z);
+        if (!st) st = wx_grib_writer_add(&w, &fl, &o->grid, lsm);
+        if (!st) st = wx_grib_writer_close(&w);
+        else wx_grib_writer_abort(&w);
+        if (!st) o->files++;
+    }
+    if (!st && o->netcdf) {
+        wx_nc_var vars[2] = {{ez->nc_name, ez->cf_units, ez->standard_name, ez->long_name, 0},
+                             {el->nc_name, el->cf_units, el->standard_name, el->long_name, 0}};
+        wx_nc_layout L = {o->grid, 0, NULL, 2, vars, 0, 0, "wxcast synthetic reanalysis: static fields",
+                          "wxcast synth", 1};
+        wx_nc_writer w;
+        snprintf(path, sizeof path, "%s/%s_static.nc", o->dir, o->prefix);
+        st = wx_nc_writer_open(&w, path, &L);
+        if (!st) st = wx_nc_writer_put(&w, 0, t0, 0, 0, z);
+        if (!st) st = wx_nc_writer_put(&w, 0, t0, 1, 0, lsm);
+        if (!st) st = wx_nc_writer_close(&w);
+        else if (w.path) wx_nc_writer_abort(&w);
+        if (!st) o->files++;
+    }
+    free(z);
+    free(lsm);
+    return st;
+}
+
+static wx_status parse_lists(const wx_yaml *root, out_state *o) {
+    const wx_yaml *vars = wx_yaml_get(root, "variables"), *fmts = wx_yaml_get(root, "formats");
+    for (int c = 0; c < WX_SYN_NCHAN; c++) o->selected[c] = vars ? 0 : 1;
+    for (int i = 0; vars && i < vars->count; i++) {
+        const char *name;
+        WX_TRY(wx_yaml_as_string(vars->items[i], "variables", &name));
+        int found = 0;
+        for (int c = 0; c < WX_SYN_NCHAN; c++)
+            if (!strcmp(name, wx_syn_channels[c].channel)) o->selected[c] = found = 1;
+        if (!found)
+            return wx_error_set(WX_ERR_USAGE,
+                                "%s: line %d: variables: unknown channel '%s' (expected z500, u500, "
+                                "v500, t850, msl, u10, v10, t2m, tcwv or tp)",
+                                root->file, vars->items[i]->line, name);
+    }
+    o->netcdf = fmts ? 0 : 1;
+    for (int i = 0; fmts && i < fmts->count; i++) {
+        const char *name;
+        WX_TRY(wx_yaml_as_string(fmts->items[i], "formats", &name));
+        if (!strcmp(name, "grib")) o->grib = 1;
+        else if (!strcmp(name, "netcdf")) o->netcdf = 1;
+        else
+            return wx_error_set(WX_ERR_USAGE, "%s: line %d: formats: unknown format '%s' (expected "
+                                "grib or netcdf)", root->file, fmts->items[i]->line, name);
+    }
+    if (!o->grib && !o->netcdf)
+        return wx_error_set(WX_ERR_USAGE, "%s: formats: no format selected", root->file);
+    return WX_OK;
+}
+
+static wx_status run(const wx_yaml *root, wx_synth_opts *opts, out_state *o, wx_sw_model *m,
+                     float **f) {
+    int64_t T, nlat, nlon, y0, years, days, step_h, spin, seed;
+    double pert;
+    WX_TRY(wx_cfg_int(root, fields, "truncation", &T));
+    WX_TRY(wx_cfg_int(root, fields, "nlat", &nlat));
+    WX_TRY(wx_cfg_int(root, fields, "nlon", &nlon));
+    WX_TRY(wx_cfg_int(root, fields, "start_year", &y0));
+    WX_TRY(wx_cfg_int(root, fields, "years", &years));
+    WX_TRY(wx_cfg_int(root, fields, "days", &days));
+    WX_TRY(wx_cfg_int(root, fields, "output_step_hours", &step_h));
+    WX_TRY(wx_cfg_int(root, fields, "spin_up_days", &spin));
+    WX_TRY(wx_cfg_int(root, fields, "seed", &seed));
+    WX_TRY(wx_cfg_double(root, fields, "perturbation", &pert));
+    WX_TRY(wx_cfg_str(root, fields, "prefix", &o->prefix));
+    const char *outdir;
+    WX_TRY(wx_cfg_str(root, fields, "output", &outdir));
+    if (opts->output) outdir = opts->output;
+    snprintf(o->dir, sizeof o->dir, "%s", outdir);
+    snprintf(opts->output_dir, sizeof opts->output_dir, "%s", outdir);
+    if (24 % step_h)
+        return wx_error_set(WX_ERR_USAGE, "%s: output_step_hours: %lld does not divide 24",
+                            root->file, (long long)step_h);
+    WX_TRY(parse_lists(root, o));
+    WX_TRY(wx_grid_make((int)nlat, (int)nlon, 90.0, 180.0 / (nlat - 1), 0.0, 360.0 / nlon, &o->grid));
+
+    wx_sw_params p;
+    int glon = fft_size(3 * (int)T + 1);
+    wx_sw_params_default(&p, (int)T, glon / 2, glon);
+    double d;
+    WX_TRY(wx_cfg_double(root, fields, "jet_speed", &p.jet_u));
+    WX_TRY(wx_cfg_double(root, fields, "eddy_forcing", &p.eddy_forcing));
+    WX_TRY(wx_cfg_double(root, fields, "relax_days", &d));
+    p.tau_relax = d * 86400;
+    WX_TRY(wx_cfg_double(root, fields, "drag_days", &d));
+    p.tau_drag = d * 86400;
+    p.seed = (uint64_t)seed;
+    if (fmod(step_h * 3600.0, p.dt) != 0) p.dt = step_h * 3600.0 / ceil(step_h * 3600.0 / p.dt);
+
+    wx_time t0 = wx_time_make(y0, 1, 1, 0, 0, 0);
+    wx_time t1 = days > 0 ? t0 + days * 86400 : wx_time_make(y0 + years, 1, 1, 0, 0, 0);
+    double doy0 = wx_time_day_of_year(t0) - 1;
+    WX_TRY(wx_sw_model_init(m, &p, doy0, -spin * 86400.0));
+    WX_TRY(wx_mkdir_p(o->dir));
+    WX_TRY(write_static(o, t0));
+
+    int64_t step_s = step_h * 3600, nout = (t1 - t0) / step_s;
+    /* spin-up; the accumulator restarts one output step before the first output */
+    while (m->time < -0.5 * p.dt) {
+        if (fabs(m->time + step_s) < 0.5 * p.dt) memset(m->precip_acc, 0, sizeof(double) * m->ngrid);
+        WX_TRY(wx_sw_model_step(m));
+    }
+    if (pert != 0) wx_sw_model_perturb(m, pert);
+    wx_progress prog;
+    wx_progress_start(&prog, "synth", nout, "steps");
+    int cur_month = -1;
+    int64_t per_out = (int64_t)llround(step_s / p.dt);
+    for (int64_t k = 0; k < nout; k++) {
+        wx_time valid = t0 + k * step_s;
+        int64_t y;
+        int mo, dd, hh, mi, ss;
+        wx_time_split(valid, &y, &mo, &dd, &hh, &mi, &ss);
+        if (mo != cur_month) {
+            WX_TRY(close_month(o));
+            WX_TRY(open_month(o, (int)y, mo));
+            cur_month = mo;
+        }
+        double doy = fmod(doy0 + (valid - t0) / 86400.0, 365.0);
+        wx_syn_diagnose(m, &o->grid, (double)(valid % 86400), doy, f);
+        WX_TRY(write_time(o, valid, step_s, f));
+        opts->times_written++;
+        wx_progress_update(&prog, k + 1, NULL);
+        if (k + 1 < nout)
+            for (int64_t s = 0; s < per_out; s++) WX_TRY(wx_sw_model_step(m));
+    }
+    WX_TRY(close_month(o));
+    wx_progress_finish(&prog);
+    opts->files_written = o->files;
+    return WX_OK;
+}
+
+wx_status wx_synth_run(const char *config_path, wx_synth_opts *opts) {
+    wx_yaml *root = NULL;
+    wx_status st = wx_yaml_load_file(config_path, &root);
+    if (st) return st;
+    st = wx_cfg_validate(root, "", fields);
+    if (!st && opts->print_config) {
+        wx_cfg_print(stdout, root, fields, 0);
+        wx_yaml_free(root);
+        return WX_OK;
+    }
+    out_state o;
+    memset(&o, 0, sizeof o);
+    wx_sw_model m;
+    memset(&m, 0, sizeof m);
+    float *f[WX_SYN_NCHAN] = {0};
+    if (!st) {
+        int64_t nlat, nlon;
+        st = wx_cfg_int(root, fields, "nlat", &nlat);
+        if (!st) st = wx_cfg_int(root, fields, "nlon", &nlon);
+        for (int c = 0; !st && c < WX_SYN_NCHAN; c++) f[c] = wx_malloc(sizeof(float) * nlat * nlon);
+    }
+    if (!st) st = run(root, opts, &o, &m, f);
+    if (st) abort_all(&o);
+    if (m.nspec) wx_sw_model_free(&m);
+    for (int c = 0; c < WX_SYN_NCHAN; c++) free(f[c]);
+    wx_yaml_free(root);
+    return st;
+}

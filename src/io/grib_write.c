@@ -1,0 +1,177 @@
+#include "io/grib_write.h"
+
+#include <eccodes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MISSING_VALUE 9999.0 /* NaN must be encoded through the bitmap, never as data */
+
+const char *wx_grib_type_of_level(const wx_catalogue_entry *e) {
+    switch (e->first_surface) {
+    case 100: return "isobaricInhPa";
+    case 103: return "heightAboveGround";
+    case 101: return "meanSea";
+    default: break;
+    }
+    /* vertical integrals (tcwv, category 1 number 64) sit on surface 1 to 8: entire atmosphere */
+    if (e->param_id == 137) return "entireAtmosphere";
+    return "surface";
+}
+
+wx_status wx_grib_writer_open(wx_grib_writer *w, const char *path) {
+    memset(w, 0, sizeof *w);
+    w->bits_per_value = 16;
+    WX_TRY(wx_atomic_open(&w->file, path));
+    w->path = wx_strdup(path);
+    return WX_OK;
+}
+
+void wx_grib_writer_abort(wx_grib_writer *w) {
+    wx_atomic_abort(&w->file);
+    free(w->path);
+    memset(w, 0, sizeof *w);
+}
+
+wx_status wx_grib_writer_close(wx_grib_writer *w) {
+    wx_status st = wx_atomic_commit(&w->file);
+    free(w->path);
+    memset(w, 0, sizeof *w);
+    return st;
+}
+
+#define SET_L(key, v)                                                                          \
+    do {                                                                                       \
+        int rc_ = codes_set_long(h, key, (long)(v));                                           \
+        if (rc_) {                                                                             \
+            st = wx_error_set(WX_ERR_RUN, "%s: message %lld (%s): cannot set %s=%ld: %s",      \
+                              w->path, (long long)w->messages, f->var->short_name, key,        \
+                              (long)(v), codes_get_error_message(rc_));                        \
+            goto done;                                                                         \
+        }                                                                                      \
+    } while (0)
+#define SET_D(key, v)                                                                          \
+    do {                                                                                       \
+        int rc_ = codes_set_double(h, key, (v));                                               \
+        if (rc_) {                                                                             \
+            st = wx_error_set(WX_ERR_RUN, "%s: message %lld (%s): cannot set %s=%g: %s",       \
+                              w->path, (long long)w->messages, f->var->short_name, key, (v),   \
+                              codes_get_error_message(rc_));                                   \
+            goto done;                                                                         \
+        }                                                                                      \
+    } while (0)
+#define SET_S(key, v)                                                                          \
+    do {                                                                                       \
+        size_t len_ = strlen(v);                                                               \
+        int rc_ = codes_set_string(h, key, (v), &len_);                                        \
+        if (rc_) {                                                                             \
+            st = wx_error_set(WX_ERR_RUN, "%s: message %lld (%s): cannot set %s=%s: %s",      \
+                              w->path, (long long)w->messages, f->var->short_name, key, (v),   \
+                              codes_get_error_message(rc_));                                   \
+            goto done;                                                                         \
+        }                                                                                      \
+    } while (0)
+
+wx_status wx_grib_writer_add(wx_grib_writer *w, const wx_grib_field *f, const wx_grid *g,
+                             const float *values) {
+    wx_status st = WX_OK;
+    size_t n = (size_t)g->nlat * g->nlon;
+    double *vals = NULL;
+    codes_handle *h = codes_grib_handle_new_from_samples(NULL, "GRIB2");
+    if (!h)
+        return wx_error_set(WX_ERR_RUN, "%s: eccodes sample GRIB2 not found (libeccodes-data)",
+                            w->path);
+    if (f->step_end % 3600 || f->step_start % 3600) {
+        st = wx_error_set(WX_ERR_RUN, "%s: %s: steps must be whole hours (got %lld..%lld s)",
+                          w->path, f->var->short_name, (long long)f->step_start,
+                          (long long)f->step_end);
+        goto done;
+    }
+    SET_L("centre", 98);
+    SET_L("Ni", g->nlon);
+    SET_L("Nj", g->nlat);
+    double lat_last = g->lat0 - (g->nlat - 1) * g->dlat;
+    double lon_last = g->lon0 + (g->nlon - 1) * g->dlon;
+    SET_D("latitudeOfFirstGridPointInDegrees", g->lat0);
+    SET_D("longitudeOfFirstGridPointInDegrees", g->lon0);
+    SET_D("latitudeOfLastGridPointInDegrees", lat_last);
+    SET_D("longitudeOfLastGridPointInDegrees", lon_last);
+    SET_D("iDirectionIncrementInDegrees", g->dlon);
+    SET_D("jDirectionIncrementInDegrees", g->dlat);
+    SET_L("jScansPositively", 0);
+    int64_t y;
+    int mo, d, hh, mi, s;
+    wx_time_split(f->ref_time, &y, &mo, &d, &hh, &mi, &s);
+    SET_L("dataDate", y * 10000 + mo * 100 + d);
+    SET_L("dataTime", hh * 100 + mi);
+    SET_L("typeOfProcessedData", f->member >= 0 ? 4 : (f->step_end > 0 ? 1 : 0));
+    if (f->var->accumulated)
+        SET_L("productDefinitionTemplateNumber", f->member >= 0 ? 11 : 8);
+    else if (f->member >= 0)
+        SET_L("productDefinitionTemplateNumber", 1);
+    if (f->member >= 0) {
+        SET_L("typeOfEnsembleForecast", 3);
+        SET_L("perturbationNumber", f->member);
+        SET_L("numberOfForecastsInEnsemble", f->members);
+    }
+    const char *tol = wx_grib_type_of_level(f->var);
+    SET_S("typeOfLevel", tol);
+    if (f->var->level_kind == WX_LEVEL_PRESSURE)
+        SET_L("level", f->level);
+    else if (f->var->first_surface == 103)
+        SET_L("level", f->var->surface_level);
+    SET_L("paramId", f->var->param_id);
+    SET_L("stepUnits", 1);
+    if (f->var->accumulated) {
+        SET_S("stepType", "accum");
+        SET_L("startStep", f->step_start / 3600);
+        SET_L("endStep", f->step_end / 3600);
+    } else {
+        SET_L("step", f->step_end / 3600);
+    }
+    SET_S("packingType", "grid_simple");
+    SET_L("bitsPerValue", w->bits_per_value);
+    vals = wx_malloc(sizeof(double) * n);
+    int missing = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (isnan(values[i])) {
+            vals[i] = MISSING_VALUE;
+            missing = 1;
+        } else if (!isfinite(values[i])) {
+            st = wx_error_set(WX_ERR_RUN, "%s: %s: value %zu is infinite", w->path,
+                              f->var->short_name, i);
+            goto done;
+        } else {
+            vals[i] = values[i];
+        }
+    }
+    if (missing) {
+        SET_L("bitmapPresent", 1);
+        SET_D("missingValue", MISSING_VALUE);
+    }
+    int rc = codes_set_double_array(h, "values", vals, n);
+    if (rc) {
+        st = wx_error_set(WX_ERR_RUN, "%s: message %lld (%s): cannot set %zu values: %s", w->path,
+                          (long long)w->messages, f->var->short_name, n,
+                          codes_get_error_message(rc));
+        goto done;
+    }
+    const void *msg = NULL;
+    size_t len = 0;
+    rc = codes_get_message(h, &msg, &len);
+    if (rc) {
+        st = wx_error_set(WX_ERR_RUN, "%s: cannot encode message %lld: %s", w->path,
+                          (long long)w->messages, codes_get_error_message(rc));
+        goto done;
+    }
+    if (fwrite(msg, 1, len, w->file.fp) != len) {
+        st = wx_error_set(WX_ERR_RUN, "%s: write failed (message %lld, %zu bytes)", w->path,
+                          (long long)w->messages, len);
+        goto done;
+    }
+    w->messages++;
+done:
+    free(vals);
+    codes_handle_delete(h);
+    return st;
+}

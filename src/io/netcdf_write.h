@@ -1,0 +1,60 @@
+/* CF-1.8 NetCDF output (netCDF-C, netCDF-4 format) in the current CDS layout: the one NetCDF
+ * writer of wxcast, for reanalysis-like files (synth) and forecast products alike.
+ *
+ * Dimensions valid_time (unlimited; int64 "seconds since 1970-01-01", standard_name time),
+ * optional pressure_level (hPa, positive down), latitude (degrees_north, north→south as the grid
+ * gives it) and longitude (degrees_east). Variables are float32 (valid_time[, pressure_level],
+ * latitude, longitude) with units, standard_name (when CF has one) and long_name, chunked per
+ * field and deflated. An optional scalar forecast_reference_time plus a forecast_period per
+ * valid time (hours) serve forecast products. The file is written under a temporary name in the
+ * same folder, fsynced and renamed on close. */
+#ifndef WX_NETCDF_WRITE_H
+#define WX_NETCDF_WRITE_H
+
+#include "core/wx_error.h"
+#include "meteo/wx_grid.h"
+#include "meteo/wx_time.h"
+
+typedef struct {
+    const char *name;          /* CDS NetCDF name: "t2m" */
+    const char *units;         /* UDUNITS: "K", "m2 s-2" */
+    const char *standard_name; /* "" or NULL: none */
+    const char *long_name;
+    int has_level;             /* 1: (valid_time, pressure_level, lat, lon) */
+} wx_nc_var;
+
+typedef struct {
+    wx_grid grid;
+    int nlevels;            /* 0: no pressure_level dimension */
+    const double *levels;   /* (nlevels) hPa */
+    int nvars;
+    const wx_nc_var *vars;  /* (nvars) */
+    int has_ref_time;       /* 1: forecast_reference_time scalar and forecast_period(valid_time) */
+    wx_time ref_time;
+    const char *title;      /* global attributes (NULL: omitted) */
+    const char *source;
+    int deflate;            /* 0..9; 0 = no compression */
+} wx_nc_layout;
+
+typedef struct {
+    int ncid;
+    char *path, *tmp;
+    int nvars, nlevels;
+    int *varids;
+    int time_var, period_var;
+    int64_t ntimes;
+    wx_time ref_time;
+    int has_ref_time;
+    wx_grid grid;
+} wx_nc_writer;
+
+wx_status wx_nc_writer_open(wx_nc_writer *w, const char *path, const wx_nc_layout *layout);
+/* Writes one field of variable `var` at time index t (0, 1, ... in order; a new index appends
+ * valid_time = valid). values: [nlat, nlon] in grid order; NaN becomes the _FillValue. */
+wx_status wx_nc_writer_put(wx_nc_writer *w, int64_t t, wx_time valid, int var, int level_index,
+                           const float *values);
+/* nc_close, fsync, rename. On failure the temporary is removed. Releases the writer. */
+wx_status wx_nc_writer_close(wx_nc_writer *w);
+void wx_nc_writer_abort(wx_nc_writer *w);
+
+#endif
