@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "core/wx_fs.h"
+#include "climatology_build.h"
 #include "core/wx_progress.h"
 #include "ingest_recipe.h"
 #include "io/archive.h"
@@ -220,6 +221,11 @@ static wx_status read_back(ingest_ctx *c, int shard, int64_t r, float *rec) {
     return ok ? WX_OK : wx_error_set(WX_ERR_RUN, "%s: record %lld unreadable", path, (long long)r);
 }
 
+static wx_status clim_fetch(void *ctx, int64_t t, float *rec) {
+    ingest_ctx *c = ctx;
+    return read_back(c, (int)(t / c->meta.records_per_shard), t % c->meta.records_per_shard, rec);
+}
+
 static uint64_t fnv(uint64_t h, const void *p, size_t n) {
     const unsigned char *b = p;
     for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 1099511628211ULL;
@@ -375,6 +381,12 @@ static wx_status run(ingest_ctx *c, wx_ingest_opts *o) {
             m->max[i] = c->s_n[i] > 0 ? c->s_max[i] : NAN;
             m->diff_std[i] = c->d_n[i] > 0 ? sqrt(c->d_m2[i] / c->d_n[i]) : NAN;
         }
+    }
+    if (st == WX_OK && m->has_stats && c->r.climatology) {
+        char path[8192];
+        snprintf(m->climatology, sizeof m->climatology, "climatology.wxc");
+        snprintf(path, sizeof path, "%s/%s", c->r.output, m->climatology);
+        st = wx_climatology_build(path, m, m->stats_start, m->stats_end, NULL, clim_fetch, c);
     }
     if (st == WX_OK) st = wx_archive_write_manifest(c->r.output, m);
     o->records_total = m->count;

@@ -23,6 +23,8 @@ static const wx_cfg_field root_fields[] = {
     {"missing", WX_CFG_STR, 0, WX_CFG_NO_RANGE, "error", "missing values: error or nan",
      missing_choices},
     {"statistics", WX_CFG_MAP, 0, WX_CFG_NO_RANGE, NULL, "{start, end}: statistics window", NULL},
+    {"climatology", WX_CFG_BOOL, 0, WX_CFG_NO_RANGE, "true",
+     "day-of-year x hour climatology over the statistics window", NULL},
     {"output", WX_CFG_STR, 0, WX_CFG_NO_RANGE, NULL, "archive folder", NULL},
     {"shard_mb", WX_CFG_FLOAT, 0, 0.001, 65536, "512", "target shard size in MB", NULL},
     {"dtype", WX_CFG_STR, 0, WX_CFG_NO_RANGE, "float32", "record type on disk", dtype_choices},
@@ -169,6 +171,7 @@ static wx_status parse(wx_recipe *r, const char *output_override) {
         r->has_stats = 1;
         WX_TRY(load_window(st, stats_fields, "statistics", &r->stats_start, &r->stats_end));
     }
+    WX_TRY(wx_cfg_bool(root, root_fields, "climatology", &r->climatology));
     WX_TRY(wx_cfg_double(root, root_fields, "shard_mb", &r->shard_mb));
     WX_TRY(wx_cfg_str(root, root_fields, "dtype", &s));
     r->f16 = !strcmp(s, "float16");

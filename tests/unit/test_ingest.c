@@ -2,7 +2,8 @@
  * member at every point; statistics equal a double-precision computation from eccodes' values;
  * the same field in several GRIB scanning modes / longitude conventions and as NetCDF in the
  * new/old CDS layouts (with expver, ascending latitude, -180..180) gives identical records;
- * coarsening and drop_south_pole give the documented shapes and conserve the area mean. */
+ * coarsening and drop_south_pole give the documented shapes and conserve the area mean; the
+ * climatology written beside the archive equals the weighted mean of the window records. */
 #include <eccodes.h>
 #include <math.h>
 #include <string.h>
@@ -11,6 +12,7 @@
 #include "era5_testdata.h"
 #include "ingest.h"
 #include "io/archive.h"
+#include "io/climatology.h"
 #include "wx_test.h"
 
 static char tmp[] = "/tmp/wx_ingest_XXXXXX";
@@ -98,6 +100,32 @@ static void members_vs_eccodes(void) {
         WX_CHECK(fabs(m->std[c] - sd) <= 1e-6 * sd, "ch %d std %.10g vs %.10g", c, m->std[c], sd);
         WX_CHECK((float)m->min[c] == (float)mn[c] && (float)m->max[c] == (float)mx[c], "ch %d min/max", c);
         WX_CHECK(isnan(m->diff_std[c]), "12 h step: no 6 h differences");
+    }
+    /* Climatology beside the archive: window records t=1 (Jan 1 12h), 2 (Jan 2 00h), 3 (Jan 2
+     * 12h); WeatherBench2 weights 30-|days apart|. */
+    char dir[1200];
+    snprintf(dir, sizeof dir, "%s/members", tmp);
+    wx_climatology *cl;
+    WX_CHECK(!strcmp(m->climatology, "climatology.wxc"), "manifest names the climatology");
+    if (WX_CHECK(wx_climatology_open(dir, &cl) == WX_OK, "climatology: %s", wx_error_message())) {
+        const wx_clim_header *ch = wx_climatology_header(cl);
+        WX_CHECK(ch->nhours == 2 && ch->hours[0] == 0 && ch->hours[1] == 12, "hours 0 and 12");
+        float *f = wx_malloc(sizeof(float) * 2 * (size_t)P);
+        double e1 = 0, e2 = 0, e3 = 0;
+        int ok = wx_climatology_get(cl, 1, 12, f) == WX_OK;
+        for (int64_t q = 0; q < 2 * P; q++) {
+            double r = (30.0 * all[2 * P + q] + 29.0 * all[6 * P + q]) / 59;
+            e1 = fmax(e1, fabs(f[q] - r) / fabs(r));
+        }
+        ok = ok && wx_climatology_get(cl, 2, 0, f) == WX_OK;
+        for (int64_t q = 0; q < 2 * P; q++) e2 = fmax(e2, fabs(f[q] - all[4 * P + q]));
+        ok = ok && wx_climatology_get(cl, 100, 0, f) == WX_OK;
+        for (int64_t q = 0; q < 2 * P; q++) e3 += !isnan(f[q]);
+        WX_CHECK(ok && e1 <= 1.2e-7 && e2 == 0 && e3 == 0,
+                 "climatology values: day 1 12h rel err %g, day 2 00h err %g, day 100 non-NaN %g",
+                 e1, e2, e3);
+        free(f);
+        wx_climatology_close(cl);
     }
     free(all);
     wx_archive_close(a);
