@@ -90,12 +90,19 @@ static wx_status not_found(ingest_ctx *c, const wx_recipe_var *v, wx_time t) {
     char when[32], lev[32] = "";
     wx_time_format(t, when);
     if (v->kind == WX_LEVEL_PRESSURE) snprintf(lev, sizeof lev, " %g hPa", v->level);
-    const char *hint = "";
-    for (int i = 0; i < c->nix; i++)
-        if (!strcmp(c->ix[i].f->param, v->param) && !c->ix[i].f->has_time) {
-            hint = "; the sources hold it without a valid time (no CF time coordinate)";
-            break;
-        }
+    char hint[1024] = "";
+    for (int i = 0; i < c->nix; i++) {
+        const wx_field_info *f = c->ix[i].f;
+        if (strcmp(f->param, v->param) || f->has_time || f->kind == WX_LEVEL_STATIC) continue;
+        /* Monthly-mean files (ERA-Interim `month`) index fields by an axis that is not time. */
+        char axis[96] = "";
+        if (f->other_axis[0]) snprintf(axis, sizeof axis, " along dimension '%s'", f->other_axis);
+        snprintf(hint, sizeof hint, "; %s holds '%s'%s without a valid time (no CF time coordinate "
+                 "with units '<unit> since <date>'), so it cannot be matched to dates: give it a "
+                 "time axis first (e.g. `cdo settaxis`)", wx_source_path(c->src[c->ix[i].src]),
+                 f->name, axis);
+        break;
+    }
     return wx_error_set(WX_ERR_RUN, "no source field for variable '%s' (%s%s, member %d) valid at "
                         "%s%s", v->name, v->param, lev, c->r.member, when, hint);
 }

@@ -177,6 +177,7 @@ static wx_status scan_var(wx_source *s, nc_impl *im, int varid, int *dimax) {
         if (nc_inq_varid(ncid, mname, &mv) || nc_get_var_double(ncid, mv, members))
             for (size_t m = 0; m < nm; m++) members[m] = (double)m;
     }
+    char oname[NC_MAX_NAME + 1] = "";
     if (pos[AX_OTHER] >= 0) no = v->len[pos[AX_OTHER]];
     const wx_catalogue_entry *e =
         wx_catalogue_find_kind(name, pos[AX_LEVEL] >= 0 ? WX_LEVEL_PRESSURE : WX_LEVEL_SINGLE);
@@ -206,6 +207,8 @@ static wx_status scan_var(wx_source *s, nc_impl *im, int varid, int *dimax) {
                     f->nc_index[1] = levels ? (int64_t)l : -1;
                     f->nc_index[2] = members ? (int64_t)m : -1;
                     f->nc_index[3] = pos[AX_OTHER] >= 0 ? (int64_t)o : -1;
+                    if (pos[AX_OTHER] >= 0) nc_inq_dimname(ncid, dims[pos[AX_OTHER]], oname);
+                    snprintf(f->other_axis, sizeof f->other_axis, "%.31s", oname);
                 }
     free(lats);
     free(lons);

@@ -29,6 +29,7 @@ typedef struct {
     int64_t msg;         /* GRIB: 1-based message number; NetCDF: 1-based field number */
     /* Format-private location of the field. */
     int64_t offset;      /* GRIB: byte offset of the message */
+    char other_axis[32]; /* NetCDF: a dimension that is not time/level/member/expver ("month"), or "" */
     int nc_var;          /* NetCDF: variable id */
     int64_t nc_index[4]; /* NetCDF: index along time, level, member, unknown axis (-1 absent) */
 } wx_field_info;

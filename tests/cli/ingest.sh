@@ -66,6 +66,7 @@ ok "damaged refused" '[ $rc -eq 1 ] && grep -q "message 1" "$T/cerr.txt" && grep
 recipe e "$DATA/eraint_uvz.nc"
 "$WX" ingest "$T/e.yaml" > /dev/null 2> "$T/eerr.txt"; rc=$?
 ok "eraint without time refused" '[ $rc -eq 1 ] && grep -q "without a valid time" "$T/eerr.txt"'
+ok "eraint error names file, variable and the month axis" 'grep -q "eraint_uvz.nc holds .z. along dimension .month." "$T/eerr.txt" && grep -q "z500" "$T/eerr.txt"'
 recipe m "$DATA/era5-levels-members.grib" "  - {name: z500, param: z, level: 500, colour: red}"
 "$WX" ingest "$T/m.yaml" > /dev/null 2> "$T/merr.txt"; rc=$?
 ok "unknown recipe key is a usage error" '[ $rc -eq 2 ] && grep -q "colour" "$T/merr.txt"'

@@ -3,7 +3,8 @@
  * the same field in several GRIB scanning modes / longitude conventions and as NetCDF in the
  * new/old CDS layouts (with expver, ascending latitude, -180..180) gives identical records;
  * coarsening and drop_south_pole give the documented shapes and conserve the area mean; the
- * climatology written beside the archive equals the weighted mean of the window records. */
+ * climatology written beside the archive equals the weighted mean of the window records; ERA5-style
+ * hourly tp GRIB1 messages sum exactly into `accumulate: 6h` channels, a missing hour is named. */
 #include <eccodes.h>
 #include <math.h>
 #include <string.h>
@@ -249,12 +250,130 @@ static void coarsen(void) {
     free(f);
 }
 
+/* Hourly tp as ERA5 delivers it in GRIB1: forecasts from 06 and 18 UTC, steps k-1..k hours
+ * (stepType accum), so hour i (1..24 after 2017-01-01T00) has base 2016-12-31T18 step 6+i for
+ * i <= 6, 2017-01-01T06 step i-6 for i <= 18, 2017-01-01T18 step i-18 after. Values are
+ * n * 2^-12 m with a 0 in every field, so 16-bit packing keeps them exactly. */
+static double tp_value(int i, int p) { return ((i * 37 + p) % 200) / 4096.0; }
+
+static int tp_write(const char *path, int skip_hour) {
+    FILE *fp = fopen(path, "wb"), *sf = fopen("/usr/share/eccodes/samples/GRIB1.tmpl", "rb");
+    if (!fp || !sf) return 1;
+    int err = 0;
+    codes_handle *s = codes_handle_new_from_file(NULL, sf, PRODUCT_GRIB, &err);
+    fclose(sf);
+    double v[19 * 36];
+    for (int i = 1; i <= 24 && s; i++) {
+        if (i == skip_hour) continue;
+        codes_handle *h = codes_handle_clone(s);
+        long date = i <= 6 ? 20161231 : 20170101, time = i <= 6 || i > 18 ? 1800 : 600;
+        long step = i <= 6 ? i + 6 : i <= 18 ? i - 6 : i - 18;
+        size_t len = 7; /* the sample is on 500 hPa */
+        err |= codes_set_string(h, "typeOfLevel", "surface", &len);
+        len = 2;
+        err |= codes_set_string(h, "shortName", "tp", &len);
+        len = 5;
+        err |= codes_set_string(h, "stepType", "accum", &len);
+        err |= codes_set_long(h, "dataDate", date);
+        err |= codes_set_long(h, "dataTime", time);
+        err |= codes_set_long(h, "startStep", step - 1);
+        err |= codes_set_long(h, "endStep", step);
+        err |= codes_set_long(h, "Ni", 36);
+        err |= codes_set_long(h, "Nj", 19);
+        err |= codes_set_double(h, "latitudeOfFirstGridPointInDegrees", 90);
+        err |= codes_set_double(h, "latitudeOfLastGridPointInDegrees", -90);
+        err |= codes_set_double(h, "longitudeOfFirstGridPointInDegrees", 0);
+        err |= codes_set_double(h, "longitudeOfLastGridPointInDegrees", 350);
+        err |= codes_set_double(h, "iDirectionIncrementInDegrees", 10);
+        err |= codes_set_double(h, "jDirectionIncrementInDegrees", 10);
+        for (int p = 0; p < 19 * 36; p++) v[p] = tp_value(i, p);
+        err |= codes_set_double_array(h, "values", v, 19 * 36);
+        const void *msg;
+        size_t n;
+        err |= codes_get_message(h, &msg, &n);
+        if (!err && fwrite(msg, 1, n, fp) != n) err = 1;
+        codes_handle_delete(h);
+    }
+    if (s) codes_handle_delete(s);
+    fclose(fp);
+    return err || !s;
+}
+
+static void tp_accumulate(void) {
+    char path[1200], body[2048];
+    snprintf(path, sizeof path, "%s/tp_hourly.grib", tmp);
+    if (!WX_CHECK(tp_write(path, 0) == 0, "write hourly tp")) return;
+    /* The file holds what we meant (eccodes' own decoding, validity and step range). */
+    FILE *fp = fopen(path, "rb");
+    codes_handle *h;
+    int err, msgs = 0;
+    long badv = 0;
+    double v[19 * 36];
+    while ((h = codes_handle_new_from_file(NULL, fp, PRODUCT_GRIB, &err)) != NULL) {
+        long vd, vt;
+        char sr[32];
+        size_t len = sizeof sr, n = 19 * 36;
+        codes_get_long(h, "validityDate", &vd);
+        codes_get_long(h, "validityTime", &vt);
+        codes_get_string(h, "stepRange", sr, &len);
+        char tol[32];
+        len = sizeof tol;
+        codes_get_string(h, "typeOfLevel", tol, &len);
+        badv += strcmp(tol, "surface") != 0;
+        codes_get_double_array(h, "values", v, &n);
+        int i = (vd == 20170102 ? 24 : (int)(vt / 100)); /* hour after 2017-01-01T00 */
+        msgs++;
+        for (int p = 0; p < 19 * 36; p++) badv += v[p] != tp_value(i, p);
+        if (msgs == 1) WX_CHECK(!strcmp(sr, "6-7") && vd == 20170101 && vt == 100, "first: %s", sr);
+        codes_handle_delete(h);
+    }
+    fclose(fp);
+    WX_CHECK(msgs == 24 && badv == 0, "24 hourly messages decode exactly (%ld differ)", badv);
+    snprintf(body, sizeof body,
+             "sources: [\"%s\"]\nvariables: [{name: tp6, param: tp, accumulate: 6h}]\n"
+             "dates: {start: \"2017-01-01T06:00\", end: \"2017-01-02T00:00\", step: \"6h\"}\n", path);
+    wx_archive *a;
+    if (!ingest("tp6", body, &a)) return;
+    const wx_archive_meta *m = wx_archive_meta_of(a);
+    WX_CHECK(m->count == 4 && m->chan[0].accum_s == 21600 && !strcmp(m->chan[0].units, "m"),
+             "tp6 channel: accumulation 21600 s, units m");
+    float *all = read_all(a);
+    long bad = 0;
+    for (int t = 0; t < 4; t++)
+        for (int p = 0; p < 19 * 36; p++) {
+            double want = 0; /* sums of n * 2^-12 below 2^12: exact in float */
+            for (int i = 6 * t + 1; i <= 6 * t + 6; i++) want += tp_value(i, p);
+            bad += all[t * 19 * 36 + p] != (float)want;
+        }
+    WX_CHECK(bad == 0, "tp6 = sum of the six hourly accumulations ending at t: %ld differ", bad);
+    free(all);
+    wx_archive_close(a);
+    /* Hour 15 absent: the 18 UTC sum names the missing hourly field. */
+    snprintf(path, sizeof path, "%s/tp_gap.grib", tmp);
+    WX_CHECK(tp_write(path, 15) == 0, "write gappy tp");
+    snprintf(body, sizeof body,
+             "sources: [\"%s\"]\nvariables: [{name: tp6, param: tp, accumulate: 6h}]\n"
+             "dates: {start: \"2017-01-01T06:00\", end: \"2017-01-02T00:00\", step: \"6h\"}\n", path);
+    char rp[1200], out[1200];
+    snprintf(rp, sizeof rp, "%s/gap.yaml", tmp);
+    snprintf(out, sizeof out, "%s/gap", tmp);
+    FILE *f = fopen(rp, "w");
+    fputs(body, f);
+    fclose(f);
+    wx_ingest_opts o = {0};
+    o.output = out;
+    WX_CHECK(wx_ingest_run(rp, &o) == WX_ERR_RUN && strstr(wx_error_message(), "tp6") &&
+                 strstr(wx_error_message(), "2017-01-01T15:00"),
+             "missing hour named: %s", wx_error_message());
+}
+
 int main(void) {
     WX_CHECK(mkdtemp(tmp) != NULL, "mkdtemp");
     members_vs_eccodes();
     diff_std_uk();
     layouts();
     coarsen();
+    tp_accumulate();
     char cmd[1200];
     snprintf(cmd, sizeof cmd, "rm -rf %s", tmp);
     WX_CHECK(system(cmd) == 0, "cleanup");
