@@ -1,0 +1,70 @@
+/* wxcast train: train a model from a training config (src/train/), one stage at a time. */
+#include <math.h>
+#include <stdio.h>
+
+#include "cli/wx_args.h"
+#include "cli/wx_cli.h"
+#include "train/train_config.h"
+#include "train/trainer.h"
+
+int wx_cmd_train(int argc, char **argv) {
+    static const wx_arg_option opts[] = {
+        {"stage", 1, "pretrain (one step) or finetune (two-step rollout); default: the config's "
+                     "`stage:`", "STAGE"},
+        {"resume", 1, "continue a run from its checkpoint (bit-identical on the CPU)", "CKPT"},
+        {"metrics", 1, "write one JSON object per step and per validation", "FILE"},
+        {"max-steps", 1, "stop after this many steps in total (checkpoint written; --resume "
+                         "continues)", "N"},
+        {"threads", 1, "compute threads (overrides the config's `threads`)", "N"},
+        {"print-config", 0, "print the effective config (defaults filled in) and exit", NULL},
+        {NULL, 0, NULL, NULL},
+    };
+    static const wx_arg_spec spec = {
+        "train", "CONFIG.yaml [--stage pretrain|finetune] [--resume CKPT] [--metrics FILE]",
+        "Trains the model of CONFIG.yaml on its archive: AdamW with warmup and cosine decay, "
+        "gradient\nclipping, validation (latitude-weighted RMSE per channel at the validation "
+        "leads) after every\nepoch, and <checkpoint_dir>/<stage>/{last,best}.ckpt. See "
+        "docs/training.md.",
+        opts, 1, 1};
+    wx_args a;
+    int rc = wx_args_parse(&spec, argc, argv, &a);
+    if (rc != WX_ARGS_CONTINUE) return rc;
+    wx_train_opts o = {wx_args_get(&a, "resume"), wx_args_get(&a, "metrics"), 0, 0};
+    int64_t threads;
+    wx_status s = wx_args_int(&a, "max-steps", 0, &o.max_steps);
+    if (s == WX_OK) s = wx_args_int(&a, "threads", 0, &threads);
+    if (s == WX_OK && (o.max_steps < 0 || threads < 0))
+        s = wx_error_set(WX_ERR_USAGE, "train: --max-steps and --threads must be >= 0");
+    if (s) return wx_cli_error(s);
+    o.threads = (int)threads;
+
+    wx_train_config c;
+    s = wx_train_config_load(a.positionals[0], wx_args_get(&a, "stage"), &c);
+    if (s) {
+        wx_train_config_free(&c);
+        return wx_cli_error(s);
+    }
+    if (wx_args_flag(&a, "print-config")) {
+        printf("# effective training config of %s, stage %s (defaults filled in)\n", c.path,
+               wx_train_stage_name(c.stage));
+        wx_train_config_print(stdout, &c);
+        wx_train_config_free(&c);
+        return 0;
+    }
+    wx_train_summary sum;
+    s = wx_train_run(&c, &o, &sum);
+    if (s == WX_OK) {
+        printf("%s: steps %lld..%lld of %lld", wx_train_stage_name(c.stage),
+               (long long)sum.first_step, (long long)sum.step, (long long)sum.total_steps);
+        if (!isnan(sum.last_loss)) printf(", last loss %.6g", sum.last_loss);
+        printf("\n");
+        if (isfinite(sum.best_loss))
+            printf("best valid loss %.6g at step %lld: %s\n", sum.best_loss, (long long)sum.best_step,
+                   sum.best_path);
+        printf("last checkpoint: %s\n", sum.last_path);
+    }
+    wx_train_config_free(&c);
+    if (s) return wx_cli_error(s);
+    if (fflush(stdout) != 0) return wx_cli_error(wx_error_set(WX_ERR_RUN, "train: cannot write output"));
+    return 0;
+}

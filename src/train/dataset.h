@@ -1,0 +1,74 @@
+/* Training samples from an archive (io/archive.h).
+ *
+ * A sample is an initial time t (a record index): input = record t, targets = records t + k·dt,
+ * k = 1..K (dt = model step / archive step). A sample belongs to a split when t and t + K·dt both
+ * lie in the split's years, so no target crosses into another split (NVlabs instead repeats the
+ * last sample of a year; we simply do not form samples across a split boundary).
+ *
+ * Fields are normalised per channel with the archive statistics, (x − mean) / std. The model grid
+ * is the archive grid, or the archive grid without its last row when the archive has one row more
+ * (ERA5's 721 rows → the 720 FourCastNet uses: the south pole is dropped).
+ *
+ * Order: each epoch is a permutation of the training samples drawn from a Philox stream (stream 1
+ * of the seed) that continues from epoch to epoch; the state at the start of an epoch plus the
+ * number of batches done in it is the whole data-order state, so a resumed run continues the exact
+ * same sequence. Batches are read with the archive's background prefetch: batch i+1 loads while
+ * batch i computes. The last partial batch of an epoch is dropped (NVlabs drop_last). */
+#ifndef WX_TRAIN_DATASET_H
+#define WX_TRAIN_DATASET_H
+
+#include <stdint.h>
+
+#include "core/wx_rng.h"
+#include "io/archive.h"
+#include "meteo/wx_grid.h"
+#include "train/train_config.h"
+
+typedef struct {
+    wx_archive *ar;
+    const wx_archive_meta *meta;
+    int nin, nout;
+    int *cin, *cout;        /* archive channel index of each model channel */
+    int64_t h, w;           /* model grid: archive rows [0, h) */
+    wx_grid grid;           /* the model grid */
+    double *wlat;           /* (h) cell-area weights, mean 1 */
+    int64_t dt;             /* archive records per model step */
+    double *mean, *std;     /* (nchan) archive statistics, std > 0 */
+    int64_t *train, *valid; /* sample initial times (record indices) */
+    int64_t ntrain, nvalid;
+    int64_t rollout;        /* K for training samples */
+    int64_t max_lead;       /* validation samples reach t + max_lead·dt */
+    /* the batch pipeline */
+    int64_t batch;
+    float *raw[2];          /* (batch·(K+1), nchan, nlat, nlon) double buffer */
+    int64_t *times;         /* (batch·(K+1)) */
+    int64_t pending;        /* batch index being prefetched, −1 none */
+    int64_t *perm;          /* (ntrain) this epoch's order */
+    wx_rng next_order;      /* data-order state after this epoch's permutation */
+} wx_dataset;
+
+/* Opens the archive and checks it against the config and the model's channels and grid (usage
+ * errors name the config key; an archive without statistics is a run error). */
+wx_status wx_dataset_open(wx_dataset *ds, const wx_train_config *c, int64_t model_in,
+                          int64_t model_out, int64_t model_h, int64_t model_w, int64_t batch,
+                          int64_t rollout);
+void wx_dataset_close(wx_dataset *ds);
+
+/* Draws the epoch's permutation from `order` (the state at the epoch's start; not modified). */
+void wx_dataset_epoch_begin(wx_dataset *ds, const wx_rng *order);
+int64_t wx_dataset_batches_per_epoch(const wx_dataset *ds);
+
+/* Starts reading batch i of the current epoch in the background. */
+wx_status wx_dataset_prefetch(wx_dataset *ds, int64_t i);
+/* Waits for batch i (prefetching it first if it was not) and writes the normalised
+ * x (B, Cin, H, W) and targets (K, B, Cout, H, W). */
+wx_status wx_dataset_batch(wx_dataset *ds, int64_t i, float *x, float *targets);
+/* Waits for an outstanding prefetch (before validation, a checkpoint exit or close). */
+void wx_dataset_drain(wx_dataset *ds);
+
+/* Reads validation samples valid[first .. first+n) at model steps leads[0..nl) (ascending):
+ * x (n, Cin, H, W) and targets (nl, n, Cout, H, W), normalised. Synchronous. */
+wx_status wx_dataset_read_valid(wx_dataset *ds, const int64_t *samples, int64_t n,
+                                const int64_t *leads, int nl, float *x, float *targets);
+
+#endif

@@ -1,0 +1,365 @@
+#include "train/train_config.h"
+
+#include <libgen.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/wx_fs.h"
+#include "meteo/wx_time.h"
+
+static const char *const stage_choices[] = {"pretrain", "finetune", NULL};
+static const char *const loss_choices[] = {"relative_l2", "lat_weighted_mse", NULL};
+
+static const wx_cfg_field root_fields[] = {
+    {"model", WX_CFG_ANY, 1, WX_CFG_NO_RANGE, NULL,
+     "model config file (relative to this file) or an inline model mapping", NULL},
+    {"data", WX_CFG_MAP, 1, WX_CFG_NO_RANGE, NULL, "training archive, channels and year splits", NULL},
+    {"seed", WX_CFG_INT, 0, 0, 9.0e15, "0", "seeds weights (stream 0) and data order (stream 1)", NULL},
+    {"threads", WX_CFG_INT, 0, 0, 4096, "0", "compute threads (0 = all cores)", NULL},
+    {"checkpoint_dir", WX_CFG_STR, 0, WX_CFG_NO_RANGE, "checkpoints",
+     "checkpoints go to <checkpoint_dir>/<stage>/{last,best}.ckpt", NULL},
+    {"log_every", WX_CFG_INT, 0, 1, 1e12, "1", "write a metrics line every N steps", NULL},
+    {"stage", WX_CFG_STR, 0, WX_CFG_NO_RANGE, "pretrain", "stage run when --stage is not given",
+     stage_choices},
+    {"validation", WX_CFG_MAP, 0, WX_CFG_NO_RANGE, NULL, "validation after every epoch", NULL},
+    {"pretrain", WX_CFG_MAP, 0, WX_CFG_NO_RANGE, NULL, "one-step training (NVlabs afno_backbone)",
+     NULL},
+    {"finetune", WX_CFG_MAP, 0, WX_CFG_NO_RANGE, NULL,
+     "two-step autoregressive fine-tune (NVlabs afno_backbone_finetune)", NULL},
+    WX_CFG_END};
+
+static const wx_cfg_field data_fields[] = {
+    {"archive", WX_CFG_STR, 1, WX_CFG_NO_RANGE, NULL, "training archive folder (wxcast ingest)", NULL},
+    {"channels_in", WX_CFG_LIST, 0, WX_CFG_NO_RANGE, "[]", "input channel names ([] = all)", NULL},
+    {"channels_out", WX_CFG_LIST, 0, WX_CFG_NO_RANGE, "[]",
+     "output channel names ([] = channels_in)", NULL},
+    {"time_step", WX_CFG_STR, 0, WX_CFG_NO_RANGE, "6h", "model time step (a multiple of the archive's)",
+     NULL},
+    {"train_years", WX_CFG_LIST, 1, WX_CFG_NO_RANGE, NULL, "[first, last] years for training", NULL},
+    {"valid_years", WX_CFG_LIST, 1, WX_CFG_NO_RANGE, NULL, "[first, last] years for validation", NULL},
+    {"test_years", WX_CFG_LIST, 0, WX_CFG_NO_RANGE, "[]", "[first, last] held-out years (not read)",
+     NULL},
+    {"read_threads", WX_CFG_INT, 0, 1, 256, "4", "archive reader threads", NULL},
+    WX_CFG_END};
+
+static const wx_cfg_field valid_fields[] = {
+    {"leads", WX_CFG_LIST, 0, WX_CFG_NO_RANGE, "[1, 4]", "lead times in model steps (1 = 6 h)", NULL},
+    {"max_samples", WX_CFG_INT, 0, 0, 1e12, "0", "initial times used (evenly spaced; 0 = all)", NULL},
+    {"batch_size", WX_CFG_INT, 0, 0, 1e6, "0", "0 = the training batch size", NULL},
+    WX_CFG_END};
+
+#define OPT_FIELDS(lr)                                                                            \
+    {"lr", WX_CFG_FLOAT, 0, 0, 10, lr, "peak learning rate", NULL},                              \
+    {"betas", WX_CFG_LIST, 0, WX_CFG_NO_RANGE, "[0.9, 0.999]", "AdamW betas", NULL},             \
+    {"weight_decay", WX_CFG_FLOAT, 0, 0, 10, "0", "AdamW decoupled weight decay (not on biases, " \
+     "norms, pos_embed)", NULL},                                                                  \
+    {"eps", WX_CFG_FLOAT, 0, 0, 1, "1e-8", "AdamW epsilon", NULL},                                \
+    {"warmup", WX_CFG_INT, 0, 0, 1e12, "0", "linear warmup steps", NULL},                         \
+    {"lr_min", WX_CFG_FLOAT, 0, 0, 10, "0", "cosine floor at the last step", NULL},               \
+    {"grad_clip", WX_CFG_FLOAT, 0, 0, 1e12, "0", "global gradient-norm clip (0 = off)", NULL},    \
+    WX_CFG_END
+
+static const wx_cfg_field opt_pre_fields[] = {OPT_FIELDS("5e-4")};
+static const wx_cfg_field opt_fine_fields[] = {OPT_FIELDS("1e-4")};
+
+static const wx_cfg_field loss_fields[] = {
+    {"type", WX_CFG_STR, 0, WX_CFG_NO_RANGE, "relative_l2",
+     "relative_l2 (NVlabs) or lat_weighted_mse", loss_choices},
+    {"channel_weights", WX_CFG_LIST, 0, WX_CFG_NO_RANGE, "[]",
+     "lat_weighted_mse only: one weight per output channel ([] = all 1)", NULL},
+    WX_CFG_END};
+
+#define STAGE_FIELDS(epochs, rollout)                                                             \
+    {"epochs", WX_CFG_INT, 0, 1, 1e9, epochs, "passes over the training years", NULL},            \
+    {"steps", WX_CFG_INT, 0, 0, 1e15, "0", "total optimizer steps (0 = epochs x batches)", NULL}, \
+    {"batch_size", WX_CFG_INT, 0, 1, 1e6, "64", "global batch", NULL},                           \
+    {"rollout_steps", WX_CFG_INT, 0, 1, 64, rollout, "autoregressive steps in the loss", NULL},  \
+    {"init_from", WX_CFG_STR, 0, WX_CFG_NO_RANGE, "\"\"",                                         \
+     "checkpoint whose weights start the stage (optimizer state not loaded)", NULL},              \
+    {"checkpoint_every", WX_CFG_INT, 0, 0, 1e15, "0", "also write last.ckpt every N steps", NULL}, \
+    {"optimizer", WX_CFG_MAP, 0, WX_CFG_NO_RANGE, NULL, "AdamW, warmup + cosine", NULL},          \
+    {"loss", WX_CFG_MAP, 0, WX_CFG_NO_RANGE, NULL, "training loss", NULL},                        \
+    WX_CFG_END
+
+static const wx_cfg_field pre_fields[] = {STAGE_FIELDS("150", "1")};
+static const wx_cfg_field fine_fields[] = {STAGE_FIELDS("50", "2")};
+
+const char *wx_train_stage_name(wx_train_stage s) { return s == WX_STAGE_FINETUNE ? "finetune" : "pretrain"; }
+
+static const char *file_of(const wx_yaml *n, const wx_train_config *c) {
+    return n && n->file ? n->file : c->path;
+}
+
+static void join(const char *dir, const char *p, char *out, size_t cap) {
+    if (p[0] == '/' || !dir[0]) snprintf(out, cap, "%s", p);
+    else snprintf(out, cap, "%.2000s/%.2000s", dir, p);
+}
+
+/* A list of strings (channel names). */
+static wx_status str_list(const wx_yaml *map, const char *key, const char *full, int *n, char ***out) {
+    const wx_yaml *l = wx_yaml_get(map, key);
+    *n = 0;
+    *out = NULL;
+    if (!l) return WX_OK;
+    *out = wx_calloc((size_t)l->count + 1, sizeof(char *));
+    for (int i = 0; i < l->count; i++) {
+        const char *s;
+        char item[128];
+        snprintf(item, sizeof item, "%s[%d]", full, i);
+        WX_TRY(wx_yaml_as_string(l->items[i], item, &s));
+        for (int j = 0; j < i; j++)
+            if (!strcmp((*out)[j], s))
+                return wx_error_set(WX_ERR_USAGE, "%s: line %d: key '%s': channel '%s' is listed twice",
+                                    l->file, l->items[i]->line, full, s);
+        (*out)[i] = wx_strdup(s);
+        (*n)++;
+    }
+    return WX_OK;
+}
+
+/* [first, last] years; an absent optional key leaves {0, -1}. */
+static wx_status years(const wx_yaml *map, const char *key, const char *full, int64_t y[2]) {
+    const wx_yaml *l = wx_yaml_get(map, key);
+    y[0] = 0, y[1] = -1;
+    if (!l || l->count == 0) return WX_OK;
+    if (l->count != 2)
+        return wx_error_set(WX_ERR_USAGE, "%s: line %d: key '%s': expected [first, last] years, got "
+                            "%d items", l->file, l->line, full, l->count);
+    for (int i = 0; i < 2; i++) {
+        char item[128];
+        snprintf(item, sizeof item, "%s[%d]", full, i);
+        WX_TRY(wx_yaml_as_int(l->items[i], item, &y[i]));
+    }
+    if (y[0] > y[1] || y[0] < 1 || y[1] > 9999)
+        return wx_error_set(WX_ERR_USAGE, "%s: line %d: key '%s': [%lld, %lld] is not a year range "
+                            "(first <= last, 1..9999)", l->file, l->line, full, (long long)y[0],
+                            (long long)y[1]);
+    return WX_OK;
+}
+
+static int overlap(const int64_t a[2], const int64_t b[2]) {
+    return a[0] <= a[1] && b[0] <= b[1] && a[0] <= b[1] && b[0] <= a[1];
+}
+
+static wx_status parse_data(wx_train_config *c, const wx_yaml *d) {
+    const wx_cfg_field *f = data_fields;
+    WX_TRY(wx_cfg_validate(d, "data", f));
+    const char *s;
+    WX_TRY(wx_cfg_str(d, f, "archive", &s));
+    join(c->dir, s, c->archive, sizeof c->archive);
+    WX_TRY(str_list(d, "channels_in", "data.channels_in", &c->nin, &c->chan_in));
+    WX_TRY(str_list(d, "channels_out", "data.channels_out", &c->nout, &c->chan_out));
+    WX_TRY(wx_cfg_str(d, f, "time_step", &s));
+    WX_TRY(wx_time_parse_duration(s, "data.time_step", &c->time_step_s));
+    WX_TRY(years(d, "train_years", "data.train_years", c->train_years));
+    WX_TRY(years(d, "valid_years", "data.valid_years", c->valid_years));
+    WX_TRY(years(d, "test_years", "data.test_years", c->test_years));
+    if (overlap(c->train_years, c->valid_years) || overlap(c->train_years, c->test_years) ||
+        overlap(c->valid_years, c->test_years))
+        return wx_error_set(WX_ERR_USAGE, "%s: line %d: key 'data': train_years, valid_years and "
+                            "test_years overlap; the splits must be disjoint", d->file, d->line);
+    int64_t rt;
+    WX_TRY(wx_cfg_int(d, f, "read_threads", &rt));
+    c->read_threads = (int)rt;
+    return WX_OK;
+}
+
+static wx_status parse_validation(wx_train_config *c, const wx_yaml *v) {
+    const wx_cfg_field *f = valid_fields;
+    WX_TRY(wx_cfg_validate(v, "validation", f));
+    const wx_yaml *l = v && v->kind == WX_YAML_MAP ? wx_yaml_get(v, "leads") : NULL;
+    if (l) {
+        if (l->count < 1 || l->count > WX_TRAIN_MAX_LEADS)
+            return wx_error_set(WX_ERR_USAGE, "%s: line %d: key 'validation.leads': expected 1 to %d "
+                                "lead steps, got %d", l->file, l->line, WX_TRAIN_MAX_LEADS, l->count);
+        c->nleads = l->count;
+        for (int i = 0; i < l->count; i++) {
+            char item[64];
+            snprintf(item, sizeof item, "validation.leads[%d]", i);
+            WX_TRY(wx_yaml_as_int(l->items[i], item, &c->leads[i]));
+            if (c->leads[i] < 1 || c->leads[i] > 10000 || (i && c->leads[i] <= c->leads[i - 1]))
+                return wx_error_set(WX_ERR_USAGE, "%s: line %d: key '%s': %lld: leads are model steps "
+                                    ">= 1 in increasing order", l->file, l->items[i]->line, item,
+                                    (long long)c->leads[i]);
+        }
+    } else {
+        c->nleads = 2, c->leads[0] = 1, c->leads[1] = 4;
+    }
+    WX_TRY(wx_cfg_int(v, f, "max_samples", &c->valid_max_samples));
+    WX_TRY(wx_cfg_int(v, f, "batch_size", &c->valid_batch));
+    return WX_OK;
+}
+
+static wx_status parse_stage(wx_train_config *c, const wx_yaml *st) {
+    const char *name = wx_train_stage_name(c->stage);
+    int fine = c->stage == WX_STAGE_FINETUNE;
+    const wx_cfg_field *f = fine ? fine_fields : pre_fields;
+    const wx_cfg_field *of = fine ? opt_fine_fields : opt_pre_fields;
+    char path[64];
+    WX_TRY(wx_cfg_validate(st, name, f));
+    WX_TRY(wx_cfg_int(st, f, "epochs", &c->epochs));
+    WX_TRY(wx_cfg_int(st, f, "steps", &c->steps));
+    WX_TRY(wx_cfg_int(st, f, "batch_size", &c->batch_size));
+    WX_TRY(wx_cfg_int(st, f, "rollout_steps", &c->rollout_steps));
+    WX_TRY(wx_cfg_int(st, f, "checkpoint_every", &c->checkpoint_every));
+    const char *s;
+    WX_TRY(wx_cfg_str(st, f, "init_from", &s));
+    if (!strcmp(s, "\"\"")) s = ""; /* the schema default as YAML text */
+    if (s[0]) join(c->dir, s, c->init_from, sizeof c->init_from);
+    const wx_yaml *stm = st && st->kind == WX_YAML_MAP ? st : NULL;
+
+    const wx_yaml *o = stm ? wx_yaml_get(stm, "optimizer") : NULL;
+    snprintf(path, sizeof path, "%s.optimizer", name);
+    WX_TRY(wx_cfg_validate(o, path, of));
+    wx_optim_config *op = &c->opt;
+    WX_TRY(wx_cfg_double(o, of, "lr", &op->lr));
+    WX_TRY(wx_cfg_double(o, of, "weight_decay", &op->weight_decay));
+    WX_TRY(wx_cfg_double(o, of, "eps", &op->eps));
+    WX_TRY(wx_cfg_int(o, of, "warmup", &op->warmup));
+    WX_TRY(wx_cfg_double(o, of, "lr_min", &op->lr_min));
+    WX_TRY(wx_cfg_double(o, of, "grad_clip", &op->grad_clip));
+    op->beta1 = 0.9, op->beta2 = 0.999;
+    const wx_yaml *b = o && o->kind == WX_YAML_MAP ? wx_yaml_get(o, "betas") : NULL;
+    if (b) {
+        if (b->count != 2)
+            return wx_error_set(WX_ERR_USAGE, "%s: line %d: key '%s.betas': expected [beta1, beta2], "
+                                "got %d items", b->file, b->line, path, b->count);
+        double bb[2];
+        for (int i = 0; i < 2; i++) {
+            char item[96];
+            snprintf(item, sizeof item, "%s.betas[%d]", path, i);
+            WX_TRY(wx_yaml_as_double(b->items[i], item, &bb[i]));
+            if (!(bb[i] >= 0 && bb[i] < 1))
+                return wx_error_set(WX_ERR_USAGE, "%s: line %d: key '%s': %g is out of range [0, 1)",
+                                    b->file, b->items[i]->line, item, bb[i]);
+        }
+        op->beta1 = bb[0], op->beta2 = bb[1];
+    }
+    if (op->lr_min > op->lr)
+        return wx_error_set(WX_ERR_USAGE, "%s: line %d: key '%s.lr_min': %g is above lr %g",
+                            file_of(o, c), o ? wx_yaml_key_line(o, "lr_min") : 0, path, op->lr_min, op->lr);
+
+    const wx_yaml *l = stm ? wx_yaml_get(stm, "loss") : NULL;
+    snprintf(path, sizeof path, "%s.loss", name);
+    WX_TRY(wx_cfg_validate(l, path, loss_fields));
+    WX_TRY(wx_cfg_str(l, loss_fields, "type", &s));
+    c->loss = !strcmp(s, "lat_weighted_mse") ? WX_LOSS_LATW_MSE : WX_LOSS_REL_L2;
+    const wx_yaml *w = l && l->kind == WX_YAML_MAP ? wx_yaml_get(l, "channel_weights") : NULL;
+    if (w && w->count) {
+        if (c->loss != WX_LOSS_LATW_MSE)
+            return wx_error_set(WX_ERR_USAGE, "%s: line %d: key '%s.channel_weights': only "
+                                "lat_weighted_mse takes channel weights (type is relative_l2)",
+                                w->file, w->line, path);
+        c->nweights = w->count;
+        c->channel_weights = wx_calloc((size_t)w->count, sizeof(double));
+        for (int i = 0; i < w->count; i++) {
+            char item[96];
+            snprintf(item, sizeof item, "%s.channel_weights[%d]", path, i);
+            WX_TRY(wx_yaml_as_double(w->items[i], item, &c->channel_weights[i]));
+            if (!(c->channel_weights[i] >= 0))
+                return wx_error_set(WX_ERR_USAGE, "%s: line %d: key '%s': %g: weights must be >= 0",
+                                    w->file, w->items[i]->line, item, c->channel_weights[i]);
+        }
+    }
+    return WX_OK;
+}
+
+static wx_status parse(wx_train_config *c, const char *stage) {
+    const wx_yaml *r = c->root;
+    WX_TRY(wx_cfg_validate(r, "", root_fields));
+    const wx_yaml *m = wx_yaml_get(r, "model");
+    if (m->kind == WX_YAML_SCALAR) {
+        const char *s;
+        WX_TRY(wx_yaml_as_string(m, "model", &s));
+        join(c->dir, s, c->model_path, sizeof c->model_path);
+        wx_status st = wx_yaml_load_file(c->model_path, &c->model_root);
+        if (st != WX_OK)
+            return wx_error_wrap(WX_ERR_USAGE, "%s: line %d: key 'model': ", r->file, m->line);
+        c->model = c->model_root;
+    } else if (m->kind == WX_YAML_MAP) {
+        c->model = m;
+    } else {
+        return wx_error_set(WX_ERR_USAGE, "%s: line %d: key 'model': expected a model config path or "
+                            "a mapping, got a list", r->file, m->line);
+    }
+    WX_TRY(parse_data(c, wx_yaml_get(r, "data")));
+    const wx_cfg_field *f = root_fields;
+    int64_t v;
+    WX_TRY(wx_cfg_int(r, f, "seed", &v));
+    c->seed = (uint64_t)v;
+    WX_TRY(wx_cfg_int(r, f, "threads", &v));
+    c->threads = (int)v;
+    WX_TRY(wx_cfg_int(r, f, "log_every", &c->log_every));
+    const char *s;
+    if (!stage) WX_TRY(wx_cfg_str(r, f, "stage", &stage));
+    if (!strcmp(stage, "pretrain")) c->stage = WX_STAGE_PRETRAIN;
+    else if (!strcmp(stage, "finetune")) c->stage = WX_STAGE_FINETUNE;
+    else
+        return wx_error_set(WX_ERR_USAGE, "--stage '%s': expected pretrain or finetune (precip is not "
+                            "implemented yet)", stage);
+    WX_TRY(wx_cfg_str(r, f, "checkpoint_dir", &s));
+    char base[WX_TRAIN_PATH_MAX];
+    join(c->dir, s, base, sizeof base);
+    snprintf(c->checkpoint_dir, sizeof c->checkpoint_dir, "%.4000s/%s", base,
+             wx_train_stage_name(c->stage));
+    WX_TRY(parse_validation(c, wx_yaml_get(r, "validation")));
+    WX_TRY(parse_stage(c, wx_yaml_get(r, wx_train_stage_name(c->stage))));
+    return WX_OK;
+}
+
+wx_status wx_train_config_load(const char *path, const char *stage, wx_train_config *c) {
+    memset(c, 0, sizeof *c);
+    snprintf(c->path, sizeof c->path, "%s", path);
+    char *tmp = wx_strdup(path);
+    snprintf(c->dir, sizeof c->dir, "%s", dirname(tmp));
+    free(tmp);
+    if (!strcmp(c->dir, ".")) c->dir[0] = 0;
+    size_t len;
+    if (wx_read_file(path, &c->text, &len) != WX_OK) return wx_error_wrap(WX_ERR_USAGE, "config: ");
+    WX_TRY(wx_yaml_load_string(c->text, path, &c->root));
+    return parse(c, stage);
+}
+
+void wx_train_config_free(wx_train_config *c) {
+    for (int i = 0; i < c->nin; i++) free(c->chan_in[i]);
+    for (int i = 0; i < c->nout; i++) free(c->chan_out[i]);
+    free(c->chan_in);
+    free(c->chan_out);
+    free(c->channel_weights);
+    free(c->text);
+    wx_yaml_free(c->model_root);
+    wx_yaml_free(c->root);
+    memset(c, 0, sizeof *c);
+}
+
+void wx_train_config_print(FILE *out, const wx_train_config *c) {
+    const wx_yaml *r = c->root;
+    int fine = c->stage == WX_STAGE_FINETUNE;
+    const char *name = wx_train_stage_name(c->stage);
+    for (const wx_cfg_field *f = root_fields; f->key; f++) {
+        const wx_yaml *n = wx_yaml_get(r, f->key);
+        if (!strcmp(f->key, "data") || !strcmp(f->key, "validation") ||
+            !strcmp(f->key, "pretrain") || !strcmp(f->key, "finetune")) {
+            if (strcmp(f->key, "data") && strcmp(f->key, "validation") && strcmp(f->key, name)) continue;
+            fprintf(out, "# %s\n%s:\n", f->help, f->key);
+            if (!strcmp(f->key, "data")) wx_cfg_print(out, n, data_fields, 2);
+            else if (!strcmp(f->key, "validation")) wx_cfg_print(out, n, valid_fields, 2);
+            else {
+                const wx_cfg_field *sf = fine ? fine_fields : pre_fields;
+                for (const wx_cfg_field *g = sf; g->key; g++) {
+                    if (!strcmp(g->key, "optimizer") || !strcmp(g->key, "loss")) continue;
+                    wx_cfg_field one[2] = {*g, WX_CFG_END};
+                    wx_cfg_print(out, n, one, 2);
+                }
+                fprintf(out, "  # AdamW, warmup + cosine\n  optimizer:\n");
+                wx_cfg_print(out, n ? wx_yaml_get(n, "optimizer") : NULL,
+                             fine ? opt_fine_fields : opt_pre_fields, 4);
+                fprintf(out, "  # training loss\n  loss:\n");
+                wx_cfg_print(out, n ? wx_yaml_get(n, "loss") : NULL, loss_fields, 4);
+            }
+            continue;
+        }
+        wx_cfg_field one[2] = {*f, WX_CFG_END};
+        wx_cfg_print(out, r, one, 0);
+    }
+}

@@ -1,0 +1,340 @@
+#include "train/trainer.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cblas.h>
+
+#include "backend/wx_backend.h"
+#include "core/wx_fs.h"
+#include "core/wx_log.h"
+#include "core/wx_metrics.h"
+#include "core/wx_progress.h"
+#include "core/wx_timer.h"
+#include "ops/wx_ops.h"
+#include "train/checkpoint.h"
+#include "train/dataset.h"
+#include "train/train_model.h"
+#include "train/validate.h"
+
+/* A run of consecutive tensors with one weight-decay setting: one AdamW call each. */
+typedef struct {
+    int64_t offset, len;
+    double wd;
+} decay_group;
+
+typedef struct {
+    const wx_train_config *c;
+    const wx_train_opts *o;
+    wx_ctx *ctx;
+    const wx_backend *be;
+    wx_train_model *m;
+    wx_dataset ds;
+    wx_train_loss loss;
+    float *adam_m, *adam_v;
+    decay_group *groups;
+    int ngroups;
+    wx_ckpt_state st;
+    int64_t bpe, total, batch, valid_batch;
+    float *x, *tg;
+    char *model_text, *data_text;
+    wx_metrics *metrics;
+    char last_path[WX_TRAIN_PATH_MAX + 32], best_path[WX_TRAIN_PATH_MAX + 32];
+} trainer;
+
+static void make_groups(trainer *t, double wd) {
+    const wx_params *p = t->m->params;
+    t->groups = wx_calloc((size_t)p->count + 1, sizeof *t->groups);
+    for (int i = 0; i < p->count; i++) {
+        const wx_param_info *pi = &p->t[i];
+        double w = pi->flags & (WX_PARAM_NO_DECAY | WX_PARAM_UNUSED) ? 0.0 : wd;
+        decay_group *g = t->ngroups ? &t->groups[t->ngroups - 1] : NULL;
+        if (g && g->wd == w && g->offset + g->len <= pi->offset) {
+            g->len = pi->offset + pi->size - g->offset; /* padding between is zero and stays zero */
+        } else {
+            t->groups[t->ngroups++] = (decay_group){pi->offset, pi->size, w};
+        }
+    }
+}
+
+static char *data_yaml(const trainer *t) {
+    char *s = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&s, &len);
+    WX_ASSERT(f != NULL);
+    const wx_dataset *ds = &t->ds;
+    const wx_archive_meta *am = ds->meta;
+    for (int k = 0; k < 2; k++) {
+        int n = k ? ds->nout : ds->nin;
+        const int *ch = k ? ds->cout : ds->cin;
+        fprintf(f, "%s:\n", k ? "channels_out" : "channels_in");
+        for (int i = 0; i < n; i++)
+            fprintf(f, "  - {name: \"%s\", units: \"%s\", mean: %.17g, std: %.17g}\n",
+                    am->chan[ch[i]].name, am->chan[ch[i]].units, ds->mean[ch[i]], ds->std[ch[i]]);
+    }
+    fprintf(f, "time_step_s: %lld\n", (long long)t->c->time_step_s);
+    fprintf(f, "grid: {nlat: %d, nlon: %d, lat0: %.17g, dlat: %.17g, lon0: %.17g, dlon: %.17g}\n",
+            ds->grid.nlat, ds->grid.nlon, ds->grid.lat0, ds->grid.dlat, ds->grid.lon0, ds->grid.dlon);
+    fprintf(f, "archive: \"%s\"\n", t->c->archive);
+    fclose(f);
+    return s;
+}
+
+static wx_status save(trainer *t, const char *path) {
+    wx_ckpt_out out = {t->c->text, t->model_text, t->data_text, &t->st, t->m->params, t->adam_m,
+                       t->adam_v};
+    return wx_checkpoint_write(path, &out);
+}
+
+static wx_status setup(trainer *t) {
+    const wx_train_config *c = t->c;
+    int threads = t->o->threads > 0 ? t->o->threads : c->threads;
+    t->ctx = wx_ctx_create(threads);
+    openblas_set_num_threads(t->ctx->threads); /* GEMM results depend on the split: fix it */
+    t->be = wx_backend_cpu();
+    t->batch = c->batch_size;
+    t->valid_batch = c->valid_batch > 0 ? c->valid_batch : c->batch_size;
+    int64_t maxb = t->batch > t->valid_batch ? t->batch : t->valid_batch;
+    WX_TRY(wx_train_model_create(c->model, c->model_path[0] ? "" : "model", t->ctx, t->be, c->seed,
+                                 maxb, c->rollout_steps, &t->m));
+    wx_train_model *m = t->m;
+    WX_TRY(wx_dataset_open(&t->ds, c, m->in_channels, m->out_channels, m->h, m->w, t->batch,
+                           c->rollout_steps));
+    if (c->nweights && c->nweights != m->out_channels)
+        return wx_error_set(WX_ERR_USAGE, "%s: key '%s.loss.channel_weights': %d weights for %lld "
+                            "output channels", c->path, wx_train_stage_name(c->stage), c->nweights,
+                            (long long)m->out_channels);
+    wx_train_loss_init(&t->loss, c->loss, t->ctx, t->be, m->out_channels, m->h, m->w, t->ds.wlat,
+                       c->nweights ? c->channel_weights : NULL);
+    t->adam_m = wx_calloc((size_t)m->params->len, sizeof(float));
+    t->adam_v = wx_calloc((size_t)m->params->len, sizeof(float));
+    make_groups(t, c->opt.weight_decay);
+    int64_t hw = m->h * m->w;
+    t->x = wx_malloc(sizeof(float) * (size_t)(t->batch * m->in_channels * hw));
+    t->tg = wx_malloc(sizeof(float) * (size_t)(c->rollout_steps * t->batch * m->out_channels * hw));
+    size_t len = 0;
+    FILE *f = open_memstream(&t->model_text, &len);
+    WX_ASSERT(f != NULL);
+    m->ops->print_config(m, f);
+    fclose(f);
+    t->data_text = data_yaml(t);
+    t->bpe = wx_dataset_batches_per_epoch(&t->ds);
+    t->total = c->steps > 0 ? c->steps : c->epochs * t->bpe;
+
+    snprintf(t->st.stage, sizeof t->st.stage, "%s", wx_train_stage_name(c->stage));
+    t->st.total_steps = t->total;
+    t->st.best_loss = INFINITY;
+    t->st.best_step = -1;
+    wx_rng_init(&t->st.order, c->seed, 1);
+    wx_rng_init(&t->st.noise, c->seed, 2);
+    WX_TRY(wx_mkdir_p(c->checkpoint_dir));
+    snprintf(t->last_path, sizeof t->last_path, "%s/last.ckpt", c->checkpoint_dir);
+    snprintf(t->best_path, sizeof t->best_path, "%s/best.ckpt", c->checkpoint_dir);
+
+    const char *from = t->o->resume ? t->o->resume : c->init_from[0] ? c->init_from : NULL;
+    if (from) {
+        wx_checkpoint ck;
+        wx_status s = wx_checkpoint_read(from, &ck);
+        if (s == WX_OK) s = wx_checkpoint_load(&ck, WX_CKPT_PARAM, m->params, NULL);
+        if (s == WX_OK && t->o->resume) {
+            if (!ck.has_state || strcmp(ck.st.stage, t->st.stage))
+                s = wx_error_set(WX_ERR_USAGE, "--resume %s: the checkpoint is from stage '%s', this "
+                                 "run is stage '%s' (use the stage's init_from to start a new stage "
+                                 "from it)", from, ck.has_state ? ck.st.stage : "?", t->st.stage);
+            if (s == WX_OK) s = wx_checkpoint_load(&ck, WX_CKPT_ADAM_M, m->params, t->adam_m);
+            if (s == WX_OK) s = wx_checkpoint_load(&ck, WX_CKPT_ADAM_V, m->params, t->adam_v);
+            if (s == WX_OK) {
+                t->st = ck.st;
+                t->st.total_steps = t->total;
+                if (!ck.config_text || strcmp(ck.config_text, c->text))
+                    wx_log_warn("%s: the config differs from the one this checkpoint was trained "
+                                "with; the run continues with the new one (not bit-identical)", from);
+                if (ck.st.epoch_pos > t->bpe)
+                    s = wx_error_set(WX_ERR_RUN, "%s: %lld batches done in the epoch, but an epoch "
+                                     "now has %lld", from, (long long)ck.st.epoch_pos,
+                                     (long long)t->bpe);
+            }
+        }
+        if (s == WX_OK)
+            wx_log_info("%s %s (step %lld)", t->o->resume ? "resuming from" : "weights from", from,
+                        (long long)(ck.has_state ? ck.st.step : 0));
+        wx_checkpoint_free(&ck);
+        WX_TRY(s);
+    }
+    if (t->o->metrics)
+        WX_TRY(t->o->resume ? wx_metrics_open_append(&t->metrics, t->o->metrics)
+                            : wx_metrics_open(&t->metrics, t->o->metrics));
+    return WX_OK;
+}
+
+static void teardown(trainer *t) {
+    wx_dataset_close(&t->ds);
+    wx_train_loss_free(&t->loss);
+    wx_train_model_destroy(t->m);
+    wx_ctx_destroy(t->ctx);
+    free(t->adam_m);
+    free(t->adam_v);
+    free(t->groups);
+    free(t->x);
+    free(t->tg);
+    free(t->model_text);
+    free(t->data_text);
+}
+
+/* One optimizer step on the batch in t->x / t->tg; returns the loss and the gradient norm. */
+static wx_status train_step(trainer *t, double *loss, double *gnorm, double *lr) {
+    const wx_optim_config *op = &t->c->opt;
+    wx_params *p = t->m->params;
+    wx_params_zero_grad(p);
+    WX_TRY(t->m->ops->loss_backward(t->m, &t->loss, t->x, t->tg, t->c->rollout_steps, t->batch, loss));
+    if (!isfinite(*loss))
+        return wx_error_set(WX_ERR_RUN, "step %lld: the training loss is %g (diverged; lower the "
+                            "learning rate or set grad_clip)", (long long)t->st.step + 1, *loss);
+    double sumsq = 0;
+    WX_TRY(t->be->grad_norm_forward(t->ctx, &sumsq, p->grad, p->len));
+    *gnorm = sqrt(sumsq);
+    /* torch.nn.utils.clip_grad_norm_: scale by max_norm / (norm + 1e-6) when that is below 1. */
+    if (op->grad_clip > 0) {
+        double coef = op->grad_clip / (*gnorm + 1e-6);
+        if (coef < 1.0) WX_TRY(t->be->scale_forward(t->ctx, p->grad, p->len, coef));
+    }
+    *lr = wx_lr_warmup_cosine(t->st.step, op->warmup, t->total, op->lr, op->lr_min);
+    for (int g = 0; g < t->ngroups; g++) {
+        const decay_group *gr = &t->groups[g];
+        WX_TRY(t->be->adamw_forward(t->ctx, p->data + gr->offset, t->adam_m + gr->offset,
+                                    t->adam_v + gr->offset, p->grad + gr->offset, gr->len, *lr,
+                                    op->beta1, op->beta2, op->eps, gr->wd, t->st.step + 1));
+    }
+    t->st.step++;
+    return WX_OK;
+}
+
+static wx_status validate_and_save(trainer *t) {
+    wx_dataset *ds = &t->ds;
+    wx_valid_result r;
+    double t0 = wx_time_now();
+    WX_TRY(wx_validate(t->m, ds, &t->loss, t->c->leads, t->c->nleads, t->c->valid_max_samples,
+                       t->valid_batch, &r));
+    int best = r.loss < t->st.best_loss;
+    if (best) t->st.best_loss = r.loss, t->st.best_step = t->st.step;
+    char line[1024];
+    int used = snprintf(line, sizeof line, "step %lld: valid loss %.6g%s (%lld samples, %.1f s)",
+                        (long long)t->st.step, r.loss, best ? " (best)" : "", (long long)r.samples,
+                        wx_time_now() - t0);
+    for (int l = 0; l < r.nleads && used < (int)sizeof line - 64; l++)
+        for (int c = 0; c < r.nch && c < 4 && used < (int)sizeof line - 64; c++)
+            used += snprintf(line + used, sizeof line - (size_t)used, "%s %s@%lldh %.4g",
+                             l || c ? "," : "; rmse", ds->meta->chan[ds->cout[c]].name,
+                             (long long)(r.leads[l] * t->c->time_step_s / 3600), r.rmse[l * r.nch + c]);
+    wx_log_info("%s", line);
+    wx_status s = WX_OK;
+    if (t->metrics) {
+        int n = 5 + r.nleads * r.nch;
+        wx_metric_kv *kv = wx_calloc((size_t)n, sizeof *kv);
+        char (*keys)[128] = wx_calloc((size_t)n, 128);
+        kv[0] = WX_M_STR("phase", "valid");
+        kv[1] = WX_M_INT("step", t->st.step);
+        kv[2] = WX_M_INT("epoch", t->st.epoch);
+        kv[3] = WX_M_NUM("loss", r.loss);
+        kv[4] = WX_M_INT("samples", r.samples);
+        for (int l = 0; l < r.nleads; l++)
+            for (int c = 0; c < r.nch; c++) {
+                int i = 5 + l * r.nch + c;
+                snprintf(keys[i], 128, "rmse.%s.%lldh", ds->meta->chan[ds->cout[c]].name,
+                         (long long)(r.leads[l] * t->c->time_step_s / 3600));
+                kv[i] = WX_M_NUM(keys[i], r.rmse[l * r.nch + c]);
+            }
+        s = wx_metrics_write(t->metrics, kv, n);
+        free(kv);
+        free(keys);
+    }
+    wx_valid_result_free(&r);
+    WX_TRY(s);
+    if (best) WX_TRY(save(t, t->best_path));
+    return WX_OK;
+}
+
+static wx_status loop(trainer *t, wx_train_summary *sum) {
+    const wx_train_config *c = t->c;
+    wx_dataset *ds = &t->ds;
+    int64_t stop = t->o->max_steps > 0 && t->o->max_steps < t->total ? t->o->max_steps : t->total;
+    int64_t epochs = (t->total + t->bpe - 1) / t->bpe;
+    sum->first_step = t->st.step;
+    sum->last_loss = NAN;
+    while (t->st.step < stop) {
+        wx_dataset_epoch_begin(ds, &t->st.order);
+        wx_progress pr;
+        char label[32];
+        snprintf(label, sizeof label, "epoch %lld/%lld", (long long)t->st.epoch + 1, (long long)epochs);
+        wx_progress_start(&pr, label, t->bpe, "batches");
+        if (t->st.epoch_pos < t->bpe) WX_TRY(wx_dataset_prefetch(ds, t->st.epoch_pos));
+        double t0 = wx_time_now();
+        int64_t done0 = t->st.step;
+        while (t->st.epoch_pos < t->bpe && t->st.step < stop) {
+            WX_TRY(wx_dataset_batch(ds, t->st.epoch_pos, t->x, t->tg));
+            if (t->st.epoch_pos + 1 < t->bpe && t->st.step + 1 < stop)
+                WX_TRY(wx_dataset_prefetch(ds, t->st.epoch_pos + 1));
+            double loss = 0, gnorm = 0, lr = 0;
+            WX_TRY(train_step(t, &loss, &gnorm, &lr));
+            t->st.epoch_pos++;
+            sum->last_loss = loss;
+            double dt = wx_time_now() - t0;
+            double sps = dt > 0 ? (double)((t->st.step - done0) * t->batch) / dt : 0;
+            if (t->metrics && (t->st.step % c->log_every == 0 || t->st.step == t->total))
+                WX_TRY(wx_metrics_log(t->metrics, WX_M_STR("phase", "train"),
+                                      WX_M_INT("step", t->st.step), WX_M_INT("epoch", t->st.epoch),
+                                      WX_M_NUM("loss", loss), WX_M_NUM("lr", lr),
+                                      WX_M_NUM("grad_norm", gnorm), WX_M_NUM("samples_per_s", sps)));
+            wx_progress_update(&pr, t->st.epoch_pos, "step %lld/%lld  loss %.4g  %.1f samples/s",
+                               (long long)t->st.step, (long long)t->total, loss, sps);
+            if (c->checkpoint_every && t->st.step % c->checkpoint_every == 0 &&
+                t->st.epoch_pos < t->bpe && t->st.step < t->total) {
+                wx_dataset_drain(ds); /* the prefetch of the next batch restarts below */
+                WX_TRY(save(t, t->last_path));
+                if (t->st.epoch_pos < t->bpe && t->st.step < stop)
+                    WX_TRY(wx_dataset_prefetch(ds, t->st.epoch_pos));
+            }
+        }
+        wx_progress_finish(&pr);
+        wx_dataset_drain(ds);
+        int epoch_end = t->st.epoch_pos == t->bpe;
+        if (epoch_end || t->st.step == t->total) {
+            if (epoch_end) {
+                /* The checkpoint then starts the next epoch: its order state follows this one's. */
+                t->st.epoch++;
+                t->st.epoch_pos = 0;
+                t->st.order = ds->next_order;
+            }
+            WX_TRY(validate_and_save(t));
+        }
+        WX_TRY(save(t, t->last_path));
+    }
+    sum->step = t->st.step;
+    sum->total_steps = t->total;
+    sum->best_loss = t->st.best_loss;
+    sum->best_step = t->st.best_step;
+    snprintf(sum->last_path, sizeof sum->last_path, "%s", t->last_path);
+    snprintf(sum->best_path, sizeof sum->best_path, "%s", t->best_path);
+    return WX_OK;
+}
+
+wx_status wx_train_run(const wx_train_config *c, const wx_train_opts *o, wx_train_summary *sum) {
+    trainer t;
+    memset(&t, 0, sizeof t);
+    memset(sum, 0, sizeof *sum);
+    t.c = c, t.o = o;
+    wx_status s = setup(&t);
+    if (s == WX_OK) {
+        wx_log_info("training %s: %lld parameters, %lld training and %lld validation samples, "
+                    "%lld batches of %lld per epoch, %lld steps (%lld done)",
+                    wx_train_stage_name(c->stage), (long long)wx_params_total(t.m->params),
+                    (long long)t.ds.ntrain, (long long)t.ds.nvalid, (long long)t.bpe,
+                    (long long)t.batch, (long long)t.total, (long long)t.st.step);
+        s = loop(&t, sum);
+    }
+    wx_status ms = wx_metrics_close(t.metrics);
+    if (s == WX_OK) s = ms;
+    teardown(&t);
+    return s;
+}

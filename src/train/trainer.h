@@ -1,0 +1,35 @@
+/* The training loop: data (dataset.h) → model loss and gradient (train_model.h) → global-norm
+ * clipping → AdamW with warmup + cosine per step → metrics, progress, validation each epoch
+ * (validate.h) and checkpoints (checkpoint.h) as <checkpoint_dir>/<stage>/{last,best}.ckpt.
+ *
+ * Bit-identical resume on the CPU: everything the next step depends on — parameters, AdamW m and
+ * v, the step (lr schedule, Adam bias correction), the epoch, the data-order RNG state at the
+ * epoch's start and the batches done in it — is in the checkpoint, and nothing else (no wall
+ * clock, no thread timing) enters the computation. So K steps, a checkpoint, and K more from
+ * --resume give the same losses and the same parameters bit for bit as 2K steps in one run (with
+ * the same thread count). */
+#ifndef WX_TRAINER_H
+#define WX_TRAINER_H
+
+#include <stdint.h>
+
+#include "train/train_config.h"
+
+typedef struct {
+    const char *resume;         /* checkpoint to continue from (full state), or NULL */
+    const char *metrics;        /* JSON-lines file (appended to on resume), or NULL */
+    int64_t max_steps;          /* stop once this many steps are done (0 = run to the end) */
+    int threads;                /* > 0 overrides the config */
+} wx_train_opts;
+
+typedef struct {
+    int64_t first_step, step, total_steps; /* this run went from first_step to step */
+    double last_loss;                      /* training loss of the last step (NaN if none) */
+    double best_loss;                      /* best validation loss so far (+inf if none) */
+    int64_t best_step;
+    char last_path[WX_TRAIN_PATH_MAX + 32], best_path[WX_TRAIN_PATH_MAX + 32];
+} wx_train_summary;
+
+wx_status wx_train_run(const wx_train_config *c, const wx_train_opts *o, wx_train_summary *sum);
+
+#endif

@@ -1,0 +1,96 @@
+#include "train/validate.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+void wx_valid_result_free(wx_valid_result *r) {
+    free(r->rmse);
+    r->rmse = NULL;
+}
+
+/* Σ over samples of the area-weighted MSE of each channel, in normalised units.
+ * y, t (n, C, H, W); acc (C) += . */
+static void add_mse(const wx_dataset *ds, const float *y, const float *t, int64_t n, int nch,
+                    double *acc) {
+    int64_t hw = ds->h * ds->w;
+    for (int64_t s = 0; s < n; s++)
+        for (int c = 0; c < nch; c++) {
+            const float *a = y + (s * nch + c) * hw, *b = t + (s * nch + c) * hw;
+            double sum = 0;
+            for (int64_t j = 0; j < ds->h; j++) {
+                double row = 0;
+                for (int64_t i = 0; i < ds->w; i++) {
+                    double d = (double)a[j * ds->w + i] - (double)b[j * ds->w + i];
+                    row += d * d;
+                }
+                sum += ds->wlat[j] * row;
+            }
+            acc[c] += sum / (double)hw;
+        }
+}
+
+wx_status wx_validate(wx_train_model *m, wx_dataset *ds, const wx_train_loss *loss,
+                      const int64_t *leads, int nleads, int64_t max_samples, int64_t batch,
+                      wx_valid_result *out) {
+    memset(out, 0, sizeof *out);
+    /* Records read per sample: lead 1 (for the loss) and the scored leads. */
+    int64_t rl[WX_TRAIN_MAX_LEADS + 1];
+    int nl = 0;
+    if (leads[0] != 1) rl[nl++] = 1;
+    for (int i = 0; i < nleads; i++) rl[nl++] = leads[i];
+    int64_t total = ds->nvalid;
+    if (max_samples > 0 && max_samples < total) total = max_samples;
+    int nch = ds->nout;
+    int64_t hw = ds->h * ds->w, cin = ds->nin;
+    float *x = wx_malloc(sizeof(float) * (size_t)(batch * cin * hw));
+    float *tg = wx_malloc(sizeof(float) * (size_t)(nl * batch * nch * hw));
+    float *y[2];
+    for (int i = 0; i < 2; i++) y[i] = wx_malloc(sizeof(float) * (size_t)(batch * nch * hw));
+    int64_t *smp = wx_malloc(sizeof(int64_t) * (size_t)batch);
+    double *acc = wx_calloc((size_t)(nleads * nch), sizeof(double));
+    double loss_sum = 0;
+    wx_status st = WX_OK;
+    for (int64_t first = 0; st == WX_OK && first < total; first += batch) {
+        int64_t n = total - first < batch ? total - first : batch;
+        for (int64_t s = 0; s < n; s++)
+            smp[s] = ds->valid[(first + s) * ds->nvalid / total];
+        st = wx_dataset_read_valid(ds, smp, n, rl, nl, x, tg);
+        const float *cur = x;
+        int li = 0, lo = 0;
+        for (int64_t step = 1; st == WX_OK && step <= rl[nl - 1]; step++) {
+            float *yy = y[step % 2];
+            st = m->ops->predict(m, yy, cur, n);
+            if (st != WX_OK) break;
+            if (rl[li] == step) {
+                const float *t = tg + li * n * nch * hw;
+                if (step == 1) {
+                    double v;
+                    st = wx_train_loss_value(loss, &v, yy, t, n);
+                    loss_sum += v * (double)n;
+                }
+                if (lo < nleads && leads[lo] == step) add_mse(ds, yy, t, n, nch, acc + lo++ * nch);
+                li++;
+            }
+            cur = yy;
+        }
+    }
+    if (st == WX_OK) {
+        out->nleads = nleads;
+        memcpy(out->leads, leads, sizeof(int64_t) * (size_t)nleads);
+        out->nch = nch;
+        out->samples = total;
+        out->loss = loss_sum / (double)total;
+        out->rmse = wx_malloc(sizeof(double) * (size_t)(nleads * nch));
+        for (int l = 0; l < nleads; l++)
+            for (int c = 0; c < nch; c++)
+                out->rmse[l * nch + c] = sqrt(acc[l * nch + c] / (double)total) * ds->std[ds->cout[c]];
+    }
+    free(x);
+    free(tg);
+    free(y[0]);
+    free(y[1]);
+    free(smp);
+    free(acc);
+    return st;
+}
