@@ -17,6 +17,7 @@
 #include "cli/wx_cli.h"
 #include "core/wx_json.h"
 #include "models/fourcastnet_config.h"
+#include "models/graphcast_config.h"
 #include "wx_build_config.h"
 #if WX_HAVE_MPI
 #include <mpi.h>
@@ -150,10 +151,61 @@ static void thousands(char *buf, size_t len, int64_t v) {
     buf[o] = 0;
 }
 
+/* type: graphcast — GraphCast schema and count (models/graphcast_config.h). */
+static int info_graphcast(const char *path, wx_yaml *root, int json, int print_config) {
+    wx_gc_config cfg;
+    wx_status s = wx_gc_config_parse(root, "", &cfg);
+    if (s) {
+        wx_yaml_free(root);
+        return wx_cli_error(s);
+    }
+    wx_gc_param_counts n;
+    wx_gc_param_count(&cfg, &n);
+    char total[40];
+    thousands(total, sizeof total, n.total);
+    if (print_config) {
+        printf("# effective model config of %s (defaults filled in)\n", path);
+        printf("# parameters: %s\n", total);
+        wx_gc_config_print(stdout, root, 0);
+    } else if (json) {
+        wx_json j;
+        wx_json_init(&j, stdout);
+        wx_json_object_begin(&j);
+        wx_json_kv_string(&j, "config", path);
+        wx_json_kv_string(&j, "type", "graphcast");
+        wx_json_kv_int(&j, "parameters", n.total);
+        wx_json_key(&j, "breakdown");
+        wx_json_object_begin(&j);
+        wx_json_kv_int(&j, "encoder", n.encoder);
+        wx_json_kv_int(&j, "processor", n.processor);
+        wx_json_kv_int(&j, "decoder", n.decoder);
+        wx_json_object_end(&j);
+        wx_json_kv_int(&j, "in_channels", cfg.in_channels);
+        wx_json_kv_int(&j, "out_channels", cfg.out_channels);
+        wx_json_object_end(&j);
+        printf("\n");
+    } else {
+        printf("model %s: graphcast, %gx%g deg grid (%lldx%lld), mesh %lld..%lld, latent %lld, "
+               "%lld processor steps, %lld -> %lld channels (+3 structural)\n",
+               path, cfg.resolution, cfg.resolution, (long long)cfg.nlat, (long long)cfg.nlon,
+               (long long)cfg.mesh_min_level, (long long)cfg.mesh_max_level,
+               (long long)cfg.latent_size, (long long)cfg.gnn_msg_steps,
+               (long long)cfg.in_channels, (long long)cfg.out_channels);
+        printf("parameters: %s\n", total);
+        printf("  encoder    %lld\n  processor  %lld\n  decoder    %lld\n", (long long)n.encoder,
+               (long long)n.processor, (long long)n.decoder);
+    }
+    wx_yaml_free(root);
+    return 0;
+}
+
 static int info_model(const char *path, int json, int print_config) {
     wx_yaml *root = NULL;
     wx_status s = wx_yaml_load_file(path, &root);
     if (s) return wx_cli_error(s);
+    const wx_yaml *type = root && root->kind == WX_YAML_MAP ? wx_yaml_get(root, "type") : NULL;
+    if (type && type->kind == WX_YAML_SCALAR && strcmp(type->scalar, "graphcast") == 0)
+        return info_graphcast(path, root, json, print_config);
     wx_fcn_config cfg;
     s = wx_fcn_config_parse(root, "", &cfg);
     if (s) {
