@@ -10,3 +10,4 @@ PY=${PY:-/usr/bin/python3}
 "$PY" ref_optim.py
 "$PY" ref_spectral.py
 "$PY" ref_fourcastnet.py
+"$PY" ref_metrics.py

@@ -1,0 +1,183 @@
+#include "infer/metrics.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+#include "core/wx_error.h"
+
+double wx_metrics_wmean(const double *w, int nlat, int nlon, const float *x) {
+    double num = 0, den = 0;
+    for (int j = 0; j < nlat; j++) {
+        const float *r = x + (size_t)j * nlon;
+        double s = 0;
+        int n = 0;
+        for (int i = 0; i < nlon; i++)
+            if (isfinite(r[i])) {
+                s += r[i];
+                n++;
+            }
+        num += w[j] * s;
+        den += w[j] * n;
+    }
+    return den > 0 ? num / den : NAN;
+}
+
+/* ⟨(f−o)^p⟩ style sums in one pass: sums[0] = Σw(f−o), [1] = Σw(f−o)², [2] = Σw|f−o|, [3] = Σw. */
+static void diff_sums(const double *w, int nlat, int nlon, const float *f, const float *o,
+                      double sums[4]) {
+    sums[0] = sums[1] = sums[2] = sums[3] = 0;
+    for (int j = 0; j < nlat; j++) {
+        double d1 = 0, d2 = 0, da = 0;
+        int n = 0;
+        for (int i = 0; i < nlon; i++) {
+            size_t k = (size_t)j * nlon + i;
+            if (!isfinite(f[k]) || !isfinite(o[k])) continue;
+            double d = (double)f[k] - (double)o[k];
+            d1 += d;
+            d2 += d * d;
+            da += fabs(d);
+            n++;
+        }
+        sums[0] += w[j] * d1;
+        sums[1] += w[j] * d2;
+        sums[2] += w[j] * da;
+        sums[3] += w[j] * n;
+    }
+}
+
+double wx_metrics_mse(const double *w, int nlat, int nlon, const float *f, const float *o) {
+    double s[4];
+    diff_sums(w, nlat, nlon, f, o, s);
+    return s[3] > 0 ? s[1] / s[3] : NAN;
+}
+
+double wx_metrics_bias(const double *w, int nlat, int nlon, const float *f, const float *o) {
+    double s[4];
+    diff_sums(w, nlat, nlon, f, o, s);
+    return s[3] > 0 ? s[0] / s[3] : NAN;
+}
+
+double wx_metrics_acc(const double *w, int nlat, int nlon, const float *f, const float *o,
+                      const float *c) {
+    /* The Σw normalisations of the three means cancel in the ratio. */
+    double sfo = 0, sff = 0, soo = 0;
+    for (int j = 0; j < nlat; j++) {
+        double a = 0, b = 0, d = 0;
+        for (int i = 0; i < nlon; i++) {
+            size_t k = (size_t)j * nlon + i;
+            if (!isfinite(f[k]) || !isfinite(o[k]) || !isfinite(c[k])) continue;
+            double fa = (double)f[k] - c[k], oa = (double)o[k] - c[k];
+            a += fa * oa;
+            b += fa * fa;
+            d += oa * oa;
+        }
+        sfo += w[j] * a;
+        sff += w[j] * b;
+        soo += w[j] * d;
+    }
+    double den = sqrt(sff * soo);
+    return den > 0 ? sfo / den : NAN;
+}
+
+static void sort_small(double *x, int n) {
+    for (int i = 1; i < n; i++) {
+        double v = x[i];
+        int k = i - 1;
+        while (k >= 0 && x[k] > v) {
+            x[k + 1] = x[k];
+            k--;
+        }
+        x[k + 1] = v;
+    }
+}
+
+void wx_metrics_ensemble(const double *w, int nlat, int nlon, int M, const float *ens,
+                         const float *o, double *crps, double *ens_var, double *ens_mse) {
+    WX_ASSERT(M >= 1);
+    size_t npt = (size_t)nlat * nlon;
+    double *x = wx_malloc(sizeof(double) * (size_t)M);
+    double s_skill = 0, s_spread = 0, s_var = 0, s_mse = 0, s_w = 0;
+    for (int j = 0; j < nlat; j++) {
+        double skill = 0, spread = 0, var = 0, mse = 0;
+        int n = 0;
+        for (int i = 0; i < nlon; i++) {
+            size_t k = (size_t)j * nlon + i;
+            int ok = isfinite(o[k]);
+            for (int m = 0; m < M && ok; m++) {
+                x[m] = ens[m * npt + k];
+                ok = isfinite(x[m]);
+            }
+            if (!ok) continue;
+            double ov = o[k], mean = 0, sk = 0;
+            for (int m = 0; m < M; m++) {
+                sk += fabs(x[m] - ov);
+                mean += x[m];
+            }
+            mean /= M;
+            skill += sk / M;
+            mse += (mean - ov) * (mean - ov);
+            if (M >= 2) {
+                double v = 0;
+                for (int m = 0; m < M; m++) v += (x[m] - mean) * (x[m] - mean);
+                var += v / (M - 1);
+                /* Σ_{i,j}|x_i − x_j| = 2 Σ_r (2r − M − 1) x_(r), r the 1-based rank (PWM form). */
+                sort_small(x, M);
+                double pw = 0;
+                for (int r = 1; r <= M; r++) pw += (2.0 * r - M - 1) * x[r - 1];
+                spread += 2.0 * pw / ((double)M * (M - 1));
+            }
+            n++;
+        }
+        s_skill += w[j] * skill;
+        s_spread += w[j] * spread;
+        s_var += w[j] * var;
+        s_mse += w[j] * mse;
+        s_w += w[j] * n;
+    }
+    free(x);
+    double inv = s_w > 0 ? 1.0 / s_w : NAN;
+    if (crps) *crps = (s_skill - 0.5 * s_spread) * inv;
+    if (ens_var) *ens_var = s_var * inv;
+    if (ens_mse) *ens_mse = s_mse * inv;
+}
+
+void wx_score_add(wx_score_sums *s, const double *w, int nlat, int nlon, const float *f,
+                  const float *o, const float *c) {
+    double d[4];
+    diff_sums(w, nlat, nlon, f, o, d);
+    double inv = d[3] > 0 ? 1.0 / d[3] : NAN;
+    s->sum_bias += d[0] * inv;
+    s->sum_mse += d[1] * inv;
+    s->sum_mae += d[2] * inv;
+    s->n++;
+    if (c) {
+        s->sum_acc += wx_metrics_acc(w, nlat, nlon, f, o, c);
+        s->n_acc++;
+    }
+}
+
+void wx_score_add_ensemble(wx_score_sums *s, const double *w, int nlat, int nlon, int M,
+                           const float *ens, const float *o) {
+    double crps, var, mse;
+    wx_metrics_ensemble(w, nlat, nlon, M, ens, o, &crps, &var, &mse);
+    s->sum_crps += crps;
+    s->sum_ens_var += var;
+    s->sum_ens_mse += mse;
+    s->members = M;
+    s->n_ens++;
+}
+
+void wx_score_finish(const wx_score_sums *s, wx_scores *out) {
+    *out = (wx_scores){.n = s->n, .n_ens = s->n_ens};
+    double n = s->n > 0 ? (double)s->n : NAN, ne = s->n_ens > 0 ? (double)s->n_ens : NAN;
+    out->rmse = sqrt(s->sum_mse / n);
+    out->bias = s->sum_bias / n;
+    out->mae = s->sum_mae / n;
+    out->acc = s->n_acc > 0 ? s->sum_acc / (double)s->n_acc : NAN;
+    out->crps = s->sum_crps / ne;
+    out->spread = sqrt(s->sum_ens_var / ne);
+    out->ens_mean_rmse = sqrt(s->sum_ens_mse / ne);
+    out->spread_skill = out->spread / out->ens_mean_rmse;
+    out->spread_skill_fair =
+        s->members > 0 ? sqrt((s->members + 1.0) / s->members) * out->spread_skill : NAN;
+}

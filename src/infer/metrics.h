@@ -1,0 +1,72 @@
+/* WeatherBench2 verification scores (shared/reference/products-and-metrics.md §2), per variable
+ * and lead time, accumulated over a set of initial times.
+ *
+ * Latitude weights are WB2's cell areas, w_j = sin φ_{j+½} − sin φ_{j−½} with ±90° as the outer
+ * bounds, normalised to mean 1: wx_grid_area_weights (src/meteo/wx_grid.h) computes exactly that,
+ * for either row order (the weights are symmetric under the flip WB2 makes to increasing latitude,
+ * so fields stay in the archive's north→south order here). ⟨X⟩ is Σ w_j X_ji / Σ w_j over the
+ * points where every input is finite, one point set for all terms of a score. (WB2 aggregates
+with skipna=False, so there a single NaN makes the score NaN; skipping keeps FourCastNet's padded
+row or a masked region from poisoning every score, and equals WB2 when nothing is missing.)
+ *
+ * Per initial time t (one call of wx_score_add_*):
+ *   MSE(t)  = ⟨(f−o)²⟩,  bias(t) = ⟨f−o⟩,  MAE(t) = ⟨|f−o|⟩
+ *   ACC(t)  = ⟨(f−c)(o−c)⟩ / sqrt(⟨(f−c)²⟩·⟨(o−c)²⟩)          uncentred; c at the valid time
+ *   CRPS(t) = ⟨(1/M)Σ_m|x_m−o|⟩ − ½⟨(1/(M(M−1)))Σ_{i,j}|x_i−x_j|⟩   fair form; spread 0 when M<2
+ *   VAR(t)  = ⟨var_m(x; ddof 1)⟩,  EMSE(t) = ⟨(mean_m x − o)²⟩
+ * Over initial times (wx_score_finish):
+ *   RMSE = sqrt(mean_t MSE)  (square root after the time mean, ECMWF/WB2 convention)
+ *   bias, MAE, ACC, CRPS = mean_t of the above
+ *   spread/skill = sqrt(mean_t VAR) / sqrt(mean_t EMSE)   (WB2's two parts combined)
+ *   spread/skill fair = sqrt((M+1)/M) · spread/skill     (GenCast's finite-ensemble correction;
+ *                                                         not WB2's, reported beside it)
+ * Sums are kept in double; the order of summation is fixed (row by row), so results are
+ * identical run to run. */
+#ifndef WX_METRICS_H
+#define WX_METRICS_H
+
+#include <stdint.h>
+
+/* Running sums for one (variable, lead). Zero-initialise ({0}) before the first add. */
+typedef struct {
+    int64_t n;          /* initial times with a deterministic forecast added */
+    double sum_mse, sum_bias, sum_mae;
+    int64_t n_acc;      /* of those, with a climatology given */
+    double sum_acc;
+    int64_t n_ens;      /* initial times with an ensemble added */
+    int members;        /* M of the last ensemble added */
+    double sum_crps, sum_ens_var, sum_ens_mse;
+} wx_score_sums;
+
+/* Final scores; NaN where nothing was accumulated (or ACC where a denominator was 0). */
+typedef struct {
+    int64_t n, n_ens;
+    double rmse, bias, mae, acc;
+    double crps, spread, ens_mean_rmse, spread_skill, spread_skill_fair;
+} wx_scores;
+
+/* Area-weighted mean ⟨x⟩ over finite points; NaN when no point is finite.
+ * w: [nlat] (wx_grid_area_weights), x: [nlat, nlon] */
+double wx_metrics_wmean(const double *w, int nlat, int nlon, const float *x);
+
+/* Per-initial-time quantities (exposed for tests and spatial use).
+ * f, o, c: [nlat, nlon]; points where any is non-finite are skipped. */
+double wx_metrics_mse(const double *w, int nlat, int nlon, const float *f, const float *o);
+double wx_metrics_bias(const double *w, int nlat, int nlon, const float *f, const float *o);
+double wx_metrics_acc(const double *w, int nlat, int nlon, const float *f, const float *o,
+                      const float *c);
+/* Fair CRPS, ensemble variance (ddof 1) and ensemble-mean MSE of one initial time.
+ * ens: [M, nlat, nlon], o: [nlat, nlon]; any output pointer may be NULL. */
+void wx_metrics_ensemble(const double *w, int nlat, int nlon, int M, const float *ens,
+                         const float *o, double *crps, double *ens_var, double *ens_mse);
+
+/* Adds one initial time of a deterministic forecast f against truth o; c (climatology at the
+ * valid time) may be NULL, then ACC is not accumulated. f, o, c: [nlat, nlon] */
+void wx_score_add(wx_score_sums *s, const double *w, int nlat, int nlon, const float *f,
+                  const float *o, const float *c);
+/* Adds one initial time of an ensemble. ens: [M, nlat, nlon], o: [nlat, nlon] */
+void wx_score_add_ensemble(wx_score_sums *s, const double *w, int nlat, int nlon, int M,
+                           const float *ens, const float *o);
+void wx_score_finish(const wx_score_sums *s, wx_scores *out);
+
+#endif

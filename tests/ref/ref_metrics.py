@@ -1,0 +1,85 @@
+"""Independent numpy implementation of the WeatherBench2 scores (weatherbench2/metrics.py and
+utils.py as described in shared/reference/products-and-metrics.md §2) for test_metrics.c.
+
+Written the xarray way WB2 does it: latitude made increasing first, cell bounds
+[-90, midpoints, 90], weights sin(upper) - sin(lower) divided by their mean, weighted means over
+(lat, lon) skipping points missing in any input (WB2 aggregates with skipna=False; wxcast skips
+them so padded rows do not poison a score), CRPS spread as the plain double sum over member pairs (not the rank form the
+C code uses), variance with ddof=1, RMSE as the square root after the time mean.
+"""
+import numpy as np
+
+import wxfixture
+
+
+def lat_weights(lat):
+    lat = np.sort(lat)
+    mids = (lat[:-1] + lat[1:]) / 2
+    bounds = np.concatenate([[-90.0], mids, [90.0]])
+    w = np.sin(np.deg2rad(bounds[1:])) - np.sin(np.deg2rad(bounds[:-1]))
+    return lat, w / w.mean()
+
+
+def wmean(x, w):
+    """xarray DataArray.weighted(w).mean(('latitude','longitude')) with skipna."""
+    ww = np.broadcast_to(w[:, None], x.shape)
+    ok = np.isfinite(x)
+    return np.sum(np.where(ok, x, 0) * ww) / np.sum(np.where(ok, ww, 0))
+
+
+def case(rng, lat_desc, nlon, T, M, prefix, out):
+    H = lat_desc.size
+    q = lambda a: a.astype(np.float32).astype(np.float64)  # exactly representable in float32
+    o = q(rng.normal(280, 10, (T, H, nlon)))
+    c = q(o + rng.normal(0, 4, (T, H, nlon)) - 1.0)
+    f = q(o + rng.normal(0.5, 2, (T, H, nlon)))
+    ens = q(o[:, None] + rng.normal(0.3, 2.5, (T, M, H, nlon)))
+    o[1, 2, 3] = np.nan          # a missing truth point: skipped by every score at that time
+    ens[2, 1, 0, 5] = np.nan     # a missing member value: the point is skipped for the ensemble
+    lat_inc, w = lat_weights(lat_desc)
+    flip = lambda a: a[..., ::-1, :]  # north→south storage → increasing latitude, as WB2 does
+    mse, bias, mae, acc, crps, var, emse = [], [], [], [], [], [], []
+    for t in range(T):
+        ft, ot, ct, et = flip(f[t]), flip(o[t]), flip(c[t]), flip(ens[t])
+        d = ft - ot
+        mse.append(wmean(d ** 2, w))
+        bias.append(wmean(d, w))
+        mae.append(wmean(np.abs(d), w))
+        # One point set for all three means: a point missing in f, o or c leaves every term
+        # (WB2 itself aggregates with skipna=False, so any NaN makes its score NaN).
+        fa, oa = ft - ct, ot - ct
+        joint = np.isfinite(fa) & np.isfinite(oa)
+        fa, oa = np.where(joint, fa, np.nan), np.where(joint, oa, np.nan)
+        acc.append(wmean(fa * oa, w) / np.sqrt(wmean(fa ** 2, w) * wmean(oa ** 2, w)))
+        bad = ~np.isfinite(ot) | np.any(~np.isfinite(et), axis=0)
+        mask = lambda a: np.where(bad, np.nan, a)
+        skill = np.mean(np.abs(et - ot[None]), axis=0)
+        pair = np.abs(et[:, None] - et[None, :]).sum(axis=(0, 1)) / (M * (M - 1))
+        crps.append(wmean(mask(skill), w) - 0.5 * wmean(mask(pair), w))
+        var.append(wmean(mask(np.var(et, axis=0, ddof=1)), w))
+        emse.append(wmean(mask((et.mean(axis=0) - ot) ** 2), w))
+    ssr = np.sqrt(np.mean(var)) / np.sqrt(np.mean(emse))
+    out.update({
+        prefix + "lat": lat_desc, prefix + "weights_increasing": w, prefix + "lat_increasing": lat_inc,
+        prefix + "f": f, prefix + "o": o, prefix + "c": c, prefix + "ens": ens,
+        prefix + "mse_t": np.array(mse), prefix + "bias_t": np.array(bias),
+        prefix + "acc_t": np.array(acc), prefix + "crps_t": np.array(crps),
+        prefix + "var_t": np.array(var), prefix + "emse_t": np.array(emse),
+        prefix + "rmse": np.sqrt(np.mean(mse)), prefix + "bias": np.mean(bias),
+        prefix + "mae": np.mean(mae), prefix + "acc": np.mean(acc), prefix + "crps": np.mean(crps),
+        prefix + "ssr": ssr, prefix + "ssr_fair": np.sqrt((M + 1) / M) * ssr,
+    })
+
+
+def main():
+    rng = np.random.default_rng(20240601)
+    out = {}
+    # Global 30° grid with both poles (rows north→south as archives store them).
+    case(rng, np.arange(90.0, -90.1, -30.0), 8, 4, 5, "a_", out)
+    # A 720-row-style grid without the south pole: 10 rows 90..-72 step 18.
+    case(rng, 90.0 - 18.0 * np.arange(10), 12, 3, 4, "b_", out)
+    print(wxfixture.write("metrics", out))
+
+
+if __name__ == "__main__":
+    main()
