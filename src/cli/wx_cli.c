@@ -14,6 +14,7 @@ const wx_command wx_commands[] = {
     {"synth", "run the synthetic reanalysis and write ERA5-convention GRIB2/NetCDF", wx_cmd_synth},
     {"inspect", "channels, grid, time axis, shards, size and statistics of an archive", wx_cmd_inspect},
     {"verify", "read every record of an archive and check every checksum", wx_cmd_verify},
+    {"dump", "write an archive's fields (or a subset) as CF NetCDF", wx_cmd_dump},
     {"train", "train a model (FourCastNet) from a training config; checkpoints, resume", wx_cmd_train},
     {NULL, NULL, NULL},
 };

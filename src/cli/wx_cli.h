@@ -19,6 +19,7 @@ int wx_cmd_ingest(int argc, char **argv);
 int wx_cmd_synth(int argc, char **argv);
 int wx_cmd_inspect(int argc, char **argv);
 int wx_cmd_verify(int argc, char **argv);
+int wx_cmd_dump(int argc, char **argv);
 int wx_cmd_train(int argc, char **argv);
 int wx_cmd_mesh(int argc, char **argv);
 

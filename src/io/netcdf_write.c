@@ -32,6 +32,11 @@ void wx_nc_writer_abort(wx_nc_writer *w) {
 }
 
 wx_status wx_nc_writer_open(wx_nc_writer *w, const char *path, const wx_nc_layout *L) {
+    return wx_nc_writer_open_time(w, path, L, "valid_time");
+}
+
+wx_status wx_nc_writer_open_time(wx_nc_writer *w, const char *path, const wx_nc_layout *L,
+                                 const char *tname) {
     wx_status st = WX_OK;
     memset(w, 0, sizeof *w);
     w->path = wx_strdup(path);
@@ -51,12 +56,12 @@ wx_status wx_nc_writer_open(wx_nc_writer *w, const char *path, const wx_nc_layou
     NC_TRY(nc_create(w->tmp, NC_NETCDF4 | NC_CLOBBER, &ncid), "create");
     w->ncid = ncid;
     int dt, dl = -1, dy, dx;
-    NC_TRY(nc_def_dim(ncid, "valid_time", NC_UNLIMITED, &dt), "define valid_time");
+    NC_TRY(nc_def_dim(ncid, tname, NC_UNLIMITED, &dt), "define the time dimension");
     if (L->nlevels > 0) NC_TRY(nc_def_dim(ncid, "pressure_level", L->nlevels, &dl), "define pressure_level");
     NC_TRY(nc_def_dim(ncid, "latitude", L->grid.nlat, &dy), "define latitude");
     NC_TRY(nc_def_dim(ncid, "longitude", L->grid.nlon, &dx), "define longitude");
     int vt, vl = -1, vy, vx;
-    NC_TRY(nc_def_var(ncid, "valid_time", NC_INT64, 1, &dt, &vt), "define valid_time");
+    NC_TRY(nc_def_var(ncid, tname, NC_INT64, 1, &dt, &vt), "define the time coordinate");
     NC_TRY(put_text(ncid, vt, "units", "seconds since 1970-01-01"), "attribute");
     NC_TRY(put_text(ncid, vt, "calendar", "proleptic_gregorian"), "attribute");
     NC_TRY(put_text(ncid, vt, "standard_name", "time"), "attribute");

@@ -49,6 +49,10 @@ typedef struct {
 } wx_nc_writer;
 
 wx_status wx_nc_writer_open(wx_nc_writer *w, const char *path, const wx_nc_layout *layout);
+/* As wx_nc_writer_open with another name than "valid_time" for the time dimension and its
+ * coordinate ("time": the classic CF layout of `wxcast dump`). */
+wx_status wx_nc_writer_open_time(wx_nc_writer *w, const char *path, const wx_nc_layout *layout,
+                                 const char *time_name);
 /* Writes one field of variable `var` at time index t (0, 1, ... in order; a new index appends
  * valid_time = valid). values: [nlat, nlon] in grid order; NaN becomes the _FillValue. */
 wx_status wx_nc_writer_put(wx_nc_writer *w, int64_t t, wx_time valid, int var, int level_index,

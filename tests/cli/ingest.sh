@@ -1,5 +1,5 @@
 #!/bin/bash
-# wxcast ingest / inspect / verify on the real ERA5 test files: a multi-shard ingest of member 3,
+# wxcast ingest / inspect / verify / dump on the real ERA5 test files: a multi-shard ingest of member 3,
 # verify OK, inspect --json, an interrupted ingest resumed to a byte-identical archive, a flipped
 # byte caught by verify (exit 1, naming shard and record), and the clear errors for Gaussian,
 # damaged and time-less inputs.
@@ -35,6 +35,10 @@ ok "verify OK" '"$WX" verify "$T/a" | grep -q "^OK"'
 "$WX" inspect --json "$T/a" > "$T/inspect.json"
 ok "inspect json channels" 'grep -q "\"name\":\"t850\"" "$T/inspect.json" && grep -q "\"nlat\":61" "$T/inspect.json" && grep -q "\"times\":4" "$T/inspect.json"'
 ok "inspect text" '"$WX" inspect "$T/a" | grep -q "channels  3"'
+ok "dump to CF NetCDF" '"$WX" -q dump "$T/a" --output "$T/a.nc" --vars t850 --start 2017-01-01T12 >/dev/null'
+ok "dump layout (ncdump)" 'ncdump -h "$T/a.nc" | grep -q "float t850(time, latitude, longitude)" && ncdump -h "$T/a.nc" | grep -q "time = UNLIMITED ; // (3 currently)"'
+"$WX" dump "$T/a" --output "$T/b.nc" --vars t850,q700 > /dev/null 2> "$T/derr.txt"; rc=$?
+ok "dump unknown --vars exit 2 naming it" '[ $rc -eq 2 ] && grep -q "q700" "$T/derr.txt" && [ ! -e "$T/b.nc" ]'
 
 # Interrupted after 3 records (mid-shard), then resumed: byte-identical to the clean archive.
 cp -r "$T/a" "$T/ref" && rm -rf "$T/a"
