@@ -1,8 +1,9 @@
 /* Archive round trip: records written across several tiny shards read back bit-exactly (float32)
  * or as IEEE binary16 (values chosen exactly representable), in random batches with 1 and 3
  * workers of the persistent pool, with prefetch (and a direct read queued behind it), and with
- * O_DIRECT where the file system allows it. A flipped data byte is caught by verify and by the reader (naming shard and record); a flipped header byte is caught at
- * open; a missing manifest reads as an unfinished ingest. */
+ * O_DIRECT where the file system allows it. A flipped data byte is caught by verify and by the
+ * reader (naming shard and record); a flipped header byte is caught at open; a missing manifest
+ * reads as an unfinished ingest. */
 #include <fcntl.h>
 #include <string.h>
 #include <unistd.h>
