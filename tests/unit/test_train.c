@@ -340,6 +340,19 @@ static void check_config_errors(void) {
     check_one_error("cfg", "precip");
     snprintf(args, sizeof args, "%s/A/train.yaml --max-steps x", tmp);
     WX_CHECK(run(args, "cfg") == 2, "--max-steps x exits 2");
+    /* The shipped configs validate; the paper one carries the NVlabs AFNO.yaml values. */
+    snprintf(args, sizeof args, "%s/../../../configs/train/fourcastnet_paper.yaml --stage finetune "
+             "--print-config", WX_FIXTURE_DIR);
+    WX_CHECK(run(args, "pc") == 0, "paper config --print-config");
+    snprintf(path, sizeof path, "%s/pc.out", tmp);
+    char *pc = slurp(path);
+    WX_CHECK(strstr(pc, "rollout_steps: 2") && strstr(pc, "lr: 1.0e-4") && strstr(pc, "epochs: 50") &&
+                 strstr(pc, "batch_size: 64") && strstr(pc, "type: relative_l2"),
+             "paper finetune: rollout 2, lr 1e-4, 50 epochs, batch 64, relative L2");
+    free(pc);
+    snprintf(args, sizeof args, "%s/../../../configs/train/fourcastnet_tiny.yaml --print-config",
+             WX_FIXTURE_DIR);
+    WX_CHECK(run(args, "pc") == 0, "tiny config --print-config");
     /* resuming a finetune from a pretrain checkpoint is refused */
     snprintf(args, sizeof args, "--quiet %s/A/train.yaml --stage finetune --resume %s/A/ckpt/pretrain/last.ckpt",
              tmp, tmp);
