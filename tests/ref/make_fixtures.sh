@@ -11,3 +11,4 @@ PY=${PY:-/usr/bin/python3}
 "$PY" ref_spectral.py
 "$PY" ref_fourcastnet.py
 "$PY" ref_metrics.py
+"$PY" ref_conv.py
