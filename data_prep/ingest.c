@@ -32,7 +32,7 @@ typedef struct {
     wx_grid fine;      /* grid of the sources (first field) */
     wx_grid out;       /* archive grid */
     int have_fine;
-    float *fine_buf, *coarse_buf, *acc_buf;
+    float *fine_buf, *acc_buf;
     wx_archive_meta meta;
     /* statistics */
     double *s_n, *s_mean, *s_m2, *s_min, *s_max, *d_n, *d_mean, *d_m2;
@@ -122,15 +122,12 @@ static wx_status decode(ingest_ctx *c, const ix_entry *e, float *out) {
         return wx_error_set(WX_ERR_RUN, "%s: grid %s differs from the other sources' %s; the recipe "
                             "must not mix grids or resolutions", d, b, a);
     }
+    if (c->r.resolution <= 0) /* native grid: decode straight into the caller's buffer */
+        return wx_source_read(c->src[e->src], e->idx, c->r.missing, out);
     WX_TRY(wx_source_read(c->src[e->src], e->idx, c->r.missing, c->fine_buf));
-    const float *src = c->fine_buf;
-    if (c->r.resolution > 0) {
-        wx_grid cg;
-        WX_TRY(wx_grid_coarse_shape(g, c->r.resolution, &cg));
-        wx_grid_coarsen(g, &cg, c->fine_buf, c->coarse_buf);
-        src = c->coarse_buf;
-    }
-    memcpy(out, src, sizeof(float) * (size_t)c->out.nlat * c->out.nlon);
+    wx_grid cg;
+    WX_TRY(wx_grid_coarse_shape(g, c->r.resolution, &cg));
+    wx_grid_coarsen(g, &cg, c->fine_buf, out);
     return WX_OK;
 }
 
@@ -282,7 +279,6 @@ static wx_status setup(ingest_ctx *c) {
     c->fine_buf = wx_malloc(sizeof(float) * (size_t)g.nlat * g.nlon);
     if (r->resolution > 0) {
         WX_TRY(wx_grid_coarse_shape(&g, r->resolution, &g));
-        c->coarse_buf = wx_malloc(sizeof(float) * (size_t)g.nlat * g.nlon);
     }
     c->out = g;
     c->acc_buf = wx_malloc(sizeof(float) * (size_t)g.nlat * g.nlon);
@@ -358,9 +354,10 @@ static wx_status run(ingest_ctx *c, wx_ingest_opts *o) {
         for (int64_t t = t0; st == WX_OK && t < t1; t++) {
             wx_time vt = m->start + t * m->step;
             for (int v = 0; st == WX_OK && v < m->nchan; v++) {
-                st = make_channel(c, v, vt, chan);
-                /* drop_south_pole keeps the first nlat-1 rows: a prefix of the full field. */
-                if (st == WX_OK) memcpy(rec + (size_t)v * np, chan, sizeof(float) * np);
+                /* drop_south_pole keeps the first nlat-1 rows: a prefix of the full field, made
+                 * in `chan`; otherwise the channel is decoded in place. */
+                st = make_channel(c, v, vt, np == full ? rec + (size_t)v * np : chan);
+                if (st == WX_OK && np != full) memcpy(rec + (size_t)v * np, chan, sizeof(float) * np);
             }
             if (st == WX_OK) st = wx_shard_writer_put(w, rec);
             if (st == WX_OK && m->dtype == WX_DTYPE_F16)
@@ -412,7 +409,6 @@ wx_status wx_ingest_run(const char *recipe_path, wx_ingest_opts *o) {
     free(c.src);
     free(c.ix);
     free(c.fine_buf);
-    free(c.coarse_buf);
     free(c.acc_buf);
     free(c.ring);
     double *arrs[] = {c.s_n, c.s_mean, c.s_m2, c.d_n, c.d_mean, c.d_m2, c.s_min, c.s_max};

@@ -170,15 +170,21 @@ wx_status wx_shard_writer_open(const char *dir, int shard, const wx_archive_meta
 wx_status wx_shard_writer_put(wx_shard_writer *w, const float *record) {
     WX_ASSERT(w->put < w->h.record_count);
     size_t nval = (size_t)(w->h.record_bytes / (w->h.dtype == WX_DTYPE_F16 ? 2 : 4));
+    size_t bytes = (size_t)w->h.record_bytes, pad = (size_t)(w->h.record_stride - w->h.record_bytes);
+    /* float32 records go out as they are (no copy), followed by zero padding from buf, which
+     * stays zeroed on this path; float16 ones are converted into buf, padding included. */
+    const unsigned char *data = (const unsigned char *)record;
     if (w->h.dtype == WX_DTYPE_F16) {
         uint16_t *d = (uint16_t *)w->buf;
         for (size_t k = 0; k < nval; k++) d[k] = wx_f32_to_f16(record[k]);
-    } else {
-        memcpy(w->buf, record, nval * 4);
+        data = w->buf;
+        bytes += pad;
+        pad = 0;
     }
     w->offsets[w->put] = w->h.data_offset + w->put * w->h.record_stride;
-    w->crcs[w->put] = (uint32_t)crc32(crc32(0L, Z_NULL, 0), w->buf, (uInt)w->h.record_bytes);
-    if (fwrite(w->buf, 1, (size_t)w->h.record_stride, w->f.fp) != w->h.record_stride)
+    w->crcs[w->put] = (uint32_t)crc32(crc32(0L, Z_NULL, 0), data, (uInt)w->h.record_bytes);
+    if (fwrite(data, 1, bytes, w->f.fp) != bytes ||
+        (pad && fwrite(w->buf + w->h.record_bytes, 1, pad, w->f.fp) != pad))
         return wx_error_set(WX_ERR_RUN, "%s: write of record %llu failed: %s", w->f.path,
                             (unsigned long long)w->put, strerror(errno));
     w->put++;

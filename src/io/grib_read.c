@@ -202,7 +202,23 @@ wx_status wx_grib_read(wx_source *s, int i, wx_missing_policy policy, float *val
         codes_get_double(h, "missingValue", &miss);
         long nmiss = 0;
         size_t n = (size_t)(g.ni * g.nj);
-        for (size_t k = 0; k < n; k++) {
+        /* Row-major scans (the ERA5 case) go row by row without a division per point, and a row
+         * whose columns stay in place converts contiguously. */
+        int rows = !g.j_consec && !g.alt_rows, same_cols = 1;
+        for (long c = 0; rows && c < g.ni; c++) same_cols &= cm[c] == c;
+        for (long r = 0; rows && r < g.nj; r++) {
+            const double *src = buf + (size_t)r * (size_t)g.ni;
+            float *dst = values + (size_t)rm[r] * (size_t)g.ni;
+            if (same_cols && !bitmap)
+                for (long c = 0; c < g.ni; c++) dst[c] = (float)src[c];
+            else
+                for (long c = 0; c < g.ni; c++) {
+                    int m = bitmap && src[c] == miss;
+                    nmiss += m;
+                    dst[cm[c]] = m ? NAN : (float)src[c];
+                }
+        }
+        for (size_t k = 0; !rows && k < n; k++) {
             long r, c;
             if (g.j_consec) r = (long)(k % (size_t)g.nj), c = (long)(k / (size_t)g.nj);
             else r = (long)(k / (size_t)g.ni), c = (long)(k % (size_t)g.ni);
