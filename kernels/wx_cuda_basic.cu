@@ -4,14 +4,8 @@
 #include <cuda_runtime.h>
 #include <stdio.h>
 
-// Every CUDA runtime call is checked; the message names the call and CUDA's reason.
-#define WX_CUDA_CHECK(call)                                                                 \
-    do {                                                                                    \
-        cudaError_t wx_e_ = (call);                                                         \
-        if (wx_e_ != cudaSuccess)                                                           \
-            return wx_error_set(WX_ERR_RUN, "CUDA: %s failed: %s", #call,                   \
-                                cudaGetErrorString(wx_e_));                                 \
-    } while (0)
+// Every CUDA runtime call is checked (WX_CUDA_CHECK); the message names the call and CUDA's reason.
+#include "wx_cuda_check.h"
 
 extern "C" wx_status wx_cuda_device_count(int *count) {
     *count = 0;
@@ -97,12 +91,12 @@ __global__ static void wx_add_kernel(float *y, const float *a, const float *b, i
         y[i] = a[i] + b[i];
 }
 
-extern "C" wx_status wx_cuda_add_forward(float *y, const float *a, const float *b, int64_t n) {
+extern "C" wx_status wx_cuda_basic_add(float *y, const float *a, const float *b, int64_t n) {
     if (n <= 0) return WX_OK;
     const int threads = 256;
     int64_t blocks = (n + threads - 1) / threads;
     if (blocks > 65535 * 8) blocks = 65535 * 8;
     wx_add_kernel<<<(unsigned)blocks, threads>>>(y, a, b, n);
-    WX_CUDA_CHECK(cudaGetLastError());
+    WX_CUDA_LAUNCHED("wx_add_kernel");
     return WX_OK;
 }

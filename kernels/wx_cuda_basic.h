@@ -30,9 +30,9 @@ wx_status wx_cuda_copy_to_device(void *dst, const void *src, size_t bytes);
 wx_status wx_cuda_copy_to_host(void *dst, const void *src, size_t bytes);
 wx_status wx_cuda_synchronize(void);
 
-/* y(n) = a(n) + b(n) on the device (the residual add), launched on the default stream; checks the
- * launch and returns its status. */
-wx_status wx_cuda_add_forward(float *y, const float *a, const float *b, int64_t n);
+/* y(n) = a(n) + b(n) on the device, launched on the default stream; checks the launch and returns
+ * its status. (The backend table's add is wx_cuda_add_forward, kernels/wx_cuda_backend.h.) */
+wx_status wx_cuda_basic_add(float *y, const float *a, const float *b, int64_t n);
 
 #ifdef __cplusplus
 }

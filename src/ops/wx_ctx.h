@@ -13,6 +13,7 @@ typedef struct wx_ctx {
     int threads;                /* OpenMP / FFTW / OpenBLAS threads */
     wx_fft_cache *fft;          /* created lazily by the spectral ops */
     wx_fft_cache_f64 *fft_f64;
+    struct wx_cuda_state *cuda; /* CUDA backend state (kernels/wx_cuda_backend.h); NULL until used */
 } wx_ctx;
 
 /* threads <= 0 means "all cores" (omp_get_max_threads). */

@@ -42,7 +42,7 @@ int main(void) {
     WX_CHECK(wx_cuda_copy_to_device(dy, y, sizeof y) == WX_OK, "poison copy");
     WX_CHECK(wx_cuda_copy_to_device(da, a, sizeof a) == WX_OK, "copy a");
     WX_CHECK(wx_cuda_copy_to_device(db, b, sizeof b) == WX_OK, "copy b");
-    WX_CHECK(wx_cuda_add_forward(dy + GUARD, da, db, N) == WX_OK, "launch: %s", wx_error_message());
+    WX_CHECK(wx_cuda_basic_add(dy + GUARD, da, db, N) == WX_OK, "launch: %s", wx_error_message());
     WX_CHECK(wx_cuda_synchronize() == WX_OK, "sync: %s", wx_error_message());
     WX_CHECK(wx_cuda_copy_to_host(y, dy, sizeof y) == WX_OK, "copy back");
     int bad = 0, guard_bad = 0;

@@ -1,0 +1,195 @@
+#!/usr/bin/env bash
+# One-shot GPU check (issue 8): on a machine with an NVIDIA GPU, build wxcast's CUDA backend for
+# sm_90, run the `cuda` test label (every CUDA op against the CPU backend), then the GPU benchmarks,
+# and print a short table last. Everything fits in 8 minutes: each step has a timeout and the
+# optional ones are skipped when the budget runs low.
+#
+#   bash scripts/device_check.sh            # full CMake build if its dependencies are there,
+#                                           # else the lean build (CUDA tests only)
+#   bash scripts/device_check.sh --lean     # force the lean build (no netCDF/eccodes/yaml/png)
+#
+# Dependencies: the full build needs the Debian packages of scripts/setup.sh. A GPU image may lack
+# them and may have no network: the script tries `apt-get install` once (short timeout), and
+# otherwise unpacks any .deb files found in $WX_DEBS_DIR (default .device-debs, fetched beforehand
+# on a networked machine with `apt-get download`) into a private prefix. The lean build needs only
+# OpenBLAS, FFTW3 (float + double, threads) and OpenMP besides the CUDA toolkit: it compiles the op
+# sources, the CUDA units and the CUDA tests directly.
+#
+# Logs go to $OUT (when set, e.g. by a device runner) or to build-device/.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+START=$(date +%s)
+BUDGET=${WX_DEVICE_BUDGET_S:-480}
+BUILD=${WX_DEVICE_BUILD:-build-device}
+LOGS=${OUT:-$ROOT/$BUILD/logs}
+DEBS=${WX_DEBS_DIR:-.device-debs}
+JOBS=$(nproc 2>/dev/null || echo 4)
+FORCE_LEAN=0
+[ "${1:-}" = "--lean" ] && FORCE_LEAN=1
+mkdir -p "$BUILD" "$LOGS"
+
+ROWS=()   # "step|status|seconds|note" for the table
+left() { echo $((BUDGET - ($(date +%s) - START))); }
+row() { ROWS+=("$1|$2|$3|$4"); }
+say() { echo "device_check: $*"; }
+# run_step NAME TIMEOUT LOG CMD...: runs CMD with a timeout, logs it, records a table row.
+run_step() {
+  local name=$1 limit=$2 log=$3; shift 3
+  local t0=$(date +%s) rc
+  if [ "$limit" -le 5 ]; then row "$name" "skipped" 0 "no time left"; return 124; fi
+  say "$name (timeout ${limit}s): $*"
+  timeout --kill-after=10 "$limit" "$@" >"$log" 2>&1
+  rc=$?
+  local dt=$(( $(date +%s) - t0 ))
+  case $rc in
+    0) row "$name" "ok" "$dt" "" ;;
+    77) row "$name" "skipped" "$dt" "exit 77" ;;
+    124|137) row "$name" "TIMEOUT" "$dt" "after ${limit}s" ;;
+    *) row "$name" "FAILED" "$dt" "exit $rc, log $(basename "$log")" ;;
+  esac
+  return $rc
+}
+print_table() {
+  echo
+  echo "== device check summary ($(date -u +%Y-%m-%dT%H:%MZ), $(( $(date +%s) - START ))s)"
+  printf '%-28s %-8s %6s  %s\n' step status sec note
+  for r in "${ROWS[@]}"; do
+    IFS='|' read -r a b c d <<<"$r"
+    printf '%-28s %-8s %6s  %s\n' "$a" "$b" "$c" "$d"
+  done
+}
+trap print_table EXIT
+
+# ---- machine -------------------------------------------------------------------------------------
+export PATH=$PATH:/usr/local/cuda/bin
+GPU=$(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null | head -1)
+say "GPU: ${GPU:-none visible (nvidia-smi: $(command -v nvidia-smi || echo missing))}"
+NVCC=$(command -v nvcc || true)
+say "nvcc: ${NVCC:-missing} $( [ -n "$NVCC" ] && nvcc --version | tail -1)"
+row "gpu" "${GPU:+ok}" 0 "${GPU:-none visible}"
+if [ -z "$NVCC" ]; then row "nvcc" "FAILED" 0 "nvcc not found"; exit 1; fi
+
+# ---- dependencies --------------------------------------------------------------------------------
+have_pc() { pkg-config --exists "$1" 2>/dev/null; }
+have_hdr() { echo "#include <$1>" | ${CC:-cc} -E -x c - >/dev/null 2>&1; }
+for tool in cmake cc pkg-config; do
+  command -v $tool >/dev/null || say "missing tool: $tool"
+done
+missing_full=() missing_lean=()
+for m in openblas fftw3f fftw3; do have_pc $m || missing_lean+=("$m"); done
+have_hdr omp.h || missing_lean+=("omp.h")
+for m in netcdf yaml-0.1 libpng zlib; do have_pc $m || missing_full+=("$m"); done
+have_hdr eccodes.h || missing_full+=("eccodes.h")
+say "missing for the lean build: ${missing_lean[*]:-none}; for the full build also: ${missing_full[*]:-none}"
+
+deb_pkgs=(build-essential cmake pkg-config libopenblas-dev libfftw3-dev libnetcdf-dev
+          libeccodes-dev libyaml-dev libpng-dev zlib1g-dev)
+if [ ${#missing_lean[@]} -gt 0 ] || [ ${#missing_full[@]} -gt 0 ]; then
+  if command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
+    say "trying: apt-get install ${deb_pkgs[*]} (fails fast without a network)"
+    run_step "apt-get install" 90 "$LOGS/apt.log" bash -c \
+      "apt-get -o Acquire::Retries=0 -o Acquire::http::Timeout=10 update -qq &&
+       DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends ${deb_pkgs[*]}"
+  fi
+  if ls "$DEBS"/*.deb >/dev/null 2>&1; then
+    P=/tmp/wxdeps
+    say "unpacking $(ls "$DEBS"/*.deb | wc -l) .deb files from $DEBS into $P"
+    mkdir -p $P
+    for f in "$DEBS"/*.deb; do dpkg -x "$f" $P || say "could not unpack $f"; done
+    # Debian's alternatives links are not unpacked, so the OpenBLAS folders are named directly.
+    L=$P/usr/lib/x86_64-linux-gnu
+    export LIBRARY_PATH=$L/openblas-pthread:$L:${LIBRARY_PATH:-}
+    export LD_LIBRARY_PATH=$L/openblas-pthread:$L:${LD_LIBRARY_PATH:-}
+    export PKG_CONFIG_PATH=$L/openblas-pthread/pkgconfig:$L/pkgconfig:$P/usr/share/pkgconfig:${PKG_CONFIG_PATH:-}
+    export CPATH=$P/usr/include/x86_64-linux-gnu/openblas-pthread:$P/usr/include/x86_64-linux-gnu:$P/usr/include:${CPATH:-}
+    export CMAKE_PREFIX_PATH=$P/usr:${CMAKE_PREFIX_PATH:-}
+    # The .pc files name /usr: point them at the private prefix.
+    find $P -name '*.pc' -exec sed -i -e "s|=/usr|=$P/usr|" -e "s|-I/usr/|-I$P/usr/|g" \
+      -e "s|-L/usr/|-L$P/usr/|g" {} + 2>/dev/null
+    row "unpack .debs" "ok" 0 "$DEBS"
+  fi
+  missing_lean=() missing_full=()
+  for m in openblas fftw3f fftw3; do have_pc $m || missing_lean+=("$m"); done
+  have_hdr omp.h || missing_lean+=("omp.h")
+  for m in netcdf yaml-0.1 libpng zlib; do have_pc $m || missing_full+=("$m"); done
+  have_hdr eccodes.h || missing_full+=("eccodes.h")
+fi
+if [ ${#missing_lean[@]} -gt 0 ]; then
+  row "dependencies" "FAILED" 0 "missing ${missing_lean[*]} (carry .debs in $DEBS)"
+  exit 1
+fi
+
+# ---- build and the cuda tests --------------------------------------------------------------------
+status=0
+if [ $FORCE_LEAN = 0 ] && [ ${#missing_full[@]} -eq 0 ] && command -v cmake >/dev/null; then
+  row "build mode" "full" 0 "CMake, WX_CUDA=ON, sm_90"
+  run_step "cmake configure" 90 "$LOGS/configure.log" \
+    cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DWX_CUDA=ON -DWX_CUDA_ARCHS=90 -DWX_MPI=OFF \
+    || { tail -20 "$LOGS/configure.log"; exit 1; }
+  run_step "build cuda tests" $(( $(left) < 300 ? $(left) - 60 : 240 )) "$LOGS/build.log" \
+    cmake --build "$BUILD" -j"$JOBS" --target test_cuda_basic test_cuda_ops wxcast \
+    || { grep -E "error|warning" "$LOGS/build.log" | head -30; exit 1; }
+  grep -E "warning" "$LOGS/build.log" | grep -E "\.cu" | head -10
+  run_step "ctest -L cuda" $(( $(left) < 180 ? $(left) - 30 : 150 )) "$LOGS/ctest.log" \
+    ctest --test-dir "$BUILD" -L cuda --output-on-failure || status=1
+  cat "$LOGS/ctest.log"
+  TEST_BIN=$BUILD/tests/test_cuda_ops
+else
+  row "build mode" "lean" 0 "${missing_full[*]:+no ${missing_full[*]}; }ops + CUDA units only"
+  LB=$BUILD/lean
+  mkdir -p "$LB/generated" "$LB/obj"
+  sed -e 's/@PROJECT_VERSION@/lean/' -e 's/@WX_HAVE_MPI@/0/' -e 's/@WX_HAVE_CUDA@/1/' \
+      -e 's/@CMAKE_BUILD_TYPE@/Release/' -e 's/@CMAKE_C_COMPILER_ID@ @CMAKE_C_COMPILER_VERSION@/cc/' \
+      -e 's/@WX_CUDA_ARCHS@/90/' -e "s|@CMAKE_SOURCE_DIR@|$ROOT|" \
+      src/core/wx_build_config.h.in >"$LB/generated/wx_build_config.h"
+  cat >"$LB/build.sh" <<EOF
+set -e
+cd "$ROOT"
+I="-Isrc -Ikernels -Itests/support -I$LB/generated \$(pkg-config --cflags openblas fftw3f fftw3)"
+CF="-O2 -std=gnu11 -fopenmp -Wall -Wno-unused-parameter \$I"
+objs=()
+for f in src/core/wx_error.c src/backend/wx_backend_cpu.c src/backend/wx_ctx.c tests/support/wx_test.c; do
+  o=$LB/obj/\$(basename \$f .c).o; cc \$CF -c \$f -o \$o; objs+=(\$o)
+done
+for f in src/ops/*.c; do
+  o=$LB/obj/\$(basename \$f .c).o; cc \$CF -c \$f -o \$o; objs+=(\$o)
+  o=$LB/obj/\$(basename \$f .c)_f64.o; cc \$CF -DWX_REAL_DOUBLE=1 -c \$f -o \$o; objs+=(\$o)
+done
+for f in kernels/*.cu; do
+  o=$LB/obj/\$(basename \$f .cu)_cu.o
+  nvcc -O2 -std=c++17 -arch=sm_90 -Xcompiler -Wall \$I -c \$f -o \$o &
+  objs+=(\$o)
+done
+wait
+libs="\$(pkg-config --libs-only-L openblas fftw3f) -lcublas -lcublasLt -lcufft -lcudart -lopenblas -lfftw3f_threads -lfftw3_threads -lfftw3f -lfftw3 -lgomp -lm -lstdc++"
+for t in cuda_basic cuda_ops; do
+  cc \$CF -c tests/unit/test_\$t.c -o $LB/obj/test_\$t.o
+  nvcc -arch=sm_90 -o $LB/test_\$t $LB/obj/test_\$t.o \${objs[@]} -Xcompiler -fopenmp \$libs
+done
+EOF
+  run_step "lean build" $(( $(left) < 300 ? $(left) - 60 : 240 )) "$LOGS/build.log" bash "$LB/build.sh" \
+    || { grep -E "error|warning" "$LOGS/build.log" | head -30; exit 1; }
+  for t in cuda_basic cuda_ops; do
+    run_step "test $t" $(( $(left) < 150 ? $(left) - 30 : 120 )) "$LOGS/test_$t.log" "$LB/test_$t"
+    rc=$?
+    [ $rc = 0 ] || [ $rc = 77 ] || status=1
+    tail -30 "$LOGS/test_$t.log"
+  done
+  TEST_BIN=$LB/test_cuda_ops
+fi
+
+# ---- memory checking of every CUDA op (informational; compute-sanitizer ships with CUDA) ----------
+if [ -n "$GPU" ] && command -v compute-sanitizer >/dev/null && [ -x "$TEST_BIN" ]; then
+  run_step "compute-sanitizer memcheck" $(( $(left) < 200 ? $(left) - 40 : 160 )) \
+    "$LOGS/memcheck.log" compute-sanitizer --tool memcheck --error-exitcode 3 "$TEST_BIN" || status=1
+  tail -15 "$LOGS/memcheck.log"
+fi
+
+# ---- GPU benchmarks ------------------------------------------------------------------------------
+# BENCHMARKS GO HERE (issue 8): FourCastNet paper configuration training samples/s vs PyTorch on the
+# same GPU, the 56-step rollout, GraphCast_small 40 steps. None exist yet; each should be one
+# run_step with its own timeout, printing one line that the table can carry.
+row "gpu benchmarks" "n/a" 0 "none written yet"
+
+exit $status
