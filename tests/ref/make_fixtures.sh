@@ -12,3 +12,5 @@ PY=${PY:-/usr/bin/python3}
 "$PY" ref_fourcastnet.py
 "$PY" ref_metrics.py
 "$PY" ref_conv.py
+"$PY" ref_precipnet.py
+"$PY" ref_graphcast.py

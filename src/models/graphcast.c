@@ -1,0 +1,359 @@
+/* GraphCast: parameter table (Haiku module names), initialisation, graphs, static inputs, arena. */
+#include "models/graphcast.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/wx_rng.h"
+#include "ops/graph_csr.h"
+
+/* Adds "<gnn>.<module>_mlp.linear_<i>.{weight,bias}" and "<gnn>.<module>_layer_norm.*". */
+static void mlp_add(wx_params *p, wx_gc_mlp *mlp, const char *gnn, const char *module, int64_t in,
+                    int64_t hidden, int64_t out, int64_t hidden_layers, int ln, unsigned flags) {
+    char name[WX_PARAM_NAME_MAX];
+    wx_gc_mlp k;
+    memset(&k, 0, sizeof k);
+    k.nlin = (int)hidden_layers + 1;
+    k.in = in, k.hidden = hidden, k.out = out;
+    for (int i = 0; i < k.nlin; i++) {
+        int64_t fi = i == 0 ? in : hidden, fo = i == k.nlin - 1 ? out : hidden;
+        snprintf(name, sizeof name, "%s.%s_mlp.linear_%d.weight", gnn, module, i);
+        k.w[i] = wx_params_add(p, name, 2, (const int64_t[]){fo, fi}, flags);
+        snprintf(name, sizeof name, "%s.%s_mlp.linear_%d.bias", gnn, module, i);
+        k.b[i] = wx_params_add(p, name, 1, (const int64_t[]){fo}, flags | WX_PARAM_NO_DECAY);
+    }
+    k.ln_w = k.ln_b = -1;
+    if (ln) {
+        snprintf(name, sizeof name, "%s.%s_layer_norm.weight", gnn, module);
+        k.ln_w = wx_params_add(p, name, 1, (const int64_t[]){out}, flags | WX_PARAM_NO_DECAY);
+        snprintf(name, sizeof name, "%s.%s_layer_norm.bias", gnn, module);
+        k.ln_b = wx_params_add(p, name, 1, (const int64_t[]){out}, flags | WX_PARAM_NO_DECAY);
+    }
+    if (mlp) *mlp = k;
+}
+
+void wx_gc_param_table(wx_params *p, const wx_gc_config *c, wx_gc_modules *mod) {
+    const int64_t D = c->latent_size, k = c->hidden_layers, fin = c->in_channels + 3;
+    wx_gc_modules tmp;
+    memset(&tmp, 0, sizeof tmp);
+    wx_gc_modules *o = mod ? mod : &tmp;
+    const char *g2m = "grid2mesh_gnn", *mg = "mesh_gnn", *m2g = "mesh2grid_gnn";
+    /* grid2mesh_gnn: embedders, then processor step 0 (edges, then nodes by type name). */
+    mlp_add(p, &o->emb_g2m, g2m, "encoder_edges_grid2mesh", 4, D, D, k, 1, 0);
+    mlp_add(p, &o->emb_grid, g2m, "encoder_nodes_grid_nodes", fin, D, D, k, 1, 0);
+    mlp_add(p, &o->emb_mesh, g2m, "encoder_nodes_mesh_nodes", fin, D, D, k, 1, 0);
+    mlp_add(p, &o->enc_edge, g2m, "processor_edges_0_grid2mesh", 3 * D, D, D, k, 1, 0);
+    mlp_add(p, &o->enc_grid, g2m, "processor_nodes_0_grid_nodes", D, D, D, k, 1, 0);
+    mlp_add(p, &o->enc_mesh, g2m, "processor_nodes_0_mesh_nodes", 2 * D, D, D, k, 1, 0);
+    /* mesh_gnn */
+    mlp_add(p, &o->emb_mesh_e, mg, "encoder_edges_mesh", 4, D, D, k, 1, 0);
+    for (int64_t s = 0; s < c->gnn_msg_steps; s++) {
+        char mod_e[48], mod_n[48];
+        snprintf(mod_e, sizeof mod_e, "processor_edges_%lld_mesh", (long long)s);
+        snprintf(mod_n, sizeof mod_n, "processor_nodes_%lld_mesh_nodes", (long long)s);
+        mlp_add(p, mod ? &mod->proc_edge[s] : NULL, mg, mod_e, 3 * D, D, D, k, 1, 0);
+        mlp_add(p, mod ? &mod->proc_node[s] : NULL, mg, mod_n, 2 * D, D, D, k, 1, 0);
+    }
+    /* mesh2grid_gnn */
+    mlp_add(p, &o->emb_m2g, m2g, "encoder_edges_mesh2grid", 4, D, D, k, 1, 0);
+    mlp_add(p, &o->dec_edge, m2g, "processor_edges_0_mesh2grid", 3 * D, D, D, k, 1, 0);
+    mlp_add(p, &o->dec_grid, m2g, "processor_nodes_0_grid_nodes", 2 * D, D, D, k, 1, 0);
+    mlp_add(p, &o->dec_mesh, m2g, "processor_nodes_0_mesh_nodes", D, D, D, k, 1, WX_PARAM_UNUSED);
+    mlp_add(p, &o->out, m2g, "decoder_nodes_grid_nodes", D, D, c->out_channels, k, 0, 0);
+}
+
+static void mlp_init(wx_rng *r, wx_params *p, const wx_gc_mlp *k) {
+    for (int i = 0; i < k->nlin; i++) {
+        const wx_param_info *t = &p->t[k->w[i]];
+        /* hk.Linear default: TruncatedNormal(stddev = 1/√fan_in), cut at ±2 stddev. */
+        float sd = (float)(1.0 / sqrt((double)t->dims[1]));
+        wx_rng_fill_trunc_normal_f32(r, wx_params_tensor(p, k->w[i]), t->size, 0.0f, sd, -2.0f,
+                                     2.0f);
+    }
+    if (k->ln_w >= 0) {
+        float *g = wx_params_tensor(p, k->ln_w);
+        for (int64_t j = 0; j < k->out; j++) g[j] = 1.0f;
+    }
+}
+
+void wx_gc_init_params(wx_gc *m, uint64_t seed) {
+    wx_params *p = &m->params;
+    wx_rng r;
+    wx_rng_init(&r, seed, 0);
+    memset(p->data, 0, sizeof(float) * (size_t)p->len);
+    const wx_gc_modules *o = &m->mod;
+    const wx_gc_mlp *list[] = {&o->emb_g2m, &o->emb_grid, &o->emb_mesh, &o->enc_edge,
+                               &o->enc_grid, &o->enc_mesh, &o->emb_mesh_e};
+    for (size_t i = 0; i < sizeof list / sizeof *list; i++) mlp_init(&r, p, list[i]);
+    for (int64_t s = 0; s < m->S; s++) {
+        mlp_init(&r, p, &o->proc_edge[s]);
+        mlp_init(&r, p, &o->proc_node[s]);
+    }
+    const wx_gc_mlp *list2[] = {&o->emb_m2g, &o->dec_edge, &o->dec_grid, &o->dec_mesh, &o->out};
+    for (size_t i = 0; i < sizeof list2 / sizeof *list2; i++) mlp_init(&r, p, list2[i]);
+}
+
+/* ---- arena layout ---- */
+
+static int64_t al(int64_t n) { return (n + 15) / 16 * 16; }
+
+typedef struct {
+    float *base; /* NULL: count only */
+    int64_t off;
+} carver;
+
+static float *carve(carver *c, int64_t n) {
+    float *p = c->base ? c->base + c->off : NULL;
+    c->off += al(n);
+    return p;
+}
+
+static void carve_mlp(carver *c, wx_gc_mlp_tape *t, const wx_gc *m, int64_t rows, int64_t out) {
+    for (int64_t i = 0; i < m->c.hidden_layers; i++) t->pre[i] = carve(c, rows * m->D);
+    t->z = carve(c, rows * out);
+    t->mean = carve(c, rows);
+    t->rstd = carve(c, rows);
+}
+
+static void carve_step(carver *c, wx_gc_step_tape *t, const wx_gc *m, int64_t e, int64_t nr) {
+    carve_mlp(c, &t->edge, m, e, m->D);
+    carve_mlp(c, &t->node, m, nr, m->D);
+    t->agg = carve(c, nr * m->D);
+}
+
+/* One tape for b samples. */
+static void carve_tape(carver *c, wx_gc_tape *t, const wx_gc *m, int64_t b) {
+    const int64_t D = m->D, ng = b * m->ng, nm = b * m->nm;
+    t->gin = carve(c, ng * (m->cin + 3));
+    carve_mlp(c, &t->emb_grid, m, ng, D);
+    carve_mlp(c, &t->emb_mesh, m, nm, D);
+    carve_mlp(c, &t->emb_g2m, m, b * m->eg, D);
+    t->vg0 = carve(c, ng * D);
+    t->vm0 = carve(c, nm * D);
+    t->eg0 = carve(c, b * m->eg * D);
+    carve_step(c, &t->enc, m, b * m->eg, nm);
+    carve_mlp(c, &t->enc_grid, m, ng, D);
+    t->vg1 = carve(c, ng * D);
+    carve_mlp(c, &t->emb_mesh_e, m, b * m->em, D);
+    for (int64_t s = 0; s < m->S; s++) {
+        float *p = carve(c, b * m->em * D);
+        if (c->base) t->em[s] = p;
+    }
+    for (int64_t s = 0; s <= m->S; s++) {
+        float *p = carve(c, nm * D);
+        if (c->base) t->vm[s] = p;
+    }
+    if (!m->checkpoint)
+        for (int64_t s = 0; s < m->S; s++) {
+            wx_gc_step_tape tmp, *st = c->base ? &t->proc[s] : &tmp;
+            carve_step(c, st, m, b * m->em, nm);
+        }
+    carve_mlp(c, &t->emb_m2g, m, b * m->ed, D);
+    t->ed0 = carve(c, b * m->ed * D);
+    carve_step(c, &t->dec, m, b * m->ed, ng);
+    t->vg2 = carve(c, ng * D);
+    /* Output MLP: no LayerNorm, and its output is not needed in backward. */
+    for (int64_t i = 0; i < m->c.hidden_layers; i++) t->out.pre[i] = carve(c, ng * D);
+    t->out.z = t->out.mean = t->out.rstd = NULL;
+}
+
+static int64_t max3(int64_t a, int64_t b, int64_t c) { return a > b ? (a > c ? a : c) : (b > c ? b : c); }
+
+/* Everything that is not a tape: static inputs, scratch, predict buffers. */
+static void carve_rest(carver *c, wx_gc *m, int64_t b) {
+    const int64_t D = m->D, fin = m->cin + 3, wout = m->cout > D ? m->cout : D;
+    const int64_t emax = max3(m->eg, m->em, m->ed), nmax = m->ng > m->nm ? m->ng : m->nm;
+    const int64_t rows = b * (emax > nmax ? emax : nmax);
+    m->in.min = carve(c, b * m->nm * fin);
+    m->in.fg2m = carve(c, b * m->eg * 4);
+    m->in.fmesh = carve(c, b * m->em * 4);
+    m->in.fm2g = carve(c, b * m->ed * 4);
+    int64_t catw = max3(b * emax * 3 * D, b * nmax * 2 * D, b * nmax * fin);
+    m->s.cat = carve(c, catw);
+    m->s.dcat = carve(c, catw);
+    m->s.ga = carve(c, b * emax * D);
+    m->s.gb = carve(c, b * emax * D);
+    m->s.h0 = carve(c, rows * D);
+    m->s.h1 = carve(c, rows * D);
+    m->s.dh = carve(c, rows * D);
+    m->s.upd = carve(c, rows * wout);
+    m->s.dupd = carve(c, rows * wout);
+    m->s.dz = carve(c, rows * wout);
+    m->s.dvg = carve(c, b * m->ng * D);
+    m->s.dvm = carve(c, b * m->nm * D);
+    m->s.dtmp = carve(c, b * nmax * D);
+    m->s.dem = carve(c, b * emax * D);
+    /* predict: one shared MLP tape, two alternating latents per kind */
+    m->s.mlp_pre = carve(c, m->c.hidden_layers * rows * D);
+    m->s.mlp_z = carve(c, rows * wout);
+    m->s.mlp_stat = carve(c, 2 * rows);
+    for (int i = 0; i < 2; i++) {
+        m->s.pv[i] = carve(c, b * m->nm * D);
+        m->s.pe[i] = carve(c, b * emax * D);
+    }
+    m->pred.gin = carve(c, b * m->ng * fin);
+    m->pred.vg0 = carve(c, b * m->ng * D);
+    m->pred.enc.agg = carve(c, b * nmax * D);
+    if (m->checkpoint) carve_step(c, &m->s.step, m, b * m->em, b * m->nm);
+}
+
+/* Points the predict tape at the shared scratch; latents alias as the forward order allows. */
+static void pred_tape_wire(wx_gc *m) {
+    wx_gc_tape *t = &m->pred;
+    wx_gc_mlp_tape sh;
+    memset(&sh, 0, sizeof sh);
+    const int64_t emax = max3(m->eg, m->em, m->ed), nmax = m->ng > m->nm ? m->ng : m->nm;
+    const int64_t rows = m->max_batch * (emax > nmax ? emax : nmax);
+    for (int64_t i = 0; i < m->c.hidden_layers; i++) sh.pre[i] = m->s.mlp_pre + i * rows * m->D;
+    sh.z = m->s.mlp_z, sh.mean = m->s.mlp_stat, sh.rstd = m->s.mlp_stat + rows;
+    t->emb_grid = t->emb_mesh = t->emb_g2m = t->enc.edge = t->enc.node = t->enc_grid = sh;
+    t->emb_mesh_e = t->emb_m2g = t->dec.edge = t->dec.node = t->out = sh;
+    t->vg1 = t->vg2 = t->vg0;
+    t->dec.agg = t->enc.agg;
+    t->vm0 = m->s.pv[0];
+    t->eg0 = m->s.pe[0];
+    t->ed0 = m->s.pe[0];
+    for (int64_t s = 0; s < m->S; s++) {
+        t->em[s] = m->s.pe[s % 2];
+        t->proc[s] = (wx_gc_step_tape){sh, sh, t->enc.agg};
+    }
+    for (int64_t s = 0; s <= m->S; s++) t->vm[s] = m->s.pv[(s + 1) % 2];
+}
+
+static void fill_static(wx_gc *m) {
+    const int64_t fin = m->cin + 3, b = m->max_batch;
+    for (int64_t q = 0; q < b; q++) {
+        float *mi = m->in.min + q * m->nm * fin;
+        memset(mi, 0, sizeof(float) * (size_t)(m->nm * fin));
+        for (int64_t v = 0; v < m->nm; v++)
+            memcpy(mi + v * fin + m->cin, m->g.mesh_features + 3 * v, 3 * sizeof(float));
+        memcpy(m->in.fg2m + q * m->eg * 4, m->g.g2m.features, sizeof(float) * (size_t)(m->eg * 4));
+        memcpy(m->in.fmesh + q * m->em * 4, m->g.mesh.features,
+               sizeof(float) * (size_t)(m->em * 4));
+        memcpy(m->in.fm2g + q * m->ed * 4, m->g.m2g.features, sizeof(float) * (size_t)(m->ed * 4));
+    }
+}
+
+void wx_gc_static_refresh(wx_gc *m) { fill_static(m); }
+
+/* The multi-mesh of levels min..max when min > 0 (mesh.c builds 0..max). */
+static wx_status restrict_mesh(wx_mesh_graphs *g, int lo) {
+    int32_t *s, *r;
+    int64_t e;
+    WX_TRY(wx_mesh_face_edges(&g->ico, lo, g->ico.levels, &s, &r, &e));
+    wx_mesh_edge_set_free(&g->mesh);
+    wx_edge_set *es = &g->mesh;
+    es->senders = s, es->receivers = r, es->n_edges = e;
+    es->n_senders = es->n_receivers = g->n_mesh;
+    es->row_ptr = wx_malloc(((size_t)g->n_mesh + 1) * sizeof(int32_t));
+    es->perm = wx_malloc((size_t)e * sizeof(int32_t));
+    WX_TRY(wx_graph_csr_build(r, e, g->n_mesh, es->row_ptr, es->perm));
+    return wx_mesh_edge_features(es, g->ico.xyz, g->ico.xyz, 0.0);
+}
+
+static wx_status build_graphs(wx_gc *m) {
+    const wx_gc_config *c = &m->c;
+    double *lat = wx_malloc(sizeof(double) * (size_t)c->nlat);
+    double *lon = wx_malloc(sizeof(double) * (size_t)c->nlon);
+    for (int64_t j = 0; j < c->nlat; j++) lat[j] = 90.0 - (double)j * c->resolution;
+    for (int64_t i = 0; i < c->nlon; i++) lon[i] = (double)i * c->resolution;
+    wx_mesh_options o = {.levels = (int)c->mesh_max_level, .fraction = c->radius_fraction,
+                         .m2g_norm = c->m2g_norm, .lat = lat, .lon = lon,
+                         .nlat = (int)c->nlat, .nlon = (int)c->nlon};
+    wx_status st = wx_mesh_graphs_build(&o, &m->g);
+    free(lat);
+    free(lon);
+    WX_TRY(st);
+    if (c->mesh_min_level > 0) WX_TRY(restrict_mesh(&m->g, (int)c->mesh_min_level));
+    return WX_OK;
+}
+
+void wx_gc_arena_bytes(const wx_gc *m, int64_t *tape_bytes, int64_t *other_bytes) {
+    carver c = {NULL, 0};
+    wx_gc_tape t;
+    memset(&t, 0, sizeof t);
+    carve_tape(&c, &t, m, m->max_batch);
+    *tape_bytes = c.off * (int64_t)sizeof(float);
+    *other_bytes = (m->arena_len - (int64_t)m->max_tapes * c.off) * (int64_t)sizeof(float);
+}
+
+static void tape_arrays(wx_gc_tape *t, int64_t S) {
+    t->em = wx_calloc((size_t)S, sizeof(float *));
+    t->vm = wx_calloc((size_t)S + 1, sizeof(float *));
+    t->proc = wx_calloc((size_t)S, sizeof(wx_gc_step_tape));
+}
+
+wx_gc *wx_gc_create(wx_ctx *ctx, const wx_backend *be, const wx_gc_config *cfg, uint64_t seed,
+                    int64_t max_batch, int max_tapes, int checkpoint) {
+    if (max_batch < 1 || max_tapes < 0) {
+        wx_error_set(WX_ERR_USAGE, "graphcast: batch %lld, tapes %d: expected batch >= 1, "
+                     "tapes >= 0", (long long)max_batch, max_tapes);
+        return NULL;
+    }
+    wx_gc *m = wx_calloc(1, sizeof *m);
+    m->ctx = ctx, m->be = be, m->c = *cfg, m->checkpoint = checkpoint;
+    if (wx_gc_config_derive(&m->c) != WX_OK || build_graphs(m) != WX_OK) {
+        wx_gc_destroy(m);
+        return NULL;
+    }
+    m->ng = m->g.n_grid, m->nm = m->g.n_mesh;
+    m->eg = m->g.g2m.n_edges, m->em = m->g.mesh.n_edges, m->ed = m->g.m2g.n_edges;
+    m->D = m->c.latent_size, m->cin = m->c.in_channels, m->cout = m->c.out_channels;
+    m->S = m->c.gnn_msg_steps;
+    m->mod.proc_edge = wx_calloc((size_t)m->S, sizeof(wx_gc_mlp));
+    m->mod.proc_node = wx_calloc((size_t)m->S, sizeof(wx_gc_mlp));
+    wx_params_init(&m->params);
+    wx_gc_param_table(&m->params, &m->c, &m->mod);
+    m->max_batch = max_batch, m->max_tapes = max_tapes;
+    m->tapes = wx_calloc((size_t)(max_tapes ? max_tapes : 1), sizeof *m->tapes);
+    for (int t = 0; t < max_tapes; t++) tape_arrays(&m->tapes[t], m->S);
+    tape_arrays(&m->pred, m->S);
+    carver c = {NULL, 0};
+    wx_gc_tape tmp;
+    memset(&tmp, 0, sizeof tmp);
+    for (int t = 0; t < max_tapes; t++) carve_tape(&c, &tmp, m, max_batch);
+    carve_rest(&c, m, max_batch);
+    m->arena_len = c.off;
+    m->arena = malloc(sizeof(float) * (size_t)m->arena_len);
+    if (!m->arena) {
+        wx_error_set(WX_ERR_RUN, "graphcast: cannot allocate the activation arena (%.1f MiB for "
+                     "batch %lld, %d tapes)", (double)m->arena_len * 4.0 / 1048576.0,
+                     (long long)max_batch, max_tapes);
+        wx_gc_destroy(m);
+        return NULL;
+    }
+    c = (carver){m->arena, 0};
+    for (int t = 0; t < max_tapes; t++) carve_tape(&c, &m->tapes[t], m, max_batch);
+    carve_rest(&c, m, max_batch);
+    WX_ASSERT(c.off == m->arena_len);
+    pred_tape_wire(m);
+    fill_static(m);
+    if (wx_params_alloc(&m->params) != WX_OK) {
+        wx_gc_destroy(m);
+        return NULL;
+    }
+    wx_gc_init_params(m, seed);
+    return m;
+}
+
+static void tape_free(wx_gc_tape *t) {
+    free(t->em);
+    free(t->vm);
+    free(t->proc);
+}
+
+void wx_gc_destroy(wx_gc *m) {
+    if (!m) return;
+    for (int t = 0; t < m->max_tapes; t++) tape_free(&m->tapes[t]);
+    free(m->tapes);
+    tape_free(&m->pred);
+    free(m->arena);
+    free(m->mod.proc_edge);
+    free(m->mod.proc_node);
+    wx_params_free(&m->params);
+    wx_mesh_graphs_free(&m->g);
+    free(m);
+}
+
+void wx_gc_tapes_clear(wx_gc *m) { m->ntapes = 0; }
