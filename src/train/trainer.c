@@ -160,6 +160,8 @@ static wx_status setup(trainer *t) {
             wx_log_info("%s %s (step %lld)", t->o->resume ? "resuming from" : "weights from", from,
                         (long long)(ck.has_state ? ck.st.step : 0));
         wx_checkpoint_free(&ck);
+        if (s != WX_OK && !t->o->resume)
+            return wx_error_wrap(s, "%s: %s.init_from: ", c->path, wx_train_stage_name(c->stage));
         WX_TRY(s);
     }
     if (t->o->metrics)
