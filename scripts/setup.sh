@@ -11,6 +11,7 @@ packages=(
   zlib1g-dev libopenmpi-dev openmpi-bin
   python3-torch python3-numpy
   python3-xarray python3-cfgrib python3-netcdf4 python3-matplotlib
+  gmt-gshhg-low
 )
 
 missing=()
