@@ -96,7 +96,7 @@ wx_status wx_gc_backward(wx_gc *m, float *dx, const float *dy) {
     const wx_backend *be = m->be;
     wx_ctx *ctx = m->ctx;
     const wx_gc_modules *o = &m->mod;
-    const int64_t b = t->b, D = m->D, ng = b * m->ng, nm = b * m->nm, fin = m->cin + 3;
+    const int64_t b = t->b, D = m->D, ng = b * m->ng, nm = b * m->nm;
     const int64_t H = m->c.nlat, W = m->c.nlon;
     float *dvg = m->s.dvg, *dvm = m->s.dvm, *dem = m->s.dem;
     /* y = unpatchify(MLP_out(vg2)) */
@@ -135,7 +135,6 @@ wx_status wx_gc_backward(wx_gc *m, float *dx, const float *dy) {
         WX_TRY(be->concat_backward(ctx, dxs, m->s.dcat, cs, 2, ng));
         WX_TRY(be->unpatchify_forward(ctx, dx, m->s.cat, b, m->cin, H, W, 1));
     }
-    (void)fin;
     m->ntapes--;
     return WX_OK;
 }
