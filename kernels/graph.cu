@@ -181,10 +181,11 @@ static wx_status gather_csr_get(wx_cuda_state *st, const int32_t *idx_dev, int64
     // Drop the old cache first (cudaFree waits for kernels still reading it).
     free(st->gidx_host);
     st->gidx_host = NULL;
+    cudaError_t err2 = cudaSuccess;
     if (st->grow_ptr) err = cudaFree(st->grow_ptr);
-    st->grow_ptr = NULL;
-    if (st->gperm && err == cudaSuccess) err = cudaFree(st->gperm);
-    st->gperm = NULL;
+    if (st->gperm) err2 = cudaFree(st->gperm);
+    if (err == cudaSuccess) err = err2;
+    st->grow_ptr = st->gperm = NULL;
     if (err == cudaSuccess)
         err = cudaMalloc((void **)&st->grow_ptr, sizeof(int32_t) * (size_t)(n + 1));
     if (err == cudaSuccess)

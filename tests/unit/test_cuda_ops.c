@@ -622,7 +622,7 @@ static void test_optim(void) {
     double got[2];
     memcpy(&got[0], SS->got[0], sizeof(double));
     memcpy(&got[1], SS->got[1], sizeof(double));
-    WX_CHECK_CLOSE_F64("grad_norm sumsq", &got[0], &sumsq, 1, 1e-12, 0.0);
+    WX_CHECK_CLOSE_F64("grad_norm sumsq", &got[0], &sumsq, 1, 1e-10, 0.0); /* double sums, two orders */
     WX_CHECK(memcmp(&got[0], &got[1], sizeof(double)) == 0, "grad_norm: two GPU runs differ");
     case_end("optim");
     free(p0), free(m0), free(v0), free(g), free(p), free(m), free(v), free(sc);
