@@ -22,5 +22,6 @@ int wx_cmd_verify(int argc, char **argv);
 int wx_cmd_dump(int argc, char **argv);
 int wx_cmd_train(int argc, char **argv);
 int wx_cmd_mesh(int argc, char **argv);
+int wx_cmd_eval(int argc, char **argv);
 
 #endif

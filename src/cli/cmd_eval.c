@@ -1,0 +1,84 @@
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/wx_args.h"
+#include "cli/wx_cli.h"
+#include "core/wx_fs.h"
+#include "infer/eval.h"
+
+/* "--forecast fcn=a.nc,b.nc,gc=c.nc": files, each with the name of the last NAME= before it. */
+static wx_status split_forecasts(char *list, int *n, char ***files, char ***models) {
+    *n = 0;
+    *files = *models = NULL;
+    const char *name = "model";
+    for (char *save = NULL, *t = strtok_r(list, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(t, '=');
+        if (eq) {
+            *eq = 0;
+            if (!t[0] || !eq[1])
+                return wx_error_set(WX_ERR_USAGE, "--forecast: '%s=%s': expected NAME=FILE", t, eq + 1);
+            name = t;
+            t = eq + 1;
+        }
+        *files = realloc(*files, sizeof(char *) * (size_t)(*n + 1));
+        *models = realloc(*models, sizeof(char *) * (size_t)(*n + 1));
+        (*files)[*n] = t;
+        (*models)[*n] = (char *)name;
+        (*n)++;
+    }
+    if (*n == 0) return wx_error_set(WX_ERR_USAGE, "--forecast: no files given");
+    return WX_OK;
+}
+
+int wx_cmd_eval(int argc, char **argv) {
+    static const wx_arg_option opts[] = {
+        {"forecast", 1, "forecast NetCDF files, comma-separated; NAME= starts a model's files",
+         "[NAME=]FILE[,...]"},
+        {"truth", 1, "training archive holding the verifying analyses", "ARCHIVE"},
+        {"climatology", 1, "archive whose climatology.wxc to use (default: the truth's, if any)",
+         "ARCHIVE"},
+        {"no-climatology", 0, "score without a climatology (no ACC, no climatology baseline)", NULL},
+        {"no-baselines", 0, "skip the persistence and climatology baselines", NULL},
+        {"output", 1, "folder for scores.csv, scores.json and the RMSE/ACC-vs-lead plots", "DIR"},
+        {NULL, 0, NULL, NULL},
+    };
+    static const wx_arg_spec spec = {
+        "eval", "--forecast FILES --truth ARCHIVE --output DIR [options]",
+        "Scores forecasts with the WeatherBench2 definitions (area-weighted RMSE with the square "
+        "root after the mean over initial times, bias, MAE, uncentred ACC against the "
+        "day-of-year x hour climatology at the valid time) per variable and lead, for each model "
+        "and for the persistence and climatology baselines; writes scores.csv, scores.json, "
+        "rmse_<var>.png and acc_<var>.png.",
+        opts, 0, 0};
+    wx_args a;
+    int rc = wx_args_parse(&spec, argc, argv, &a);
+    if (rc != WX_ARGS_CONTINUE) return rc;
+    const char *fc = wx_args_get(&a, "forecast"), *truth = wx_args_get(&a, "truth"),
+               *out = wx_args_get(&a, "output");
+    if (!fc || !truth || !out)
+        return wx_cli_error(wx_error_set(WX_ERR_USAGE, "eval: --forecast, --truth and --output "
+                                                       "are required (see 'wxcast eval --help')"));
+    char *list = wx_strdup(fc), **files = NULL, **models = NULL;
+    int n = 0;
+    wx_eval_result r = {0};
+    wx_status st = split_forecasts(list, &n, &files, &models);
+    if (st == WX_OK) {
+        wx_eval_opts eo = {n, (const char *const *)files, (const char *const *)models, truth,
+                           wx_args_flag(&a, "no-climatology") ? "" : wx_args_get(&a, "climatology"),
+                           !wx_args_flag(&a, "no-baselines")};
+        st = wx_eval_run(&eo, &r);
+    }
+    char path[4096];
+    if (st == WX_OK) st = wx_mkdir_p(out);
+    if (st == WX_OK) snprintf(path, sizeof path, "%s/scores.csv", out), st = wx_eval_write_csv(&r, path);
+    if (st == WX_OK) snprintf(path, sizeof path, "%s/scores.json", out), st = wx_eval_write_json(&r, path);
+    if (st == WX_OK) st = wx_eval_write_plots(&r, out);
+    if (st == WX_OK)
+        printf("eval: %lld initial times, %d models (incl. baselines), %d scores%s -> %s\n",
+               (long long)r.ninit, r.nmodels, r.ncells,
+               r.has_climatology ? "" : " (no climatology: no ACC)", out);
+    wx_eval_result_free(&r);
+    free(list), free(files), free(models);
+    return st == WX_OK ? 0 : wx_cli_error(st);
+}

@@ -1,0 +1,185 @@
+/* wxcast eval end to end on a tiny archive whose truth rises by a known amount per 6 h, scored
+ * against forecast NetCDF files written with the product writer: a model off by a constant, a
+ * perfect model, persistence (error = the truth's change over the lead) and the climatology
+ * baseline (hand-computed from the triangular 61-day weights over the archive's 3 days). */
+#include <math.h>
+#include <png.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "../../data_prep/climatology_build.h"
+#include "cli/wx_cli.h"
+#include "core/wx_fs.h"
+#include "infer/eval.h"
+#include "io/archive.h"
+#include "io/netcdf_write.h"
+#include "wx_test.h"
+
+#define DIR "eval_test"
+static const double RISE[2] = {1.0, 10.0}; /* truth change per 6 h: t2m (K), z500 (m2 s-2) */
+
+static float truth(int64_t t, int c, const wx_grid *g, int p) {
+    double lat = wx_grid_lat(g, p / g->nlon), lon = wx_grid_lon(g, p % g->nlon);
+    double base = c == 0 ? 280 + 20 * cos(lat * M_PI / 180) : 52000 + 800 * cos(lat * M_PI / 180);
+    return (float)(base + 3 * sin(lon * M_PI / 90) + RISE[c] * t);
+}
+
+static void make_meta(wx_archive_meta *m) {
+    memset(m, 0, sizeof *m);
+    m->nchan = 2;
+    m->chan = wx_calloc(2, sizeof *m->chan);
+    snprintf(m->chan[0].name, 64, "t2m"), snprintf(m->chan[0].param, 64, "2t");
+    m->chan[0].kind = WX_LEVEL_SINGLE, snprintf(m->chan[0].units, 32, "K");
+    snprintf(m->chan[1].name, 64, "z500"), snprintf(m->chan[1].param, 64, "z");
+    m->chan[1].kind = WX_LEVEL_PRESSURE, m->chan[1].level = 500;
+    snprintf(m->chan[1].units, 32, "m2 s-2");
+    wx_grid_global(10.0, &m->grid);
+    m->start = wx_time_make(2017, 1, 1, 0, 0, 0);
+    m->step = 21600;
+    m->count = 12;
+    m->records_per_shard = 12;
+    m->key = 42;
+    /* The manifest names a climatology inside its statistics block. */
+    m->has_stats = 1;
+    m->stats_start = m->start, m->stats_end = m->start + (m->count - 1) * m->step;
+    m->diff_step = m->step;
+    double **arrs[5] = {&m->mean, &m->std, &m->min, &m->max, &m->diff_std};
+    for (int k = 0; k < 5; k++) {
+        *arrs[k] = wx_calloc(2, sizeof(double));
+        (*arrs[k])[0] = (*arrs[k])[1] = 1;
+    }
+    snprintf(m->climatology, sizeof m->climatology, "climatology.wxc");
+}
+
+static wx_status fetch(void *ctx, int64_t t, float *rec) {
+    const wx_archive_meta *m = ctx;
+    int64_t P = wx_archive_points(m);
+    for (int c = 0; c < m->nchan; c++)
+        for (int64_t p = 0; p < P; p++) rec[c * P + p] = truth(t, c, &m->grid, (int)p);
+    return WX_OK;
+}
+
+static int write_archive(const char *dir, wx_archive_meta *m) {
+    int64_t P = wx_archive_points(m);
+    float *rec = malloc(sizeof(float) * (size_t)(P * m->nchan));
+    wx_shard_writer *w;
+    int ok = wx_mkdir_p(dir) == WX_OK && wx_shard_writer_open(dir, 0, m, &w) == WX_OK;
+    for (int64_t t = 0; ok && t < m->count; t++) ok = fetch(m, t, rec) == WX_OK && wx_shard_writer_put(w, rec) == WX_OK;
+    ok = ok && wx_shard_writer_commit(w) == WX_OK;
+    wx_clim_opts co = {61, 1 << 24};
+    ok = ok && wx_climatology_build(DIR "/truth/climatology.wxc", m, m->start,
+                                    m->start + (m->count - 1) * m->step, &co, fetch, m) == WX_OK;
+    ok = ok && wx_archive_write_manifest(dir, m) == WX_OK;
+    if (!ok) printf("archive: %s\n", wx_error_message());
+    free(rec);
+    return ok;
+}
+
+/* Forecast from record t0 for leads 0..4 steps: truth + offset[c]. */
+static int write_forecast(const char *path, const wx_archive_meta *m, int64_t t0, const double *offset) {
+    double lev = 500;
+    wx_nc_var vars[2] = {{"t2m", "K", "air_temperature", "2 metre temperature", 0},
+                         {"z", "m2 s-2", "geopotential", "Geopotential", 1}};
+    wx_nc_layout L = {m->grid, 1, &lev, 2, vars, 1, m->start + t0 * m->step, "test", "test_eval", 0};
+    wx_nc_writer w;
+    if (wx_nc_writer_open(&w, path, &L) != WX_OK) return 0;
+    int64_t P = wx_archive_points(m);
+    float *f = malloc(sizeof(float) * (size_t)P);
+    int ok = 1;
+    for (int k = 0; ok && k <= 4; k++)
+        for (int c = 0; ok && c < 2; c++) {
+            for (int64_t p = 0; p < P; p++) f[p] = (float)(truth(t0 + k, c, &m->grid, (int)p) + offset[c]);
+            ok = wx_nc_writer_put(&w, k, m->start + (t0 + k) * m->step, c, 0, f) == WX_OK;
+        }
+    free(f);
+    if (!ok) {
+        printf("forecast: %s\n", wx_error_message());
+        wx_nc_writer_abort(&w);
+        return 0;
+    }
+    return wx_nc_writer_close(&w) == WX_OK;
+}
+
+static void check(const wx_eval_result *r, const char *model, const char *var, int steps, double rmse,
+                  double bias, double acc, int n, double tol) {
+    const wx_eval_cell *c = wx_eval_find(r, model, var, steps * 21600LL);
+    if (!WX_CHECK(c != NULL, "%s %s lead %dh present", model, var, steps * 6)) return;
+    wx_scores s;
+    wx_score_finish(&c->sums, &s);
+    WX_CHECK(fabs(s.rmse - rmse) <= tol && (isnan(bias) || fabs(s.bias - bias) <= tol) &&
+                 (isnan(acc) || fabs(s.acc - acc) <= 1e-6) && s.n == n,
+             "%s %s +%dh: rmse %.7g (want %g) bias %.7g (want %g) acc %.7g (want %g) n %lld (want %d)",
+             model, var, steps * 6, s.rmse, rmse, s.bias, bias, s.acc, acc, (long long)s.n, n);
+}
+
+int main(void) {
+    system("rm -rf " DIR);
+    wx_archive_meta m;
+    make_meta(&m);
+    WX_CHECK(write_archive(DIR "/truth", &m), "archive with climatology written");
+    double off_good[2] = {2, 20}, off_zero[2] = {0, 0};
+    int ok = write_forecast(DIR "/good_0.nc", &m, 0, off_good) && write_forecast(DIR "/good_2.nc", &m, 2, off_good) &&
+             write_forecast(DIR "/perfect_0.nc", &m, 0, off_zero) && write_forecast(DIR "/perfect_2.nc", &m, 2, off_zero);
+    WX_CHECK(ok, "forecast files written");
+
+    const char *files[4] = {DIR "/good_0.nc", DIR "/good_2.nc", DIR "/perfect_0.nc", DIR "/perfect_2.nc"};
+    const char *models[4] = {"good", "good", "perfect", "perfect"};
+    wx_eval_opts o = {4, files, models, DIR "/truth", NULL, 1};
+    wx_eval_result r;
+    wx_status st = wx_eval_run(&o, &r);
+    WX_CHECK(st == WX_OK, "eval: %s", wx_error_message());
+    if (st == WX_OK) {
+        WX_CHECK(r.ninit == 2 && r.nmodels == 4 && r.has_climatology, "2 inits, 4 models (%d), climatology",
+                 r.nmodels);
+        for (int k = 0; k <= 4; k++) {
+            check(&r, "good", "t2m", k, 2, 2, NAN, 2, 1e-4);
+            check(&r, "good", "z500", k, 20, 20, NAN, 2, 2e-3);
+            /* ACC: 1 for the perfect model where the truth has an anomaly; from the 2nd day on the
+             * linear truth equals its symmetric-window climatology (0/0, not asserted). The good
+             * model's anomalies are constant fields of the same sign: uncentred ACC 1 too. */
+            check(&r, "perfect", "t2m", k, 0, 0, k < 2 ? 1 : NAN, 2, 1e-4);
+            if (k < 2) check(&r, "good", "t2m", k, 2, 2, 1, 2, 1e-4);
+            /* Persistence: error −RISE·k everywhere; scored once per init although two models share them. */
+            check(&r, WX_EVAL_PERSISTENCE, "t2m", k, k * RISE[0], -k * RISE[0], NAN, 2, 1e-4);
+            check(&r, WX_EVAL_PERSISTENCE, "z500", k, k * RISE[1], -k * RISE[1], NAN, 2, 2e-3);
+        }
+        /* Climatology at the valid time, lead 0 from 00 UTC day 1: records of that hour on days
+         * 1, 2, 3 (offsets 0, 4, 8 steps) weighted 30, 29, 28 → offset 340/87 steps; from 12 UTC
+         * day 1 (offsets 2, 6, 10): (60+174+280)/87 − 2 = 340/87 too. */
+        check(&r, WX_EVAL_CLIMATOLOGY, "t2m", 0, 340.0 / 87, 340.0 / 87, NAN, 2, 1e-4);
+    }
+    wx_eval_result_free(&r);
+
+    /* The command: CSV rows, JSON, plots. */
+    char fl[1024];
+    snprintf(fl, sizeof fl, "good=%s,%s,perfect=%s,%s", files[0], files[1], files[2], files[3]);
+    char *argv[] = {"wxcast", "eval", "--forecast", fl, "--truth", DIR "/truth", "--output", DIR "/out", NULL};
+    WX_CHECK(wx_cli_main(8, argv) == 0, "wxcast eval exit 0");
+    char *csv = NULL;
+    size_t len = 0;
+    WX_CHECK(wx_read_file(DIR "/out/scores.csv", &csv, &len) == WX_OK, "scores.csv");
+    int lines = 0;
+    for (size_t i = 0; csv && i < len; i++) lines += csv[i] == '\n';
+    /* 4 models × 2 variables × 5 leads + header. */
+    WX_CHECK(lines == 41 && csv && strstr(csv, "persistence,t2m,K,24,2,4,-4,4,"), "%d csv lines", lines);
+    free(csv);
+    png_image pi = {.version = PNG_IMAGE_VERSION};
+    WX_CHECK(png_image_begin_read_from_file(&pi, DIR "/out/rmse_z500.png") && pi.width == 760, "rmse plot");
+    png_image_free(&pi);
+    png_image pa = {.version = PNG_IMAGE_VERSION};
+    WX_CHECK(png_image_begin_read_from_file(&pa, DIR "/out/acc_t2m.png"), "acc plot");
+    png_image_free(&pa);
+    /* A forecast on another grid is an error that says so. */
+    wx_archive_meta m2;
+    make_meta(&m2);
+    wx_grid_global(5.0, &m2.grid);
+    write_forecast(DIR "/coarse.nc", &m2, 0, off_good);
+    const char *f2[1] = {DIR "/coarse.nc"};
+    wx_eval_opts o2 = {1, f2, models, DIR "/truth", "", 1};
+    st = wx_eval_run(&o2, &r);
+    WX_CHECK(st == WX_ERR_RUN && strstr(wx_error_message(), "regrid"), "grid mismatch: %s", wx_error_message());
+    wx_archive_meta_free(&m);
+    wx_archive_meta_free(&m2);
+    return wx_test_summary();
+}
