@@ -14,3 +14,4 @@ PY=${PY:-/usr/bin/python3}
 "$PY" ref_conv.py
 "$PY" ref_precipnet.py
 "$PY" ref_graphcast.py
+"$PY" ref_weights.py
