@@ -79,7 +79,10 @@ static size_t utf8_put(char *o, unsigned cp) {
 static wx_status js_string(st_json *j, char **out) {
     *out = NULL;
     WX_TRY(js_expect(j, '"'));
-    char *o = wx_malloc((size_t)(j->end - j->p) + 1);
+    /* Decoded text is never longer than its escaped form: size the buffer by the raw span. */
+    const char *q = j->p;
+    while (q < j->end && *q != '"') q += *q == '\\' ? 2 : 1;
+    char *o = wx_malloc((size_t)(q - j->p) + 1);
     size_t n = 0;
     for (;;) {
         if (j->p >= j->end) { free(o); return js_fail(j, "unterminated string"); }
