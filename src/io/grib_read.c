@@ -1,14 +1,26 @@
+/* GRIB reader: the file is mapped once; a scan finds the message boundaries from section 0 and
+ * describes every message in parallel; decoding makes a handle over the mapped bytes (no copy,
+ * no file position), so fields may be decoded from several threads at once. eccodes is built
+ * with OpenMP locks (GRIB_OMP_THREADS) around its shared context, so one handle per call and
+ * thread is safe. */
+#define _GNU_SOURCE /* memmem */
 #include "io/grib_read.h"
 
 #include <eccodes.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 typedef struct {
-    FILE *fp;
+    const unsigned char *map; /* the whole file, read-only */
+    size_t size;
+    size_t *len;              /* [count] message lengths; the offsets are in the fields */
 } grib_impl;
 
 /* Scan geometry of one regular_ll message: source latitudes per scan row, longitudes per scan
@@ -129,35 +141,96 @@ static wx_status describe_message(codes_handle *h, const char *where, wx_field_i
     return st;
 }
 
+static uint64_t be(const unsigned char *p, int n) {
+    uint64_t v = 0;
+    for (int k = 0; k < n; k++) v = v << 8 | p[k];
+    return v;
+}
+
+/* Length of the message at p (at most `left` bytes available) from section 0, checked against
+ * the "7777" end marker; 0 when it is damaged or cut. GRIB1 messages over 8 MB flag their length
+ * (ECMWF convention) and are measured by eccodes itself. */
+static size_t message_length(const unsigned char *p, size_t left) {
+    if (left < 16) return 0;
+    uint64_t len = p[7] == 2 ? be(p + 8, 8) : p[7] == 1 ? be(p + 4, 3) : 0;
+    if (p[7] == 1 && (len & 0x800000)) {
+        codes_handle *h = codes_handle_new_from_message(NULL, p, left);
+        long tl = 0;
+        len = h && codes_get_long(h, "totalLength", &tl) == 0 && tl > 0 ? (uint64_t)tl : 0;
+        if (h) codes_handle_delete(h);
+    }
+    if (len < 16 || len > left || memcmp(p + len - 4, "7777", 4)) return 0;
+    return (size_t)len;
+}
+
 wx_status wx_grib_scan(wx_source *s) {
     grib_impl *im = wx_calloc(1, sizeof *im);
     s->impl = im;
-    im->fp = fopen(s->path, "rb");
-    if (!im->fp) return wx_error_set(WX_ERR_RUN, "%s: cannot open: %s", s->path, strerror(errno));
-    for (int64_t msg = 1;; msg++) {
-        long long pos = ftello(im->fp);
-        int err = 0;
-        codes_handle *h = codes_handle_new_from_file(NULL, im->fp, PRODUCT_GRIB, &err);
-        if (!h && !err) break; /* end of file */
-        char where[600];
-        snprintf(where, sizeof where, "%s: message %lld", s->path, (long long)msg);
-        if (!h || err) {
-            if (h) codes_handle_delete(h);
-            return wx_error_set(WX_ERR_RUN, "%s (at or after byte %lld) is damaged or truncated "
-                                "(eccodes: %s); the file is not usable, download it again",
-                                where, pos, codes_get_error_message(err ? err : GRIB_INVALID_MESSAGE));
-        }
+    int fd = open(s->path, O_RDONLY);
+    if (fd < 0) return wx_error_set(WX_ERR_RUN, "%s: cannot open: %s", s->path, strerror(errno));
+    struct stat sb;
+    if (fstat(fd, &sb)) {
+        close(fd);
+        return wx_error_set(WX_ERR_RUN, "%s: cannot stat: %s", s->path, strerror(errno));
+    }
+    im->size = (size_t)sb.st_size;
+    void *map = im->size ? mmap(NULL, im->size, PROT_READ, MAP_PRIVATE, fd, 0) : MAP_FAILED;
+    int map_err = errno;
+    close(fd);
+    if (map == MAP_FAILED)
+        return im->size ? wx_error_set(WX_ERR_RUN, "%s: cannot map: %s", s->path, strerror(map_err))
+                        : wx_error_set(WX_ERR_RUN, "%s: no GRIB messages found", s->path);
+    im->map = map;
+    madvise(map, im->size, MADV_SEQUENTIAL);
+    /* Boundaries: bytes between messages are skipped as eccodes does (it looks for "GRIB"). */
+    size_t cap = 0;
+    for (size_t pos = 0; pos + 4 <= im->size;) {
+        const unsigned char *p = memmem(im->map + pos, im->size - pos, "GRIB", 4);
+        if (!p) break;
+        size_t at = (size_t)(p - im->map), len = message_length(p, im->size - at);
+        if (!len)
+            return wx_error_set(WX_ERR_RUN, "%s: message %d (at or after byte %zu) is damaged or "
+                                "truncated (eccodes: Wrong message length); the file is not usable, "
+                                "download it again", s->path, s->count + 1, at);
         wx_field_info *f = wx_source_add(s);
-        f->msg = msg;
-        long off = 0;
-        codes_get_long(h, "offset", &off);
-        f->offset = off;
-        wx_status st = describe_message(h, where, f);
-        codes_handle_delete(h);
-        if (st != WX_OK) return st;
+        f->msg = s->count;
+        f->offset = (int64_t)at;
+        if (s->count > (int)cap) {
+            cap = cap ? 2 * cap : 64;
+            size_t *n = realloc(im->len, sizeof *n * cap);
+            WX_ASSERT(n != NULL);
+            im->len = n;
+        }
+        im->len[s->count - 1] = len;
+        pos = at + len;
     }
     if (s->count == 0) return wx_error_set(WX_ERR_RUN, "%s: no GRIB messages found", s->path);
-    return WX_OK;
+    /* Descriptions in parallel; the first failing message (in file order) is reported. */
+    wx_status *sts = wx_calloc((size_t)s->count, sizeof *sts);
+    char **errs = wx_calloc((size_t)s->count, sizeof *errs);
+#pragma omp parallel for schedule(dynamic, 4)
+    for (int i = 0; i < s->count; i++) {
+        wx_field_info *f = &s->fields[i];
+        char where[600];
+        snprintf(where, sizeof where, "%s: message %lld", s->path, (long long)f->msg);
+        codes_handle *h = codes_handle_new_from_message(NULL, im->map + f->offset, im->len[i]);
+        if (!h)
+            sts[i] = wx_error_set(WX_ERR_RUN, "%s (at or after byte %lld) is damaged or truncated "
+                                  "(eccodes: %s); the file is not usable, download it again", where,
+                                  (long long)f->offset, codes_get_error_message(GRIB_INVALID_MESSAGE));
+        else {
+            sts[i] = describe_message(h, where, f);
+            codes_handle_delete(h);
+        }
+        if (sts[i] != WX_OK) errs[i] = wx_strdup(wx_error_message());
+    }
+    wx_status st = WX_OK;
+    for (int i = 0; i < s->count && st == WX_OK; i++)
+        if (sts[i] != WX_OK) st = wx_error_set(sts[i], "%s", errs[i]);
+    for (int i = 0; i < s->count; i++) free(errs[i]);
+    free(errs);
+    free(sts);
+    return st;
 }
 
 wx_status wx_grib_read(wx_source *s, int i, wx_missing_policy policy, float *values) {
@@ -165,15 +238,10 @@ wx_status wx_grib_read(wx_source *s, int i, wx_missing_policy policy, float *val
     const wx_field_info *f = &s->fields[i];
     char where[600];
     wx_field_describe(s, f, where, sizeof where);
-    if (fseeko(im->fp, f->offset, SEEK_SET))
-        return wx_error_set(WX_ERR_RUN, "%s: seek failed: %s", where, strerror(errno));
-    int err = 0;
-    codes_handle *h = codes_handle_new_from_file(NULL, im->fp, PRODUCT_GRIB, &err);
-    if (!h || err) {
-        if (h) codes_handle_delete(h);
+    codes_handle *h = codes_handle_new_from_message(NULL, im->map + f->offset, im->len[i]);
+    if (!h)
         return wx_error_set(WX_ERR_RUN, "%s: cannot be read again (eccodes: %s); was the file "
-                            "changed during ingest?", where, codes_get_error_message(err ? err : GRIB_INVALID_MESSAGE));
-    }
+                            "changed during ingest?", where, codes_get_error_message(GRIB_INVALID_MESSAGE));
     grib_geom g;
     wx_status st = geom_read(h, where, &g);
     double *buf = NULL;
@@ -248,7 +316,8 @@ wx_status wx_grib_read(wx_source *s, int i, wx_missing_policy policy, float *val
 void wx_grib_close(wx_source *s) {
     grib_impl *im = s->impl;
     if (!im) return;
-    if (im->fp) fclose(im->fp);
+    if (im->map) munmap((void *)im->map, im->size);
+    free(im->len);
     free(im);
     s->impl = NULL;
 }
