@@ -19,10 +19,25 @@ typedef struct {
 
 extern const wx_syn_channel wx_syn_channels[WX_SYN_NCHAN];
 
+/* What the diagnostics precompute for one output grid: bilinear interpolation weights from the
+ * Gaussian grid and the static geography at the output points. */
+typedef struct {
+    wx_grid grid;
+    int *row;        /* (grid.nlat) upper Gaussian row; −1 north of the first, nlat−1 south of the last */
+    double *row_w;   /* (grid.nlat) weight of the lower row (or of the pole value beyond the rows) */
+    int *col;        /* (grid.nlon) left Gaussian column */
+    double *col_w;   /* (grid.nlon) weight of the right column */
+    double *orog, *land; /* (grid.nlat, grid.nlon) */
+    double *buf;     /* (6, model nlat, nlon) model-grid scratch */
+} wx_syn_diag;
+
+wx_status wx_syn_diag_init(wx_syn_diag *d, const wx_sw_model *m, const wx_grid *g);
+void wx_syn_diag_free(wx_syn_diag *d);
+
 /* Computes every channel at the model's current state into out[c] ([nlat, nlon] each) and
  * resets the precipitation accumulator. `utc` seconds of day and `doy` (365-day year) set the
  * diurnal and seasonal terms of t2m. */
-void wx_syn_diagnose(wx_sw_model *m, const wx_grid *g, double utc, double doy, float **out);
+void wx_syn_diagnose(wx_syn_diag *d, wx_sw_model *m, double utc, double doy, float **out);
 /* Static fields: surface geopotential (m² s⁻²) and land-sea mask (0..1), [nlat, nlon]. */
 void wx_syn_static(const wx_grid *g, float *z, float *lsm);
 

@@ -74,13 +74,6 @@ double wx_sw_heq(double lat, double doy, double depth, double dh, double jet_lat
            0.5 * dhs * (1 + tanh((-lat - lats) / width));
 }
 
-double wx_sw_ueq(double lat, double doy, double ujet, double jet_lat, double swing, double width) {
-    double s = cos(2 * M_PI * (doy - 15.0) / 365.0);
-    double latn = jet_lat - swing * s, lats = jet_lat + swing * s;
-    double cn = cosh((lat - latn) / width), cs = cosh((lat + lats) / width);
-    return ujet * (1 + 0.25 * s) / (cn * cn) + ujet * (1 - 0.25 * s) / (cs * cs);
-}
-
 double wx_sw_declination(double doy) { return 23.44 * M_PI / 180.0 * sin(2 * M_PI * (doy - 80.0) / 365.0); }
 
 double wx_sw_cos_zenith(double lat, double lon, double doy, double utc) {
@@ -89,7 +82,5 @@ double wx_sw_cos_zenith(double lat, double lon, double doy, double utc) {
     double c = sin(lat) * sin(dec) + cos(lat) * cos(dec) * cos(hour_angle);
     return c > 0 ? c : 0;
 }
-
-double wx_sw_t850(double z_m, double depth) { return 276.0 + (z_m - depth) / 20.3; }
 
 double wx_sw_qsat(double t850) { return 68.0 * exp(0.068 * (t850 - 293.0)); }

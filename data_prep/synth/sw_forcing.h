@@ -8,24 +8,17 @@
 /* Orography height (m, ≥ 0) and land fraction (0..1) at latitude/longitude in degrees. */
 void wx_sw_geo_eval(double lat_deg, double lon_deg, double *orog_m, double *land);
 
-/* Equilibrium free-surface height (m) at latitude (deg) on day-of-year doy (365-day year),
- * before removing its global mean; depth = H0, dh = equator-to-pole drop. */
+/* Radiative-equilibrium upper-layer thickness (m) at latitude (deg) on day-of-year doy (365-day
+ * year), before removing its global mean: depth minus a tanh step of dh per hemisphere centred
+ * on the seasonal latitude of the baroclinic zone (winter: equatorward and 25 % stronger). */
 double wx_sw_heq(double lat_deg, double doy, double depth, double dh, double jet_lat,
                  double swing, double width);
-
-/* Equilibrium zonal wind (m/s): sech² jets of peak speed ujet at the same seasonal latitudes as
- * wx_sw_heq (the vorticity is relaxed toward it, which keeps the jets barotropically unstable). */
-double wx_sw_ueq(double lat_deg, double doy, double ujet, double jet_lat, double swing,
-                 double width);
 
 /* Solar declination (radians) and cosine of the zenith angle (clipped at 0) at a point. */
 double wx_sw_declination(double doy);
 double wx_sw_cos_zenith(double lat_rad, double lon_rad, double doy, double utc_seconds_of_day);
 
-/* 850 hPa temperature proxy (K) from the free-surface height z (m) via the 1000–500 hPa
- * hypsometric thickness (20.3 m per K) around the mean height depth. */
-double wx_sw_t850(double z_m, double depth);
-/* Saturation column water (kg m⁻²) at temperature proxy t850 (~7 % per K). */
+/* Saturation column water (kg m⁻²) at 850 hPa temperature t850 (K; ~7 % per K). */
 double wx_sw_qsat(double t850);
 
 #endif

@@ -6,93 +6,55 @@
 #include "synth/sw_forcing.h"
 
 #define DAY 86400.0
+#define NTEND 12
+#define NWORK 16
 
 void wx_sw_params_default(wx_sw_params *p, int trunc, int nlat, int nlon) {
     memset(p, 0, sizeof *p);
     p->trunc = trunc;
     p->nlat = nlat;
     p->nlon = nlon;
-    /* explicit advection limits the step; it must divide the 6-hour output step */
+    /* explicit advection limits the step (gravity waves are implicit); it must divide 6 h */
     double want = 3600.0 * 21.0 / trunc;
     int k = (int)ceil(21600.0 / want);
     p->dt = 21600.0 / k;
-    p->depth = 2000;
+    /* a thin lower layer lowers the critical shear of baroclinic instability (β g' H_lower / f²) */
+    p->depth[0] = 7000;
+    p->depth[1] = 3000;
+    /* internal gravity-wave speed √(g' H0 H1 / (H0 + H1)) = 60 m/s: Rossby radius ≈ 580 km at 45° */
+    p->g_red = 60.0 * 60.0 * (p->depth[0] + p->depth[1]) / (p->depth[0] * p->depth[1]);
     p->z_mean = 5600;
-    p->jet_dh = 1000;
-    p->jet_u = 50;
-    p->jet_lat = 42;
+    p->z_weight = 0.5;
+    p->t_scale = 0;   /* set below from the equilibrium contrast */
+    p->teq_dh = 6000;
+    p->jet_lat = 45;
     p->jet_swing = 8;
-    p->jet_width = 6;
-    p->tau_relax = 10 * DAY;
-    p->tau_drag = 10 * DAY;
+    p->jet_width = 12;
+    /* 45 K between equator and pole in radiative equilibrium */
+    p->t_scale = p->g_red * p->teq_dh / 45.0;
+    p->tau_rad = 6 * DAY;
+    p->tau_drag[0] = 40 * DAY;
+    p->tau_drag[1] = 5 * DAY;
     p->tau_hdiff = 3 * 3600.0 * 21.0 / trunc;
     p->orog_scale = 0.2;
-    p->diurnal_amp = 30;
-    p->eddy_forcing = 1.5e-10;
-    p->eddy_tau = 2 * DAY;
+    p->diurnal_amp = 100;
     p->seed = 1;
 }
 
 static double doy_at(const wx_sw_model *m, double t) { return fmod(m->year_phase0 + t / DAY, 365.0); }
 
-/* phi_eq ← spectral coefficients of g·h_eq − g·H0 at time t. */
+/* heq ← spectral coefficients of the equilibrium upper-thickness anomaly at time t (zero mean:
+ * the forcing moves mass between the layers, never creates it). */
 static void update_equilibrium(wx_sw_model *m, double t) {
     const wx_sw_params *p = &m->par;
-    double doy = doy_at(m, t);
+    double doy = doy_at(m, t), *g = m->work;
     for (int j = 0; j < p->nlat; j++) {
         double lat = asin(m->sp.mu[j]) * 180 / M_PI;
-        double v = WX_SW_GRAV * (wx_sw_heq(lat, doy, p->depth, p->jet_dh, p->jet_lat,
-                                           p->jet_swing, p->jet_width) - p->depth);
-        for (int i = 0; i < p->nlon; i++) m->w1[j * p->nlon + i] = v;
+        double v = wx_sw_heq(lat, doy, 0, p->teq_dh, p->jet_lat, p->jet_swing, p->jet_width);
+        for (int i = 0; i < p->nlon; i++) g[j * p->nlon + i] = v;
     }
-    wx_sw_spec_analyse(&m->sp, m->w1, m->phi_eq);
-    /* ζ_eq = div(V=0, −U)/(…) with U = u_eq cos φ */
-    for (int j = 0; j < p->nlat; j++) {
-        double lat = asin(m->sp.mu[j]) * 180 / M_PI, c = m->sp.coslat[j];
-        double u = wx_sw_ueq(lat, doy, p->jet_u, p->jet_lat, p->jet_swing, p->jet_width);
-        for (int i = 0; i < p->nlon; i++) {
-            m->w2[j * p->nlon + i] = 0;
-            m->w3[j * p->nlon + i] = -u * c / (c * c);
-        }
-    }
-    wx_sw_spec_analyse_div(&m->sp, m->w2, m->w3, m->vort_eq);
-    /* the layer keeps its mass: only the shape of the profile is imposed */
-    m->phi_eq[0] = 0;
-}
-
-/* One AR(1) update of the storm-track vorticity source: white noise in total wavenumbers
- * 6..min(T−2, 24), unit grid rms, shaped by Gaussian envelopes around both jets. It stands in for
- * the baroclinic eddy generation a one-layer model lacks; twins share it, so their divergence is
- * the flow's own instability. */
-static void update_eddy_source(wx_sw_model *m, double t, double interval) {
-    const wx_sw_params *p = &m->par;
-    int T = p->trunc, nmax = T - 2 < 24 ? T - 2 : 24;
-    for (int k = 0; k < m->nspec; k++) m->t5[k] = 0;
-    for (int mm = 0; mm <= T; mm++)
-        for (int n = mm; n <= T; n++) {
-            double re = wx_rng_normal(&m->rng), im = wx_rng_normal(&m->rng);
-            if (n < 6 || n > nmax || mm == 0) continue;
-            m->t5[m->sp.off[mm] + n - mm] = re + I * im;
-        }
-    wx_sw_spec_synthesise(&m->sp, m->t5, m->w1);
-    double ss = 0, ws = 0, doy = doy_at(m, t);
-    for (int k = 0; k < m->ngrid; k++) {
-        ss += m->sp.wts[k / p->nlon] * m->w1[k] * m->w1[k];
-        ws += m->sp.wts[k / p->nlon];
-    }
-    double scale = ss > 0 ? 1 / sqrt(ss / ws) : 0;
-    double s = cos(2 * M_PI * (doy - 15.0) / 365.0);
-    for (int j = 0; j < p->nlat; j++) {
-        double lat = asin(m->sp.mu[j]) * 180 / M_PI;
-        double ln = p->jet_lat - p->jet_swing * s, ls = p->jet_lat + p->jet_swing * s;
-        double en = (lat - ln) / 15, es = (lat + ls) / 15;
-        double env = (1 + 0.3 * s) * exp(-en * en) + (1 - 0.3 * s) * exp(-es * es);
-        for (int i = 0; i < p->nlon; i++) m->w1[j * p->nlon + i] *= scale * env;
-    }
-    wx_sw_spec_analyse(&m->sp, m->w1, m->t5);
-    double r = exp(-interval / p->eddy_tau), c = sqrt(1 - r * r) * p->eddy_forcing;
-    for (int k = 0; k < m->nspec; k++) m->eddy_f[k] = r * m->eddy_f[k] + c * m->t5[k];
-    m->eddy_f[0] = 0;
+    wx_sw_spec_analyse(&m->sp, g, m->heq);
+    m->heq[0] = 0;
 }
 
 wx_status wx_sw_model_init(wx_sw_model *m, const wx_sw_params *p, double t0_doy, double start_time) {
@@ -101,55 +63,73 @@ wx_status wx_sw_model_init(wx_sw_model *m, const wx_sw_params *p, double t0_doy,
     WX_TRY(wx_sw_spec_init(&m->sp, p->trunc, p->nlat, p->nlon, WX_SW_RADIUS));
     int ns = m->nspec = m->sp.nspec, ng = m->ngrid = p->nlat * p->nlon;
     for (int k = 0; k < 2; k++) {
-        m->vort[k] = wx_calloc(ns, sizeof(wx_cplx));
-        m->div[k] = wx_calloc(ns, sizeof(wx_cplx));
-        m->phi[k] = wx_calloc(ns, sizeof(wx_cplx));
+        for (int l = 0; l < WX_SW_NLAYER; l++) {
+            m->vort[k][l] = wx_calloc(ns, sizeof(wx_cplx));
+            m->div[k][l] = wx_calloc(ns, sizeof(wx_cplx));
+            m->h[k][l] = wx_calloc(ns, sizeof(wx_cplx));
+        }
         m->q[k] = wx_calloc(ns, sizeof(wx_cplx));
     }
-    wx_cplx **sc[] = {&m->eddy_f, &m->vort_eq, &m->phi_eq, &m->phis_dyn, &m->t1, &m->t2, &m->t3, &m->t4, &m->t5};
-    for (unsigned i = 0; i < sizeof sc / sizeof *sc; i++) *sc[i] = wx_calloc(ns, sizeof(wx_cplx));
-    double **gr[] = {&m->orog, &m->gphis, &m->lsm, &m->ucos, &m->vcos, &m->gphi, &m->gq, &m->gvort,
-                     &m->precip_acc, &m->w1, &m->w2, &m->w3, &m->w4};
+    m->heq = wx_calloc(ns, sizeof(wx_cplx));
+    m->orog_phi = wx_calloc(ns, sizeof(wx_cplx));
+    m->tend = wx_calloc((size_t)NTEND * ns, sizeof(wx_cplx));
+    m->coef = wx_calloc((size_t)8 * ns, sizeof(wx_cplx));
+    double **gr[] = {&m->orog, &m->lsm, &m->gq, &m->gorog, &m->precip_acc, &m->ucos[0], &m->ucos[1],
+                     &m->vcos[0], &m->vcos[1], &m->gvort[0], &m->gvort[1], &m->gh[0], &m->gh[1]};
     for (unsigned i = 0; i < sizeof gr / sizeof *gr; i++) *gr[i] = wx_calloc(ng, sizeof(double));
+    m->work = wx_calloc((size_t)NWORK * ng, sizeof(double));
+    m->w1 = m->work;
+    m->w2 = m->work + ng;
     m->lon = wx_malloc(sizeof(double) * p->nlon);
+    m->f_cor = wx_malloc(sizeof(double) * p->nlat);
+    m->rcos2 = wx_malloc(sizeof(double) * p->nlat);
     for (int i = 0; i < p->nlon; i++) m->lon[i] = 2 * M_PI * i / p->nlon;
+    for (int j = 0; j < p->nlat; j++) {
+        m->f_cor[j] = 2 * WX_SW_OMEGA * m->sp.mu[j];
+        m->rcos2[j] = 1.0 / (1 - m->sp.mu[j] * m->sp.mu[j]);
+    }
     m->year_phase0 = t0_doy;
     m->time = start_time;
 
     for (int j = 0; j < p->nlat; j++)
         for (int i = 0; i < p->nlon; i++) {
             double lat = asin(m->sp.mu[j]) * 180 / M_PI;
-            wx_sw_geo_eval(lat, m->lon[i] * 180 / M_PI, &m->orog[j * p->nlon + i],
-                           &m->lsm[j * p->nlon + i]);
-            m->w1[j * p->nlon + i] = WX_SW_GRAV * p->orog_scale * m->orog[j * p->nlon + i];
+            int k = j * p->nlon + i;
+            wx_sw_geo_eval(lat, m->lon[i] * 180 / M_PI, &m->orog[k], &m->lsm[k]);
+            m->w1[k] = WX_SW_GRAV * p->orog_scale * m->orog[k];
         }
-    wx_sw_spec_analyse(&m->sp, m->w1, m->phis_dyn);
+    wx_sw_spec_analyse(&m->sp, m->w1, m->orog_phi);
     /* Gibbs ringing of the steep ranges is damped by a smooth spectral filter */
     int T = p->trunc;
     for (int mm = 0; mm <= T; mm++)
         for (int n = mm; n <= T; n++) {
             double x = (double)n / (T + 1);
-            m->phis_dyn[m->sp.off[mm] + n - mm] *= exp(-4 * x * x * x * x);
+            m->orog_phi[m->sp.off[mm] + n - mm] *= exp(-4 * x * x * x * x);
         }
-    wx_sw_spec_synthesise(&m->sp, m->phis_dyn, m->gphis);
+    wx_sw_spec_synthesise(&m->sp, m->orog_phi, m->gorog);
+    for (int k = 0; k < ng; k++) m->gorog[k] /= WX_SW_GRAV;
     update_equilibrium(m, m->time);
-    wx_rng_init(&m->rng, p->seed, 2);
-    for (int k = 0; k < 8; k++) update_eddy_source(m, m->time, 21600.0);
 
-    /* from rest with a flat free surface, seeded vorticity noise at synoptic scales */
+    /* from rest with a flat free surface and flat interface (the lower layer is thinner over
+     * the mountains), seeded vorticity noise at synoptic scales in both layers */
     wx_rng init_rng;
     wx_rng_init(&init_rng, p->seed, 3);
-    for (int mm = 0; mm <= T; mm++)
-        for (int n = mm; n <= T; n++) {
-            if (n < 4 || n > 20) continue;
-            double re = 2 * wx_rng_uniform(&init_rng) - 1, im = mm ? 2 * wx_rng_uniform(&init_rng) - 1 : 0;
-            m->vort[1][m->sp.off[mm] + n - mm] = 2e-6 * (re + I * im);
-        }
-    for (int j = 0; j < p->nlat; j++)
-        for (int i = 0; i < p->nlon; i++) m->w1[j * p->nlon + i] = 0.6 * wx_sw_qsat(wx_sw_t850(p->depth, p->depth));
+    for (int l = 0; l < WX_SW_NLAYER; l++)
+        for (int mm = 0; mm <= T; mm++)
+            for (int n = mm; n <= T; n++) {
+                double re = 2 * wx_rng_uniform(&init_rng) - 1;
+                double im = mm ? 2 * wx_rng_uniform(&init_rng) - 1 : 0;
+                if (n < 4 || n > 20) continue;
+                m->vort[1][l][m->sp.off[mm] + n - mm] = 2e-6 * (re + I * im);
+            }
+    for (int k = 0; k < ns; k++) m->h[1][1][k] = -m->orog_phi[k] / WX_SW_GRAV;
+    for (int k = 0; k < ng; k++) m->w1[k] = 0.6 * wx_sw_qsat(276.0);
     wx_sw_spec_analyse(&m->sp, m->w1, m->q[1]);
     for (int k = 0; k < ns; k++) {
-        m->vort[0][k] = m->vort[1][k];
+        for (int l = 0; l < WX_SW_NLAYER; l++) {
+            m->vort[0][l][k] = m->vort[1][l][k];
+            m->h[0][l][k] = m->h[1][l][k];
+        }
         m->q[0][k] = m->q[1][k];
     }
     wx_sw_model_grid(m);
@@ -158,173 +138,216 @@ wx_status wx_sw_model_init(wx_sw_model *m, const wx_sw_params *p, double t0_doy,
 
 void wx_sw_model_free(wx_sw_model *m) {
     for (int k = 0; k < 2; k++) {
-        free(m->vort[k]);
-        free(m->div[k]);
-        free(m->phi[k]);
+        for (int l = 0; l < WX_SW_NLAYER; l++) {
+            free(m->vort[k][l]);
+            free(m->div[k][l]);
+            free(m->h[k][l]);
+        }
         free(m->q[k]);
     }
-    wx_cplx *sc[] = {m->eddy_f, m->vort_eq, m->phi_eq, m->phis_dyn, m->t1, m->t2, m->t3, m->t4, m->t5};
+    wx_cplx *sc[] = {m->heq, m->orog_phi, m->tend, m->coef};
     for (unsigned i = 0; i < sizeof sc / sizeof *sc; i++) free(sc[i]);
-    double *gr[] = {m->orog, m->gphis, m->lsm, m->ucos, m->vcos, m->gphi, m->gq, m->gvort, m->precip_acc,
-                    m->w1, m->w2, m->w3, m->w4, m->lon};
+    double *gr[] = {m->orog, m->lsm, m->gq, m->gorog, m->precip_acc, m->ucos[0], m->ucos[1],
+                    m->vcos[0], m->vcos[1], m->gvort[0], m->gvort[1], m->gh[0], m->gh[1],
+                    m->work, m->lon, m->f_cor, m->rcos2};
     for (unsigned i = 0; i < sizeof gr / sizeof *gr; i++) free(gr[i]);
     wx_sw_spec_free(&m->sp);
     memset(m, 0, sizeof *m);
 }
 
 void wx_sw_model_grid(wx_sw_model *m) {
-    wx_sw_spec_uv(&m->sp, m->vort[1], m->div[1], m->ucos, m->vcos);
-    wx_sw_spec_synthesise(&m->sp, m->vort[1], m->gvort);
-    wx_sw_spec_synthesise(&m->sp, m->phi[1], m->gphi);
-    wx_sw_spec_synthesise(&m->sp, m->q[1], m->gq);
+    int ns = m->nspec;
+    wx_sw_synth_item it[9];
+    for (int l = 0; l < WX_SW_NLAYER; l++) {
+        wx_cplx *c = m->coef + (size_t)4 * l * ns;
+        wx_sw_spec_uv_coef(&m->sp, m->vort[1][l], m->div[1][l], c, c + ns, c + 2 * ns, c + 3 * ns);
+        it[2 * l] = (wx_sw_synth_item){c, c + ns, m->ucos[l]};
+        it[2 * l + 1] = (wx_sw_synth_item){c + 2 * ns, c + 3 * ns, m->vcos[l]};
+        it[4 + l] = (wx_sw_synth_item){m->vort[1][l], NULL, m->gvort[l]};
+        it[6 + l] = (wx_sw_synth_item){m->h[1][l], NULL, m->gh[l]};
+    }
+    it[8] = (wx_sw_synth_item){m->q[1], NULL, m->gq};
+    wx_sw_spec_synth_many(&m->sp, 9, it);
+}
+
+void wx_sw_model_z500(const wx_sw_model *m, double *z) {
+    const wx_sw_params *p = &m->par;
+    /* Montgomery potentials: upper g(h0 + h1 + b), lower the same minus g' h0 */
+    for (int k = 0; k < m->ngrid; k++) {
+        double up = WX_SW_GRAV * (m->gh[0][k] + m->gh[1][k] + m->gorog[k]);
+        z[k] = up - (1 - p->z_weight) * p->g_red * m->gh[0][k];
+    }
 }
 
 void wx_sw_model_perturb(wx_sw_model *m, double rel) {
-    double g0 = WX_SW_GRAV * m->par.depth;
-    for (int k = 0; k < 2; k++) {
-        wx_sw_spec_synthesise(&m->sp, m->phi[k], m->w1);
-        for (int i = 0; i < m->ngrid; i++) m->w1[i] = (m->w1[i] + g0) * (1 + rel) - g0;
-        wx_sw_spec_analyse(&m->sp, m->w1, m->phi[k]);
-    }
+    /* (H + h')(1 + rel) − H: a00 is the global mean */
+    for (int k = 0; k < 2; k++)
+        for (int l = 0; l < WX_SW_NLAYER; l++) {
+            for (int i = 0; i < m->nspec; i++) m->h[k][l][i] *= 1 + rel;
+            m->h[k][l][0] += rel * m->par.depth[l];
+        }
     wx_sw_model_grid(m);
 }
 
 void wx_sw_model_ke_spectrum(const wx_sw_model *m, double *ke) {
     int T = m->par.trunc;
-    double a2 = WX_SW_RADIUS * WX_SW_RADIUS;
+    double a2 = WX_SW_RADIUS * WX_SW_RADIUS, htot = m->par.depth[0] + m->par.depth[1];
     for (int n = 0; n <= T; n++) ke[n] = 0;
-    for (int mm = 0; mm <= T; mm++)
-        for (int n = mm > 0 ? mm : 1; n <= T; n++) {
-            int k = m->sp.off[mm] + n - mm;
-            double w = mm ? 2.0 : 1.0;
-            double z = creal(m->vort[1][k] * conj(m->vort[1][k])) +
-                       creal(m->div[1][k] * conj(m->div[1][k]));
-            ke[n] += 0.5 * w * a2 / (n * (n + 1.0)) * z;
-        }
+    for (int l = 0; l < WX_SW_NLAYER; l++)
+        for (int mm = 0; mm <= T; mm++)
+            for (int n = mm > 0 ? mm : 1; n <= T; n++) {
+                int k = m->sp.off[mm] + n - mm;
+                double w = (mm ? 2.0 : 1.0) * m->par.depth[l] / htot;
+                double z = creal(m->vort[1][l][k] * conj(m->vort[1][l][k])) +
+                           creal(m->div[1][l][k] * conj(m->div[1][l][k]));
+                ke[n] += 0.5 * w * a2 / (n * (n + 1.0)) * z;
+            }
 }
 
-/* Grid-space nonlinear terms and physics at the current level; leaves the explicit tendencies
- * in t1 (vorticity), t2 (divergence), t3 (height), t4 (moisture). */
+/* Grid-space nonlinear terms and physics at the current level. Leaves in tend, per layer l at
+ * 4l: vorticity, divergence (with −∇²E), thickness tendencies; 8: moisture; 9: diurnal heating
+ * (thickness moved from the lower to the upper layer). */
 static void tendencies(wx_sw_model *m) {
     const wx_sw_params *p = &m->par;
     wx_sw_spec *sp = &m->sp;
-    int nx = p->nlon;
+    int nx = p->nlon, ng = m->ngrid, ns = m->nspec;
     double doy = doy_at(m, m->time), utc = fmod(m->time, DAY);
     if (utc < 0) utc += DAY;
     wx_sw_model_grid(m);
-    /* absolute-vorticity fluxes (U η, V η)/(1 − μ²) and kinetic energy */
-    for (int j = 0; j < p->nlat; j++) {
-        double r = 1.0 / (1 - sp->mu[j] * sp->mu[j]), f = 2 * WX_SW_OMEGA * sp->mu[j];
-        for (int i = 0; i < nx; i++) {
-            int k = j * nx + i;
-            double eta = m->gvort[k] + f, u = m->ucos[k], v = m->vcos[k];
-            m->w1[k] = u * eta * r;
-            m->w2[k] = v * eta * r;
-            m->w3[k] = 0.5 * (u * u + v * v) * r;
+    double *w = m->work;
+    wx_sw_anal_item it[11];
+    for (int l = 0; l < WX_SW_NLAYER; l++) {
+        double *A = w + (6 * l) * ng, *B = A + ng, *mA = B + ng, *E = mA + ng, *Ah = E + ng, *Bh = Ah + ng;
+        const double *u = m->ucos[l], *v = m->vcos[l], *z = m->gvort[l], *h = m->gh[l];
+        for (int j = 0; j < p->nlat; j++) {
+            double r = m->rcos2[j], f = m->f_cor[j];
+            for (int i = j * nx; i < (j + 1) * nx; i++) {
+                double eta = (z[i] + f) * r;
+                A[i] = u[i] * eta;
+                B[i] = v[i] * eta;
+                mA[i] = -A[i];
+                E[i] = 0.5 * (u[i] * u[i] + v[i] * v[i]) * r;
+                Ah[i] = u[i] * h[i] * r;
+                Bh[i] = v[i] * h[i] * r;
+            }
         }
+        wx_cplx *t = m->tend + (size_t)4 * l * ns;
+        it[4 * l] = (wx_sw_anal_item){A, B, t};
+        it[4 * l + 1] = (wx_sw_anal_item){B, mA, t + ns};
+        it[4 * l + 2] = (wx_sw_anal_item){Ah, Bh, t + 2 * ns};
+        it[4 * l + 3] = (wx_sw_anal_item){E, NULL, t + 3 * ns};
     }
-    wx_sw_spec_analyse_div(sp, m->w1, m->w2, m->t1);
-    for (int k = 0; k < m->ngrid; k++) m->w4[k] = -m->w1[k];
-    wx_sw_spec_analyse_div(sp, m->w2, m->w4, m->t2);
-    wx_sw_spec_analyse(sp, m->w3, m->t5);
-    for (int k = 0; k < m->nspec; k++) {
-        m->t1[k] = -m->t1[k];
-        m->t2[k] -= sp->lap[k] * m->t5[k]; /* −∇²E */
-    }
-    /* mass flux of the layer anomaly (Φ' − Φs) v and of moisture q v */
-    for (int j = 0; j < p->nlat; j++) {
-        double r = 1.0 / (1 - sp->mu[j] * sp->mu[j]);
-        for (int i = 0; i < nx; i++) {
-            int k = j * nx + i;
-            double h = m->gphi[k] - m->gphis[k];
-            m->w1[k] = m->ucos[k] * h * r;
-            m->w2[k] = m->vcos[k] * h * r;
-        }
-    }
-    wx_sw_spec_analyse_div(sp, m->w1, m->w2, m->t3);
-    for (int k = 0; k < m->ngrid; k++) {
-        double r = 1.0 / (1 - sp->mu[k / nx] * sp->mu[k / nx]);
-        m->w1[k] = m->ucos[k] * m->gq[k] * r;
-        m->w2[k] = m->vcos[k] * m->gq[k] * r;
-    }
-    wx_sw_spec_analyse_div(sp, m->w1, m->w2, m->t4);
-    /* diurnal heating (height source following the sun, stronger over land) and moisture
-     * sources: evaporation toward 90 % of saturation, condensation above 85 % */
+    /* moisture (carried by the lower layer), its sources, and the diurnal heating: a thickness
+     * source following the sun, stronger over land; evaporation toward 90 % of saturation,
+     * condensation above 85 % */
+    double *Aq = w + 12 * ng, *Bq = Aq + ng, *Q = Bq + ng, *S = Q + ng;
     const double tau_e = 1.0 * DAY, tau_c = 3 * 3600.0;
-    double q0 = 0;
     for (int j = 0; j < p->nlat; j++) {
-        double lat = asin(sp->mu[j]);
+        double r = m->rcos2[j], lat = asin(sp->mu[j]);
         for (int i = 0; i < nx; i++) {
             int k = j * nx + i;
             double land = m->lsm[k];
+            Aq[k] = m->ucos[1][k] * m->gq[k] * r;
+            Bq[k] = m->vcos[1][k] * m->gq[k] * r;
             double cz = wx_sw_cos_zenith(lat, m->lon[i], doy, utc);
-            m->w1[k] = WX_SW_GRAV * p->diurnal_amp / DAY * (0.3 + 0.7 * land) * (cz - 1 / M_PI);
-            double z = (m->gphi[k]) / WX_SW_GRAV + p->depth;
-            double qs = wx_sw_qsat(wx_sw_t850(z, p->depth));
+            Q[k] = p->diurnal_amp / DAY * (0.3 + 0.7 * land) * (cz - 1 / M_PI);
+            double qs = wx_sw_qsat(276.0 + p->g_red * m->gh[0][k] / p->t_scale);
             double q = m->gq[k] > 0 ? m->gq[k] : 0;
             double evap = (0.9 * qs - q) / tau_e * (1 - 0.85 * land);
             if (evap < 0) evap = 0;
             double cond = (q - 0.85 * qs) / tau_c;
             if (cond < 0) cond = 0;
-            m->w2[k] = evap - cond;
+            S[k] = evap - cond;
             m->precip_acc[k] += cond * p->dt;
-            q0 += evap;
         }
     }
-    (void)q0;
-    wx_sw_spec_analyse(sp, m->w1, m->t5);
-    m->t5[0] = 0; /* heating redistributes mass, never adds it */
-    for (int k = 0; k < m->nspec; k++) m->t3[k] = -m->t3[k] + m->t5[k];
-    wx_sw_spec_analyse(sp, m->w2, m->t5);
-    for (int k = 0; k < m->nspec; k++) m->t4[k] = -m->t4[k] + m->t5[k];
+    it[8] = (wx_sw_anal_item){Aq, Bq, m->tend + 8 * (size_t)ns};
+    it[9] = (wx_sw_anal_item){Q, NULL, m->tend + 9 * (size_t)ns};
+    it[10] = (wx_sw_anal_item){S, NULL, m->tend + 10 * (size_t)ns};
+    wx_sw_spec_anal_many(sp, 11, it);
+    for (int l = 0; l < WX_SW_NLAYER; l++) {
+        wx_cplx *t = m->tend + (size_t)4 * l * ns;
+        for (int k = 0; k < ns; k++) {
+            t[k] = -t[k];
+            t[ns + k] -= sp->lap[k] * t[3 * ns + k]; /* −∇²E */
+            t[2 * ns + k] = -t[2 * ns + k];
+        }
+    }
+    wx_cplx *tq = m->tend + 8 * (size_t)ns, *tQ = tq + ns, *tS = tQ + ns;
+    tQ[0] = 0; /* heating moves mass between the layers, never adds it */
+    for (int k = 0; k < ns; k++) tq[k] = -tq[k] + tS[k];
 }
 
 wx_status wx_sw_model_step(wx_sw_model *m) {
     const wx_sw_params *p = &m->par;
     wx_sw_spec *sp = &m->sp;
-    int T = p->trunc;
+    int T = p->trunc, ns = m->nspec;
     /* the first step is a forward step of dt (leapfrog from identical levels with dt/2) */
     double dt = m->nsteps == 0 ? 0.5 * p->dt : p->dt;
-    if (m->nsteps % (int64_t)llround(21600.0 / p->dt) == 0) {
-        update_equilibrium(m, m->time);
-        update_eddy_source(m, m->time, 21600.0);
-    }
+    if (m->nsteps % (int64_t)llround(21600.0 / p->dt) == 0) update_equilibrium(m, m->time);
     tendencies(m);
-    double pbar = WX_SW_GRAV * p->depth, a2 = 1.0 / (WX_SW_RADIUS * WX_SW_RADIUS);
-    double nt = (double)T * (T + 1);
+    /* The implicit gravity waves use reference thicknesses deeper than any the layers reach:
+     * the remainder (H − Href) δ is explicit, and it is only stable while it slows the waves
+     * (Href < H locally would be an explicit wave faster than the step allows). */
+    const double g = WX_SW_GRAV, gr = p->g_red;
+    const double H0 = p->depth[0] + p->teq_dh, H1 = p->depth[1] + p->teq_dh;
+    const double rem[2] = {H0 - p->depth[0], H1 - p->depth[1]};
+    const double a2 = 1.0 / (WX_SW_RADIUS * WX_SW_RADIUS), nt = (double)T * (T + 1), ra = 0.05;
+    const wx_cplx *tQ = m->tend + 9 * (size_t)ns, *tq = m->tend + 8 * (size_t)ns;
     for (int mm = 0; mm <= T; mm++)
         for (int n = mm; n <= T; n++) {
             int k = sp->off[mm] + n - mm;
-            double L = n * (n + 1.0) * a2;
-            wx_cplx zm = m->vort[0][k], dm = m->div[0][k], pm = m->phi[0][k], qm = m->q[0][k];
-            wx_cplx nz = m->t1[k] - (zm - m->vort_eq[k]) / p->tau_drag + m->eddy_f[k];
-            wx_cplx nd = m->t2[k] - dm / p->tau_drag;
-            wx_cplx np = m->t3[k] + (m->phi_eq[k] - pm) / p->tau_relax;
-            wx_cplx zn = zm + 2 * dt * nz;
-            wx_cplx dn = (dm * (1 - dt * dt * L * pbar) + 2 * dt * (nd + L * pm + dt * L * np)) /
-                         (1 + dt * dt * L * pbar);
-            wx_cplx pn = pm + 2 * dt * np - dt * pbar * (dn + dm);
-            wx_cplx qn = qm + 2 * dt * m->t4[k];
+            double L = n * (n + 1.0) * a2, c = dt * dt * L;
+            wx_cplx zm[2], dm[2], hm[2], nz[2], nd[2], nh[2], dn[2], hn[2], zn[2];
+            for (int l = 0; l < 2; l++) {
+                const wx_cplx *t = m->tend + (size_t)4 * l * ns;
+                zm[l] = m->vort[0][l][k];
+                dm[l] = m->div[0][l][k];
+                hm[l] = m->h[0][l][k];
+                nz[l] = t[k] - zm[l] / p->tau_drag[l];
+                /* drag on the vorticity only (Ekman-like): damping the divergence as well
+                 * suppressed the baroclinic eddies */
+                nd[l] = t[ns + k] + L * m->orog_phi[k];
+                nh[l] = t[2 * ns + k] + rem[l] * m->div[1][l][k];
+            }
+            wx_cplx heat = tQ[k] + (m->heq[k] - hm[0]) / p->tau_rad;
+            nh[0] += heat;
+            nh[1] -= heat;
+            /* Montgomery potentials M = G h with G = [[g, g], [g − g', g]]; the gravity-wave
+             * terms L·M and H δ are averaged over t ± dt: (I + dt² L G H) δ⁺ = rhs */
+            double a11 = 1 + c * g * H0, a12 = c * g * H1, a21 = c * (g - gr) * H0, a22 = 1 + c * g * H1;
+            double det = a11 * a22 - a12 * a21;
+            wx_cplx gh0 = g * (hm[0] + hm[1]), gh1 = (g - gr) * hm[0] + g * hm[1];
+            wx_cplx gn0 = g * (nh[0] + nh[1]), gn1 = (g - gr) * nh[0] + g * nh[1];
+            wx_cplx r0 = dm[0] - c * (g * H0 * dm[0] + g * H1 * dm[1]) + 2 * dt * nd[0] +
+                         2 * dt * L * gh0 + 2 * dt * dt * L * gn0;
+            wx_cplx r1 = dm[1] - c * ((g - gr) * H0 * dm[0] + g * H1 * dm[1]) + 2 * dt * nd[1] +
+                         2 * dt * L * gh1 + 2 * dt * dt * L * gn1;
+            dn[0] = (a22 * r0 - a12 * r1) / det;
+            dn[1] = (a11 * r1 - a21 * r0) / det;
             double x = n * (n + 1.0) / nt, hd = 1.0 / (1 + 2 * dt * x * x * x * x / p->tau_hdiff);
-            zn *= hd;
-            dn *= hd;
-            pn *= hd;
-            qn *= hd;
-            /* Robert–Asselin filter of the current level, then shift */
-            const double ra = 0.05;
-            m->vort[0][k] = m->vort[1][k] + ra * (zm - 2 * m->vort[1][k] + zn);
-            m->div[0][k] = m->div[1][k] + ra * (dm - 2 * m->div[1][k] + dn);
-            m->phi[0][k] = m->phi[1][k] + ra * (pm - 2 * m->phi[1][k] + pn);
+            for (int l = 0; l < 2; l++) {
+                hn[l] = hm[l] + 2 * dt * nh[l] - dt * (l ? H1 : H0) * (dm[l] + dn[l]);
+                zn[l] = (zm[l] + 2 * dt * nz[l]) * hd;
+                dn[l] *= hd;
+                hn[l] *= hd;
+                /* Robert–Asselin filter of the current level, then shift */
+                m->vort[0][l][k] = m->vort[1][l][k] + ra * (zm[l] - 2 * m->vort[1][l][k] + zn[l]);
+                m->div[0][l][k] = m->div[1][l][k] + ra * (dm[l] - 2 * m->div[1][l][k] + dn[l]);
+                m->h[0][l][k] = m->h[1][l][k] + ra * (hm[l] - 2 * m->h[1][l][k] + hn[l]);
+                m->vort[1][l][k] = zn[l];
+                m->div[1][l][k] = dn[l];
+                m->h[1][l][k] = hn[l];
+            }
+            wx_cplx qm = m->q[0][k], qn = (qm + 2 * dt * tq[k]) * hd;
             m->q[0][k] = m->q[1][k] + ra * (qm - 2 * m->q[1][k] + qn);
-            m->vort[1][k] = zn;
-            m->div[1][k] = dn;
-            m->phi[1][k] = pn;
             m->q[1][k] = qn;
         }
     m->time += p->dt;
     m->nsteps++;
     for (int k = 0; k <= T; k++) {
-        double v = creal(m->vort[1][k]) + creal(m->phi[1][k]) + creal(m->div[1][k]);
+        double v = creal(m->vort[1][0][k]) + creal(m->h[1][0][k]) + creal(m->div[1][1][k]) +
+                   creal(m->h[1][1][k]);
         if (!isfinite(v))
             return wx_error_set(WX_ERR_RUN,
                                 "synth: model state became non-finite at step %lld (T%d, dt %.0f s)",

@@ -1,6 +1,11 @@
-/* The forced shallow-water world: vorticity, divergence, free-surface geopotential and a column
- * moisture tracer, semi-implicit leapfrog with a Robert–Asselin filter and ∇⁸ hyperdiffusion.
- * Physics and parameter choices are described in docs/synth.md. */
+/* The forced two-layer shallow-water world: two immiscible layers of different density on the
+ * sphere (the lighter "upper troposphere" over the heavier "lower troposphere"), each with
+ * vorticity, divergence and thickness, plus a column moisture tracer carried by the lower layer.
+ * Heating is a mass transfer between the layers: relaxation of the upper-layer thickness toward
+ * a seasonal radiative-equilibrium profile keeps a meridional temperature gradient (a vertical
+ * shear in thermal wind balance) that baroclinic instability keeps releasing into eddies, so the
+ * flow is chaotic with synoptic growth rates. Semi-implicit leapfrog (both gravity-wave modes),
+ * Robert–Asselin filter, implicit ∇⁸ hyperdiffusion. Choices and measurements: docs/synth.md. */
 #ifndef WX_SW_MODEL_H
 #define WX_SW_MODEL_H
 
@@ -9,23 +14,25 @@
 #include "core/wx_rng.h"
 #include "synth/sw_spectral.h"
 
+#define WX_SW_NLAYER 2 /* 0 = upper (light), 1 = lower (dense) */
+
 typedef struct {
     int trunc, nlat, nlon; /* spectral truncation and Gaussian grid */
     double dt;             /* seconds; must divide 6 h */
-    double depth;          /* mean layer depth (m): sets the gravity-wave speed and Rossby radius */
-    double z_mean;         /* mean z500 height (m) the output adds to the height anomaly */
-    double jet_dh;         /* equator-to-pole drop of the equilibrium height (m) */
-    double jet_u;          /* peak speed of the equilibrium jets (m/s) */
-    double jet_lat;        /* mean jet latitude (degrees) */
-    double jet_swing;      /* seasonal excursion of the jet latitude (degrees) */
-    double jet_width;      /* jet half-width (degrees) */
-    double tau_relax;      /* height relaxation time (s) */
-    double tau_drag;       /* Rayleigh drag time toward the equilibrium jets (s) */
+    double depth[WX_SW_NLAYER]; /* mean layer thicknesses (m) */
+    double g_red;          /* reduced gravity of the interface (m s⁻²): sets the Rossby radius */
+    double z_mean;         /* mean z500 height (m) the output adds to the anomaly */
+    double z_weight;       /* z500 = (1 − w) M_lower + w M_upper (Montgomery potentials) */
+    double t_scale;        /* thickness geopotential g'·h per kelvin of t850 (m² s⁻² K⁻¹) */
+    double teq_dh;         /* equator-to-pole drop of the equilibrium upper thickness (m) */
+    double jet_lat;        /* mean latitude of the equilibrium baroclinic zone (degrees) */
+    double jet_swing;      /* its seasonal excursion (degrees) */
+    double jet_width;      /* its half-width (degrees) */
+    double tau_rad;        /* radiative relaxation time of the upper thickness (s) */
+    double tau_drag[WX_SW_NLAYER]; /* Rayleigh drag toward rest (s) */
     double tau_hdiff;      /* ∇⁸ e-folding time at wavenumber T (s) */
-    double orog_scale;     /* fraction of the orography height the layer feels */
-    double diurnal_amp;    /* diurnal height forcing amplitude (m/day) over land */
-    double eddy_forcing;   /* rms vorticity source of the storm tracks (s⁻²) */
-    double eddy_tau;       /* its decorrelation time (s) */
+    double orog_scale;     /* fraction of the orography height the lower layer feels */
+    double diurnal_amp;    /* diurnal heating amplitude (m/day of thickness) over land */
     uint64_t seed;
 } wx_sw_params;
 
@@ -36,39 +43,44 @@ typedef struct {
     wx_sw_params par;
     wx_sw_spec sp;
     int nspec, ngrid;
-    /* two time levels (previous, current) of each prognostic, spectral (nspec) */
-    wx_cplx *vort[2], *div[2], *phi[2], *q[2];
-    wx_cplx *vort_eq;       /* (nspec) equilibrium vorticity (zonal jets) */
-    wx_cplx *eddy_f;        /* (nspec) seeded red-noise vorticity source (synoptic band) */
-    wx_rng rng;
-    wx_cplx *phi_eq;        /* (nspec) equilibrium free-surface geopotential (zonal) */
-    wx_cplx *phis_dyn;      /* (nspec) surface geopotential felt by the layer */
+    /* two time levels (previous 0, current 1) of each prognostic, spectral (nspec) */
+    wx_cplx *vort[2][WX_SW_NLAYER], *div[2][WX_SW_NLAYER], *h[2][WX_SW_NLAYER], *q[2];
+    wx_cplx *heq;           /* (nspec) equilibrium upper-thickness anomaly */
+    wx_cplx *orog_phi;      /* (nspec) g·(orography felt by the lower layer) */
+    wx_cplx *tend;          /* (12, nspec) explicit tendencies and transform scratch */
+    wx_cplx *coef;          /* (8, nspec) wind coefficients */
     double *orog;           /* (nlat, nlon) true orography height (m) */
-    double *gphis;          /* (nlat, nlon) grid of phis_dyn */
     double *lsm;            /* (nlat, nlon) land fraction 0..1 */
     double *lon;            /* (nlon) radians */
-    /* grid diagnostics of the current level, refreshed each step (nlat, nlon) */
-    double *ucos, *vcos, *gphi, *gq, *gvort;
+    double *f_cor;          /* (nlat) 2Ω μ */
+    double *rcos2;          /* (nlat) 1 / (1 − μ²) */
+    /* grid fields of the current level, refreshed by wx_sw_model_grid (nlat, nlon) */
+    double *ucos[WX_SW_NLAYER], *vcos[WX_SW_NLAYER], *gvort[WX_SW_NLAYER], *gh[WX_SW_NLAYER];
+    double *gq;
+    double *gorog;          /* (nlat, nlon) grid of orog_phi / g */
     double *precip_acc;     /* (nlat, nlon) condensation accumulated since the last reset (kg m⁻²) */
-    double *w1, *w2, *w3, *w4; /* grid scratch */
-    wx_cplx *t1, *t2, *t3, *t4, *t5; /* spectral scratch */
+    double *work;           /* (16, nlat, nlon) grid scratch */
+    double *w1, *w2;        /* two slices of work free for the diagnostics */
     double time;            /* model seconds since the start of the output period */
     double year_phase0;     /* day of year (0..365) at time 0 */
     int64_t nsteps;
 } wx_sw_model;
 
-/* t0_doy: day of the 365-day year (fractional) at model time 0. The model starts from rest at
- * the equilibrium height plus seeded noise. */
+/* t0_doy: day of the 365-day year (fractional) at model time 0. The model starts from rest with
+ * flat interfaces plus seeded vorticity noise. */
 wx_status wx_sw_model_init(wx_sw_model *m, const wx_sw_params *p, double t0_doy, double start_time);
 void wx_sw_model_free(wx_sw_model *m);
 /* Advances one step of par.dt; fails (WX_ERR_RUN) if the state stops being finite. */
 wx_status wx_sw_model_step(wx_sw_model *m);
-/* Multiplies the height anomaly of the current state by (1 + rel) at every grid point
+/* Multiplies both layer thicknesses of both time levels by (1 + rel) at every grid point
  * (twin-run experiments). */
 void wx_sw_model_perturb(wx_sw_model *m, double rel);
-/* Refreshes ucos, vcos, gphi, gq, gvort from the current spectral state. */
+/* Refreshes ucos, vcos, gvort, gh, gq from the current spectral state. */
 void wx_sw_model_grid(wx_sw_model *m);
-/* Kinetic energy per total wavenumber n = 0..T of the current state (J kg⁻¹ per unit mass). */
+/* z500 geopotential anomaly (m² s⁻²) of the grid fields (nlat, nlon) last refreshed. */
+void wx_sw_model_z500(const wx_sw_model *m, double *z);
+/* Kinetic energy per total wavenumber n = 0..T of the current state, mass-weighted mean of the
+ * layers (J kg⁻¹). */
 void wx_sw_model_ke_spectrum(const wx_sw_model *m, double *ke /*(T+1)*/);
 
 #define WX_SW_GRAV 9.80665

@@ -1,5 +1,6 @@
 #include "synth/sw_spectral.h"
 
+#include <cblas.h>
 #include <math.h>
 #include <string.h>
 
@@ -64,6 +65,7 @@ wx_status wx_sw_spec_init(wx_sw_spec *s, int trunc, int nlat, int nlon, double r
     s->nlat = nlat;
     s->nlon = nlon;
     s->nh = nlat / 2;
+    s->nf2 = nlon / 2 + 1;
     s->radius = radius;
     s->nspec = (T + 1) * (T + 2) / 2;
     s->mu = wx_malloc(sizeof(double) * nlat);
@@ -81,187 +83,252 @@ wx_status wx_sw_spec_init(wx_sw_spec *s, int trunc, int nlat, int nlon, double r
             s->ilap[k] = n ? 1.0 / s->lap[k] : 0.0;
         }
     }
-    s->p = wx_calloc(T + 1, sizeof(double *));
-    s->h = wx_calloc(T + 1, sizeof(double *));
-    double *pcol = wx_malloc(sizeof(double) * (T + 2));
+    double ***tab[4] = {&s->pe, &s->po, &s->he, &s->ho};
+    for (int t = 0; t < 4; t++) *tab[t] = wx_calloc(T + 1, sizeof(double *));
+    double *pcol = wx_malloc(sizeof(double) * (T + 2)), *hcol = wx_malloc(sizeof(double) * (T + 1));
     for (int m = 0; m <= T; m++) {
-        int cnt = T + 1 - m;
-        s->p[m] = wx_malloc(sizeof(double) * s->nh * cnt);
-        s->h[m] = wx_malloc(sizeof(double) * s->nh * cnt);
+        int cnt = T + 1 - m, ce = (cnt + 1) / 2, co = cnt / 2;
+        s->pe[m] = wx_malloc(sizeof(double) * s->nh * ce);
+        s->he[m] = wx_malloc(sizeof(double) * s->nh * ce);
+        s->po[m] = wx_malloc(sizeof(double) * s->nh * (co ? co : 1));
+        s->ho[m] = wx_malloc(sizeof(double) * s->nh * (co ? co : 1));
         for (int j = 0; j < s->nh; j++) {
-            double hcol[T + 1];
             legendre_column(T, m, s->mu[j], pcol, hcol);
-            memcpy(s->p[m] + (size_t)j * cnt, pcol, sizeof(double) * cnt);
-            memcpy(s->h[m] + (size_t)j * cnt, hcol, sizeof(double) * cnt);
+            for (int k = 0; k < cnt; k++) {
+                if (k & 1) {
+                    s->po[m][j * co + k / 2] = pcol[k];
+                    s->ho[m][j * co + k / 2] = hcol[k];
+                } else {
+                    s->pe[m][j * ce + k / 2] = pcol[k];
+                    s->he[m][j * ce + k / 2] = hcol[k];
+                }
+            }
         }
     }
     free(pcol);
-    s->fbuf = fftw_malloc(sizeof(double) * nlon);
-    s->cbuf = fftw_malloc(sizeof(fftw_complex) * (nlon / 2 + 1));
-    s->four = wx_malloc(sizeof(wx_cplx) * nlat * (T + 1));
-    s->four2 = wx_malloc(sizeof(wx_cplx) * nlat * (T + 1));
-    if (!s->fbuf || !s->cbuf) return wx_error_set(WX_ERR_RUN, "synth: fftw_malloc failed");
-    /* FFTW_ESTIMATE: plans (and so results) do not depend on timing measurements. */
-    s->fwd = fftw_plan_dft_r2c_1d(nlon, s->fbuf, s->cbuf, FFTW_ESTIMATE);
-    s->inv = fftw_plan_dft_c2r_1d(nlon, s->cbuf, s->fbuf, FFTW_ESTIMATE);
+    free(hcol);
+    size_t nfour = (size_t)WX_SW_BATCH_MAX * nlat * s->nf2;
+    s->four = fftw_malloc(sizeof(fftw_complex) * nfour);
+    s->four2 = fftw_malloc(sizeof(fftw_complex) * nfour);
+    size_t nst = (size_t)(T + 1) * 2 * WX_SW_BATCH_MAX, nsum = (size_t)s->nh * 2 * WX_SW_BATCH_MAX;
+    s->ca = wx_malloc(sizeof(double) * nst);
+    s->cb = wx_malloc(sizeof(double) * nst);
+    s->sym = wx_malloc(sizeof(double) * 2 * nsum); /* P and H parts */
+    s->anti = wx_malloc(sizeof(double) * 2 * nsum);
+    double *rbuf = fftw_malloc(sizeof(double) * nlat * nlon);
+    if (!s->four || !s->four2 || !rbuf) {
+        fftw_free(rbuf);
+        return wx_error_set(WX_ERR_RUN, "synth: fftw_malloc failed (nlat %d, nlon %d)", nlat, nlon);
+    }
+    /* FFTW_ESTIMATE: plans (and so results) do not depend on timing measurements; UNALIGNED:
+     * the plans are executed on the callers' grids */
+    int n[1] = {nlon};
+    unsigned fl = FFTW_ESTIMATE | FFTW_UNALIGNED;
+    s->fwd = fftw_plan_many_dft_r2c(1, n, nlat, rbuf, NULL, 1, nlon, s->four, NULL, 1, s->nf2, fl);
+    s->inv = fftw_plan_many_dft_c2r(1, n, nlat, s->four, NULL, 1, s->nf2, rbuf, NULL, 1, nlon, fl);
+    fftw_free(rbuf);
     if (!s->fwd || !s->inv)
-        return wx_error_set(WX_ERR_RUN, "synth: FFTW plan creation failed for nlon=%d", nlon);
+        return wx_error_set(WX_ERR_RUN, "synth: FFTW plan creation failed for %d rows of %d",
+                            nlat, nlon);
     return WX_OK;
 }
 
 void wx_sw_spec_free(wx_sw_spec *s) {
-    if (s->p)
-        for (int m = 0; m <= s->trunc; m++) {
-            free(s->p[m]);
-            free(s->h[m]);
-        }
-    free(s->p);
-    free(s->h);
+    double **tab[4] = {s->pe, s->po, s->he, s->ho};
+    for (int t = 0; t < 4; t++) {
+        if (tab[t])
+            for (int m = 0; m <= s->trunc; m++) free(tab[t][m]);
+        free(tab[t]);
+    }
     if (s->fwd) fftw_destroy_plan(s->fwd);
     if (s->inv) fftw_destroy_plan(s->inv);
-    fftw_free(s->fbuf);
-    fftw_free(s->cbuf);
+    fftw_free(s->four);
+    fftw_free(s->four2);
     free(s->mu);
     free(s->wts);
     free(s->coslat);
     free(s->off);
     free(s->lap);
     free(s->ilap);
-    free(s->four);
-    free(s->four2);
+    free(s->ca);
+    free(s->cb);
+    free(s->sym);
+    free(s->anti);
     memset(s, 0, sizeof *s);
 }
 
-/* four (nlat, T+1) ← Fourier coefficients m ≤ T of each grid row, divided by nlon. */
-static void fft_rows(wx_sw_spec *s, const double *grid, wx_cplx *four) {
-    int T = s->trunc;
-    double inv = 1.0 / s->nlon;
-    for (int j = 0; j < s->nlat; j++) {
-        memcpy(s->fbuf, grid + (size_t)j * s->nlon, sizeof(double) * s->nlon);
-        fftw_execute(s->fwd);
-        for (int m = 0; m <= T; m++)
-            four[j * (T + 1) + m] = s->cbuf[m] * inv; /* fftw_complex is C99 complex here */
+/* C (m×n, ldc) = beta C + op(A) B with B (k×n, ldb); k = 0 leaves beta C. */
+static void gemm(int trans, int m, int n, int k, const double *a, int lda, const double *b, int ldb,
+                 double beta, double *c, int ldc) {
+    if (k == 0) {
+        if (beta == 0)
+            for (int i = 0; i < m; i++) memset(c + (size_t)i * ldc, 0, sizeof(double) * n);
+        return;
     }
+    cblas_dgemm(CblasRowMajor, trans ? CblasTrans : CblasNoTrans, CblasNoTrans, m, n, k, 1.0, a,
+                lda, b, ldb, beta, c, ldc);
 }
 
-static void ifft_rows(wx_sw_spec *s, const wx_cplx *four, double *grid) {
-    int T = s->trunc, nf = s->nlon / 2 + 1;
-    for (int j = 0; j < s->nlat; j++) {
-        for (int m = 0; m < nf; m++) {
-            wx_cplx v = m <= T ? four[j * (T + 1) + m] : 0;
-            if (m == 0) v = creal(v);
-            s->cbuf[m] = v;
-        }
-        fftw_execute(s->inv);
-        memcpy(grid + (size_t)j * s->nlon, s->fbuf, sizeof(double) * s->nlon);
-    }
+/* Columns of a batch: fields with an H part first (so their block is contiguous), then the rest. */
+static int batch_columns(int nf, const int *has_h, int *col) {
+    int nv = 0;
+    for (int f = 0; f < nf; f++)
+        if (has_h[f]) col[f] = nv++;
+    for (int f = 0, k = nv; f < nf; f++)
+        if (!has_h[f]) col[f] = k++;
+    return nv;
 }
 
-/* four[j][m] = Σ_n cp_nm P̄_nm(μ_j) + ch_nm H_nm(μ_j) (either may be NULL), using the parities
- * P̄_nm(−μ) = (−1)^{n−m} P̄_nm(μ) and H_nm(−μ) = −(−1)^{n−m} H_nm(μ). */
-static void leg_synth(const wx_sw_spec *s, const wx_cplx *cp, const wx_cplx *ch, wx_cplx *four) {
-    int T = s->trunc, nl = s->nlat;
+static void synth_chunk(wx_sw_spec *s, int nf, const wx_sw_synth_item *it) {
+    int T = s->trunc, nh = s->nh, nl = s->nlat, nf2 = s->nf2, ld = 2 * nf;
+    int col[WX_SW_BATCH_MAX], has_h[WX_SW_BATCH_MAX];
+    for (int f = 0; f < nf; f++) has_h[f] = it[f].h != NULL;
+    int nv = batch_columns(nf, has_h, col);
     for (int m = 0; m <= T; m++) {
-        int cnt = T + 1 - m;
-        const wx_cplx *a = cp ? cp + s->off[m] : NULL, *b = ch ? ch + s->off[m] : NULL;
-        for (int j = 0; j < s->nh; j++) {
-            const double *pp = s->p[m] + (size_t)j * cnt, *hh = s->h[m] + (size_t)j * cnt;
-            wx_cplx ev = 0, od = 0;
-            if (a)
-                for (int k = 0; k < cnt; k++) {
-                    if (k & 1)
-                        od += a[k] * pp[k];
-                    else
-                        ev += a[k] * pp[k];
+        int cnt = T + 1 - m, ce = (cnt + 1) / 2, co = cnt / 2;
+        /* stage rows: even n − m first (ce rows), then odd (co rows) */
+        for (int f = 0; f < nf; f++) {
+            int c = 2 * col[f];
+            const wx_cplx *p = it[f].p ? it[f].p + s->off[m] : NULL;
+            const wx_cplx *h = it[f].h ? it[f].h + s->off[m] : NULL;
+            for (int k = 0; k < cnt; k++) {
+                int r = (k & 1) ? ce + k / 2 : k / 2;
+                wx_cplx v = p ? p[k] : 0;
+                s->ca[r * ld + c] = creal(v);
+                s->ca[r * ld + c + 1] = cimag(v);
+                if (h) {
+                    s->cb[r * ld + c] = creal(h[k]);
+                    s->cb[r * ld + c + 1] = cimag(h[k]);
                 }
-            /* H has the opposite parity: its even-k terms flip sign in the south */
-            wx_cplx hev = 0, hod = 0;
-            if (b)
-                for (int k = 0; k < cnt; k++) {
-                    if (k & 1)
-                        hod += b[k] * hh[k];
-                    else
-                        hev += b[k] * hh[k];
+            }
+        }
+        /* P̄ even and H odd are symmetric about the equator, P̄ odd and H even antisymmetric */
+        gemm(0, nh, ld, ce, s->pe[m], ce, s->ca, ld, 0.0, s->sym, ld);
+        gemm(0, nh, ld, co, s->po[m], co, s->ca + ce * ld, ld, 0.0, s->anti, ld);
+        if (nv) {
+            gemm(0, nh, 2 * nv, co, s->ho[m], co, s->cb + ce * ld, ld, 1.0, s->sym, ld);
+            gemm(0, nh, 2 * nv, ce, s->he[m], ce, s->cb, ld, 1.0, s->anti, ld);
+        }
+        for (int f = 0; f < nf; f++) {
+            int c = 2 * col[f];
+            fftw_complex *F = s->four + (size_t)f * nl * nf2;
+            for (int j = 0; j < nh; j++) {
+                double sr = s->sym[j * ld + c], si = s->sym[j * ld + c + 1];
+                double ar = s->anti[j * ld + c], ai = s->anti[j * ld + c + 1];
+                F[j * nf2 + m] = (sr + ar) + I * (si + ai);
+                F[(nl - 1 - j) * nf2 + m] = (sr - ar) + I * (si - ai);
+            }
+        }
+    }
+    for (int f = 0; f < nf; f++) {
+        fftw_complex *F = s->four + (size_t)f * nl * nf2;
+        for (int j = 0; j < nl; j++) {
+            F[j * nf2] = creal(F[j * nf2]);
+            for (int m = T + 1; m < nf2; m++) F[j * nf2 + m] = 0;
+        }
+        fftw_execute_dft_c2r(s->inv, F, it[f].grid);
+    }
+}
+
+static void anal_chunk(wx_sw_spec *s, int nf, const wx_sw_anal_item *it) {
+    int T = s->trunc, nh = s->nh, nl = s->nlat, nf2 = s->nf2, ld = 2 * nf;
+    int col[WX_SW_BATCH_MAX], has_h[WX_SW_BATCH_MAX];
+    for (int f = 0; f < nf; f++) {
+        has_h[f] = it[f].b != NULL;
+        fftw_execute_dft_r2c(s->fwd, (double *)it[f].a, s->four + (size_t)f * nl * nf2);
+        if (has_h[f]) fftw_execute_dft_r2c(s->fwd, (double *)it[f].b, s->four2 + (size_t)f * nl * nf2);
+    }
+    int nv = batch_columns(nf, has_h, col);
+    size_t nsum = (size_t)nh * ld;
+    double *psum = s->sym, *pdif = s->anti, *hsum = s->sym + nsum, *hdif = s->anti + nsum;
+    double ir = 1.0 / s->radius;
+    for (int m = 0; m <= T; m++) {
+        int cnt = T + 1 - m, ce = (cnt + 1) / 2, co = cnt / 2;
+        for (int f = 0; f < nf; f++) {
+            int c = 2 * col[f];
+            const fftw_complex *F = s->four + (size_t)f * nl * nf2, *G = s->four2 + (size_t)f * nl * nf2;
+            /* ∫ ∂B/∂μ P̄ dμ = −∫ B/(1−μ²) H dμ; the 1/nlon normalises the FFT */
+            wx_cplx fa = has_h[f] ? I * m * ir : 1.0;
+            for (int j = 0; j < nh; j++) {
+                double w = 0.5 * s->wts[j] / s->nlon;
+                wx_cplx n = fa * w * F[j * nf2 + m], so = fa * w * F[(nl - 1 - j) * nf2 + m];
+                psum[j * ld + c] = creal(n + so);
+                psum[j * ld + c + 1] = cimag(n + so);
+                pdif[j * ld + c] = creal(n - so);
+                pdif[j * ld + c + 1] = cimag(n - so);
+                if (has_h[f]) {
+                    n = -ir * w * G[j * nf2 + m];
+                    so = -ir * w * G[(nl - 1 - j) * nf2 + m];
+                    hsum[j * ld + c] = creal(n + so);
+                    hsum[j * ld + c + 1] = cimag(n + so);
+                    hdif[j * ld + c] = creal(n - so);
+                    hdif[j * ld + c + 1] = cimag(n - so);
                 }
-            four[j * (T + 1) + m] = ev + od + hev + hod;
-            four[(nl - 1 - j) * (T + 1) + m] = ev - od - hev + hod;
+            }
+        }
+        /* even n − m: P̄ᵀ(sum) + Hᵀ(difference); odd: P̄ᵀ(difference) + Hᵀ(sum) */
+        gemm(1, ce, ld, nh, s->pe[m], ce, psum, ld, 0.0, s->ca, ld);
+        if (co) gemm(1, co, ld, nh, s->po[m], co, pdif, ld, 0.0, s->ca + ce * ld, ld);
+        if (nv) {
+            gemm(1, ce, 2 * nv, nh, s->he[m], ce, hdif, ld, 1.0, s->ca, ld);
+            if (co) gemm(1, co, 2 * nv, nh, s->ho[m], co, hsum, ld, 1.0, s->ca + ce * ld, ld);
+        }
+        for (int f = 0; f < nf; f++) {
+            int c = 2 * col[f];
+            wx_cplx *out = it[f].spec + s->off[m];
+            for (int k = 0; k < cnt; k++) {
+                int r = (k & 1) ? ce + k / 2 : k / 2;
+                out[k] = s->ca[r * ld + c] + (m ? I * s->ca[r * ld + c + 1] : 0.0);
+            }
         }
     }
 }
 
-/* spec_nm = ½ Σ_j w_j (fp[j][m] P̄_nm(μ_j) + fh[j][m] H_nm(μ_j)); either input may be NULL. */
-static void leg_analyse(const wx_sw_spec *s, const wx_cplx *fp, const wx_cplx *fh, wx_cplx *spec) {
-    int T = s->trunc, nl = s->nlat;
-    memset(spec, 0, sizeof(wx_cplx) * s->nspec);
-    for (int m = 0; m <= T; m++) {
-        int cnt = T + 1 - m;
-        wx_cplx *out = spec + s->off[m];
-        for (int j = 0; j < s->nh; j++) {
-            const double *pp = s->p[m] + (size_t)j * cnt, *hh = s->h[m] + (size_t)j * cnt;
-            double w = 0.5 * s->wts[j];
-            wx_cplx ps = 0, pd = 0, hs = 0, hd = 0;
-            if (fp) {
-                wx_cplx n = fp[j * (T + 1) + m], so = fp[(nl - 1 - j) * (T + 1) + m];
-                ps = w * (n + so);
-                pd = w * (n - so);
-            }
-            if (fh) {
-                wx_cplx n = fh[j * (T + 1) + m], so = fh[(nl - 1 - j) * (T + 1) + m];
-                hs = w * (n + so);
-                hd = w * (n - so);
-            }
-            for (int k = 0; k < cnt; k++)
-                out[k] += (k & 1) ? pd * pp[k] + hs * hh[k] : ps * pp[k] + hd * hh[k];
-        }
-    }
+void wx_sw_spec_synth_many(wx_sw_spec *s, int nf, const wx_sw_synth_item *items) {
+    for (int f = 0; f < nf; f += WX_SW_BATCH_MAX)
+        synth_chunk(s, nf - f < WX_SW_BATCH_MAX ? nf - f : WX_SW_BATCH_MAX, items + f);
+}
+
+void wx_sw_spec_anal_many(wx_sw_spec *s, int nf, const wx_sw_anal_item *items) {
+    for (int f = 0; f < nf; f += WX_SW_BATCH_MAX)
+        anal_chunk(s, nf - f < WX_SW_BATCH_MAX ? nf - f : WX_SW_BATCH_MAX, items + f);
 }
 
 void wx_sw_spec_analyse(wx_sw_spec *s, const double *grid, wx_cplx *spec) {
-    fft_rows(s, grid, s->four);
-    leg_analyse(s, s->four, NULL, spec);
-    for (int n = 0; n <= s->trunc; n++) spec[n] = creal(spec[n]); /* m = 0 is real */
+    wx_sw_anal_item it = {grid, NULL, spec};
+    wx_sw_spec_anal_many(s, 1, &it);
 }
 
 void wx_sw_spec_synthesise(wx_sw_spec *s, const wx_cplx *spec, double *grid) {
-    leg_synth(s, spec, NULL, s->four);
-    ifft_rows(s, s->four, grid);
+    wx_sw_synth_item it = {spec, NULL, grid};
+    wx_sw_spec_synth_many(s, 1, &it);
 }
 
 void wx_sw_spec_analyse_div(wx_sw_spec *s, const double *a, const double *b, wx_cplx *spec) {
-    int T = s->trunc;
-    fft_rows(s, a, s->four);
-    fft_rows(s, b, s->four2);
+    wx_sw_anal_item it = {a, b, spec};
+    wx_sw_spec_anal_many(s, 1, &it);
+}
+
+void wx_sw_spec_uv_coef(const wx_sw_spec *s, const wx_cplx *vort, const wx_cplx *div,
+                        wx_cplx *ucp, wx_cplx *uch, wx_cplx *vcp, wx_cplx *vch) {
     double ir = 1.0 / s->radius;
-    for (int j = 0; j < s->nlat; j++)
-        for (int m = 0; m <= T; m++) {
-            s->four[j * (T + 1) + m] *= I * m * ir;
-            s->four2[j * (T + 1) + m] *= -ir; /* ∫ ∂B/∂μ P̄ dμ = −∫ B/(1−μ²) H dμ */
+    /* U = (1/a)[∂χ/∂λ − (1−μ²) ∂ψ/∂μ], V = (1/a)[∂ψ/∂λ + (1−μ²) ∂χ/∂μ] */
+    for (int m = 0; m <= s->trunc; m++)
+        for (int k = s->off[m]; k < s->off[m] + s->trunc + 1 - m; k++) {
+            double il = ir * s->ilap[k];
+            ucp[k] = I * m * il * div[k];
+            uch[k] = -il * vort[k];
+            vcp[k] = I * m * il * vort[k];
+            vch[k] = il * div[k];
         }
-    leg_analyse(s, s->four, s->four2, spec);
-    for (int n = 0; n <= T; n++) spec[n] = creal(spec[n]);
 }
 
 void wx_sw_spec_uv(wx_sw_spec *s, const wx_cplx *vort, const wx_cplx *div, double *ucos,
                    double *vcos) {
-    int T = s->trunc, ns = s->nspec;
-    wx_cplx *cp = wx_malloc(sizeof(wx_cplx) * ns), *ch = wx_malloc(sizeof(wx_cplx) * ns);
-    double ir = 1.0 / s->radius;
-    /* U = (1/a)[∂χ/∂λ − (1−μ²) ∂ψ/∂μ] */
-    for (int m = 0; m <= T; m++)
-        for (int k = s->off[m]; k < s->off[m] + T + 1 - m; k++) {
-            cp[k] = I * m * ir * s->ilap[k] * div[k];
-            ch[k] = -ir * s->ilap[k] * vort[k];
-        }
-    leg_synth(s, cp, ch, s->four);
-    ifft_rows(s, s->four, ucos);
-    /* V = (1/a)[∂ψ/∂λ + (1−μ²) ∂χ/∂μ] */
-    for (int m = 0; m <= T; m++)
-        for (int k = s->off[m]; k < s->off[m] + T + 1 - m; k++) {
-            cp[k] = I * m * ir * s->ilap[k] * vort[k];
-            ch[k] = ir * s->ilap[k] * div[k];
-        }
-    leg_synth(s, cp, ch, s->four);
-    ifft_rows(s, s->four, vcos);
-    free(cp);
-    free(ch);
+    int ns = s->nspec;
+    wx_cplx *c = wx_malloc(sizeof(wx_cplx) * 4 * ns);
+    wx_sw_spec_uv_coef(s, vort, div, c, c + ns, c + 2 * ns, c + 3 * ns);
+    wx_sw_synth_item it[2] = {{c, c + ns, ucos}, {c + 2 * ns, c + 3 * ns, vcos}};
+    wx_sw_spec_synth_many(s, 2, it);
+    free(c);
 }

@@ -3,7 +3,12 @@
  * Convention: f(λ, μ) = Σ_n a_n0 P̄_n0(μ) + 2 Re Σ_{m≥1} Σ_n a_nm P̄_nm(μ) e^{imλ}, with P̄ normalised
  * so that ½∫₋₁¹ P̄_nm² dμ = 1 (a_00 is the global mean). μ = sin(latitude); Gaussian rows run
  * north→south; longitudes 0, 2π/nlon, ... Coefficients are stored m-major: index(m, n) =
- * off[m] + n − m, 0 ≤ m ≤ n ≤ T. Grids are row-major (nlat, nlon). */
+ * off[m] + n − m, 0 ≤ m ≤ n ≤ T. Grids are row-major (nlat, nlon).
+ *
+ * Speed: the model transforms ~20 fields per step, so the work is batched. The Legendre sums of
+ * all fields of a batch are one DGEMM per order m and parity (the P̄ and H tables are split into
+ * even and odd n − m, which equatorial symmetry makes the only distinction between the two
+ * hemispheres), and the longitudes are one FFTW many-plan over the nlat rows of a field. */
 #ifndef WX_SW_SPECTRAL_H
 #define WX_SW_SPECTRAL_H
 
@@ -14,10 +19,13 @@
 
 typedef double complex wx_cplx;
 
+#define WX_SW_BATCH_MAX 24 /* fields per internal batch; larger batches are split */
+
 typedef struct {
     int trunc;           /* T */
     int nlat, nlon;      /* Gaussian grid */
     int nh;              /* nlat / 2: rows per hemisphere (nlat is even) */
+    int nf2;             /* nlon / 2 + 1: Fourier coefficients per row */
     int nspec;           /* (T+1)(T+2)/2 */
     double radius;       /* planet radius (m) */
     double *mu, *wts;    /* (nlat) sin(lat) north→south, Gauss weights (sum 2) */
@@ -25,25 +33,47 @@ typedef struct {
     int *off;            /* (T+1) start of order m in the coefficient vector */
     double *lap;         /* (nspec) −n(n+1)/a² */
     double *ilap;        /* (nspec) inverse Laplacian, 0 for n = 0 */
-    double **p, **h;     /* [m] (nh, T+1−m): P̄_nm and (1−μ²) dP̄_nm/dμ on the northern rows */
-    double *fbuf;        /* (nlon) real FFT buffer */
-    fftw_complex *cbuf;  /* (nlon/2+1) */
-    fftw_plan fwd, inv;
-    wx_cplx *four;       /* (nlat, T+1) Fourier scratch */
-    wx_cplx *four2;      /* (nlat, T+1) second Fourier scratch */
+    /* [m] (nh, ceil(cnt/2)) and (nh, floor(cnt/2)), cnt = T+1−m, on the northern rows:
+     * P̄_nm and H_nm = (1−μ²) dP̄_nm/dμ for even (e) and odd (o) n − m */
+    double **pe, **po, **he, **ho;
+    fftw_plan fwd, inv;  /* nlat rows of one field, unaligned arrays allowed */
+    fftw_complex *four;  /* (BATCH_MAX, nlat, nf2) Fourier scratch */
+    fftw_complex *four2; /* (BATCH_MAX, nlat, nf2) second Fourier scratch (H parts) */
+    double *ca, *cb;     /* (T+1, 2·BATCH_MAX) staged coefficients of one order */
+    double *sym, *anti;  /* (nh, 2·BATCH_MAX) hemispheric sums and differences */
 } wx_sw_spec;
+
+/* One field of a synthesis batch: grid = Σ p_nm P̄_nm e^{imλ} + Σ h_nm H_nm e^{imλ} (p or h may be
+ * NULL). */
+typedef struct {
+    const wx_cplx *p, *h; /* (nspec) each */
+    double *grid;         /* (nlat, nlon) output */
+} wx_sw_synth_item;
+
+/* One field of an analysis batch. b == NULL: spec = coefficients of a. Otherwise spec =
+ * coefficients of (1/(a(1−μ²))) ∂A/∂λ + (1/a) ∂B/∂μ given a = A/(1−μ²), b = B/(1−μ²); B must
+ * vanish at the poles (it does for fluxes of V = v cos φ). */
+typedef struct {
+    const double *a, *b; /* (nlat, nlon) each */
+    wx_cplx *spec;       /* (nspec) output */
+} wx_sw_anal_item;
 
 /* nlon ≥ 3T+1 and nlat ≥ (3T+1)/2 (even) avoid aliasing of quadratic terms. */
 wx_status wx_sw_spec_init(wx_sw_spec *s, int trunc, int nlat, int nlon, double radius);
 void wx_sw_spec_free(wx_sw_spec *s);
 
-/* grid (nlat, nlon) → coefficients (nspec). */
+/* Batched transforms of nf fields (any number; outputs must not alias inputs). */
+void wx_sw_spec_synth_many(wx_sw_spec *s, int nf, const wx_sw_synth_item *items);
+void wx_sw_spec_anal_many(wx_sw_spec *s, int nf, const wx_sw_anal_item *items);
+
+/* Single-field forms of the above. grid (nlat, nlon) ↔ coefficients (nspec). */
 void wx_sw_spec_analyse(wx_sw_spec *s, const double *grid, wx_cplx *spec);
-/* coefficients (nspec) → grid (nlat, nlon). */
 void wx_sw_spec_synthesise(wx_sw_spec *s, const wx_cplx *spec, double *grid);
-/* Coefficients of (1/(a(1−μ²))) ∂A/∂λ + (1/a) ∂B/∂μ, given grid a = A/(1−μ²), b = B/(1−μ²)
- * (nlat, nlon) each; B must vanish at the poles (it does for fluxes of V = v cos φ). */
 void wx_sw_spec_analyse_div(wx_sw_spec *s, const double *a, const double *b, wx_cplx *spec);
+/* Coefficients (nspec each) whose synthesis (P part cp, H part ch) gives U = u cos φ and
+ * V = v cos φ from vorticity and divergence (nspec each). */
+void wx_sw_spec_uv_coef(const wx_sw_spec *s, const wx_cplx *vort, const wx_cplx *div,
+                        wx_cplx *ucp, wx_cplx *uch, wx_cplx *vcp, wx_cplx *vch);
 /* U = u cos φ and V = v cos φ (nlat, nlon) from vorticity and divergence coefficients (nspec). */
 void wx_sw_spec_uv(wx_sw_spec *s, const wx_cplx *vort, const wx_cplx *div, double *ucos,
                    double *vcos);

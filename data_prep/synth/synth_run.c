@@ -31,10 +31,11 @@ static const wx_cfg_field fields[] = {
     {"formats", WX_CFG_LIST, 0, WX_CFG_NO_RANGE, NULL, "grib and/or netcdf (default netcdf)", NULL},
     {"output", WX_CFG_STR, 0, WX_CFG_NO_RANGE, "synth_out", "output folder", NULL},
     {"prefix", WX_CFG_STR, 0, WX_CFG_NO_RANGE, "synth", "file name prefix", NULL},
-    {"jet_speed", WX_CFG_FLOAT, 0, 0, 200, "50", "equilibrium jet speed (m/s)", NULL},
-    {"eddy_forcing", WX_CFG_FLOAT, 0, 0, 1e-8, "1.5e-10", "storm-track vorticity source (s^-2)", NULL},
-    {"relax_days", WX_CFG_FLOAT, 0, 0.5, 1000, "10", "height relaxation time (days)", NULL},
-    {"drag_days", WX_CFG_FLOAT, 0, 0.5, 1000, "10", "Rayleigh drag time (days)", NULL},
+    {"relax_days", WX_CFG_FLOAT, 0, 0.5, 1000, "6", "radiative relaxation time of the upper-layer thickness (days)", NULL},
+    {"drag_days", WX_CFG_FLOAT, 0, 0.1, 1000, "5", "Rayleigh drag time of the lower layer (days)", NULL},
+    {"baroclinicity", WX_CFG_FLOAT, 0, 0, 10000, "6000", "equator-to-pole drop of the equilibrium upper-layer thickness (m)", NULL},
+    {"steps_per_6h", WX_CFG_INT, 0, 0, 1000, "0", "model steps per 6 hours (0: 6*21/truncation rounded up)", NULL},
+    {"ke_spectrum", WX_CFG_STR, 0, WX_CFG_NO_RANGE, "", "if set: file receiving the time-mean kinetic-energy spectrum (text)", NULL},
     WX_CFG_END,
 };
 
@@ -190,6 +191,19 @@ static wx_status write_static(out_state *o, wx_time t0) {
     return st;
 }
 
+/* Time-mean kinetic-energy spectrum: "n E(n)" lines (J kg⁻¹ per total wavenumber). */
+static wx_status write_ke(const char *path, const double *ke, int T) {
+    wx_atomic_file f;
+    WX_TRY(wx_atomic_open(&f, path));
+    int bad = fprintf(f.fp, "# n  E(n) [J/kg], time mean over the output times\n") < 0;
+    for (int n = 1; n <= T; n++) bad |= fprintf(f.fp, "%d %.9e\n", n, ke[n]) < 0;
+    if (bad) {
+        wx_atomic_abort(&f);
+        return wx_error_set(WX_ERR_RUN, "synth: writing %s failed", path);
+    }
+    return wx_atomic_commit(&f);
+}
+
 static wx_status parse_lists(const wx_yaml *root, out_state *o) {
     const wx_yaml *vars = wx_yaml_get(root, "variables"), *fmts = wx_yaml_get(root, "formats");
     for (int c = 0; c < WX_SYN_NCHAN; c++) o->selected[c] = vars ? 0 : 1;
@@ -221,7 +235,7 @@ static wx_status parse_lists(const wx_yaml *root, out_state *o) {
 }
 
 static wx_status run(const wx_yaml *root, wx_synth_opts *opts, out_state *o, wx_sw_model *m,
-                     float **f) {
+                     wx_syn_diag *dg, float **f) {
     int64_t T, nlat, nlon, y0, years, days, step_h, spin, seed;
     double pert;
     WX_TRY(wx_cfg_int(root, fields, "truncation", &T));
@@ -250,12 +264,16 @@ static wx_status run(const wx_yaml *root, wx_synth_opts *opts, out_state *o, wx_
     int glon = fft_size(3 * (int)T + 1);
     wx_sw_params_default(&p, (int)T, glon / 2, glon);
     double d;
-    WX_TRY(wx_cfg_double(root, fields, "jet_speed", &p.jet_u));
-    WX_TRY(wx_cfg_double(root, fields, "eddy_forcing", &p.eddy_forcing));
+    int64_t per6;
     WX_TRY(wx_cfg_double(root, fields, "relax_days", &d));
-    p.tau_relax = d * 86400;
+    p.tau_rad = d * 86400;
     WX_TRY(wx_cfg_double(root, fields, "drag_days", &d));
-    p.tau_drag = d * 86400;
+    p.tau_drag[1] = d * 86400;
+    WX_TRY(wx_cfg_double(root, fields, "baroclinicity", &p.teq_dh));
+    WX_TRY(wx_cfg_int(root, fields, "steps_per_6h", &per6));
+    if (per6 > 0) p.dt = 21600.0 / per6;
+    const char *ke_path;
+    WX_TRY(wx_cfg_str(root, fields, "ke_spectrum", &ke_path));
     p.seed = (uint64_t)seed;
     if (fmod(step_h * 3600.0, p.dt) != 0) p.dt = step_h * 3600.0 / ceil(step_h * 3600.0 / p.dt);
 
@@ -263,6 +281,7 @@ static wx_status run(const wx_yaml *root, wx_synth_opts *opts, out_state *o, wx_
     wx_time t1 = days > 0 ? t0 + days * 86400 : wx_time_make(y0 + years, 1, 1, 0, 0, 0);
     double doy0 = wx_time_day_of_year(t0) - 1;
     WX_TRY(wx_sw_model_init(m, &p, doy0, -spin * 86400.0));
+    WX_TRY(wx_syn_diag_init(dg, m, &o->grid));
     WX_TRY(wx_mkdir_p(o->dir));
     WX_TRY(write_static(o, t0));
 
@@ -277,6 +296,8 @@ static wx_status run(const wx_yaml *root, wx_synth_opts *opts, out_state *o, wx_
     wx_progress_start(&prog, "synth", nout, "steps");
     int cur_month = -1;
     int64_t per_out = (int64_t)llround(step_s / p.dt);
+    double *ke_mean = *ke_path ? wx_calloc(T + 1, sizeof(double)) : NULL;
+    double *ke_now = *ke_path ? wx_calloc(T + 1, sizeof(double)) : NULL;
     for (int64_t k = 0; k < nout; k++) {
         wx_time valid = t0 + k * step_s;
         int64_t y;
@@ -288,7 +309,11 @@ static wx_status run(const wx_yaml *root, wx_synth_opts *opts, out_state *o, wx_
             cur_month = mo;
         }
         double doy = fmod(doy0 + (valid - t0) / 86400.0, 365.0);
-        wx_syn_diagnose(m, &o->grid, (double)(valid % 86400), doy, f);
+        wx_syn_diagnose(dg, m, (double)(valid % 86400), doy, f);
+        if (ke_mean) {
+            wx_sw_model_ke_spectrum(m, ke_now);
+            for (int n = 0; n <= T; n++) ke_mean[n] += ke_now[n] / nout;
+        }
         WX_TRY(write_time(o, valid, step_s, f));
         opts->times_written++;
         wx_progress_update(&prog, k + 1, NULL);
@@ -297,6 +322,12 @@ static wx_status run(const wx_yaml *root, wx_synth_opts *opts, out_state *o, wx_
     }
     WX_TRY(close_month(o));
     wx_progress_finish(&prog);
+    if (ke_mean) {
+        wx_status st = write_ke(ke_path, ke_mean, (int)T);
+        free(ke_mean);
+        free(ke_now);
+        WX_TRY(st);
+    }
     opts->files_written = o->files;
     return WX_OK;
 }
@@ -315,6 +346,8 @@ wx_status wx_synth_run(const char *config_path, wx_synth_opts *opts) {
     memset(&o, 0, sizeof o);
     wx_sw_model m;
     memset(&m, 0, sizeof m);
+    wx_syn_diag dg;
+    memset(&dg, 0, sizeof dg);
     float *f[WX_SYN_NCHAN] = {0};
     if (!st) {
         int64_t nlat, nlon;
@@ -322,9 +355,10 @@ wx_status wx_synth_run(const char *config_path, wx_synth_opts *opts) {
         if (!st) st = wx_cfg_int(root, fields, "nlon", &nlon);
         for (int c = 0; !st && c < WX_SYN_NCHAN; c++) f[c] = wx_malloc(sizeof(float) * nlat * nlon);
     }
-    if (!st) st = run(root, opts, &o, &m, f);
+    if (!st) st = run(root, opts, &o, &m, &dg, f);
     if (st) abort_all(&o);
     if (m.nspec) wx_sw_model_free(&m);
+    if (dg.row) wx_syn_diag_free(&dg);
     for (int c = 0; c < WX_SYN_NCHAN; c++) free(f[c]);
     wx_yaml_free(root);
     return st;
