@@ -1,11 +1,55 @@
-/* wxcast train: train a model from a training config (src/train/), one stage at a time. */
+/* wxcast train: train a model from a training config (src/train/), one stage at a time; under
+ * mpirun/srun, data parallel over the ranks (docs/distributed.md). */
 #include <math.h>
 #include <stdio.h>
 
 #include "cli/wx_args.h"
 #include "cli/wx_cli.h"
+#include "train/distributed.h"
 #include "train/train_config.h"
 #include "train/trainer.h"
+
+/* One error line for the job: the rank that failed prints it. An error the other ranks do not
+ * know about leaves them blocked in a collective, so it ends the whole job (MPI_Abort). */
+static int train_error(wx_status s) {
+    int rc = wx_dist_failure_is_remote() ? (int)s : wx_cli_error(s);
+    if (wx_dist_active() && !wx_dist_failure_is_agreed()) wx_dist_abort(rc);
+    return rc;
+}
+
+static int train_main(const wx_args *a, wx_train_opts *o) {
+    wx_train_config c;
+    wx_status s = wx_dist_agree(wx_train_config_load(a->positionals[0], wx_args_get(a, "stage"), &c));
+    if (s) {
+        wx_train_config_free(&c);
+        return train_error(s);
+    }
+    if (wx_args_flag(a, "print-config")) {
+        if (wx_dist_rank() == 0) {
+            printf("# effective training config of %s, stage %s (defaults filled in)\n", c.path,
+                   wx_train_stage_name(c.stage));
+            wx_train_config_print(stdout, &c);
+        }
+        wx_train_config_free(&c);
+        return 0;
+    }
+    wx_train_summary sum;
+    s = wx_train_run(&c, o, &sum);
+    if (s == WX_OK && wx_dist_rank() == 0) {
+        printf("%s: steps %lld..%lld of %lld", wx_train_stage_name(c.stage),
+               (long long)sum.first_step, (long long)sum.step, (long long)sum.total_steps);
+        if (!isnan(sum.last_loss)) printf(", last loss %.6g", sum.last_loss);
+        printf("\n");
+        if (isfinite(sum.best_loss))
+            printf("best valid loss %.6g at step %lld: %s\n", sum.best_loss, (long long)sum.best_step,
+                   sum.best_path);
+        printf("last checkpoint: %s\n", sum.last_path);
+    }
+    wx_train_config_free(&c);
+    if (s) return train_error(s);
+    if (fflush(stdout) != 0) return train_error(wx_error_set(WX_ERR_RUN, "train: cannot write output"));
+    return 0;
+}
 
 int wx_cmd_train(int argc, char **argv) {
     static const wx_arg_option opts[] = {
@@ -16,6 +60,8 @@ int wx_cmd_train(int argc, char **argv) {
         {"max-steps", 1, "stop after this many steps in total (checkpoint written; --resume "
                          "continues)", "N"},
         {"threads", 1, "compute threads (overrides the config's `threads`)", "N"},
+        {"zero1", 0, "under MPI: shard the AdamW state over the ranks (ZeRO stage 1)", NULL},
+        {"bucket-mb", 1, "under MPI: gradient all-reduce bucket size in MiB (default 25)", "MB"},
         {"print-config", 0, "print the effective config (defaults filled in) and exit", NULL},
         {NULL, 0, NULL, NULL},
     };
@@ -29,42 +75,22 @@ int wx_cmd_train(int argc, char **argv) {
     wx_args a;
     int rc = wx_args_parse(&spec, argc, argv, &a);
     if (rc != WX_ARGS_CONTINUE) return rc;
-    wx_train_opts o = {wx_args_get(&a, "resume"), wx_args_get(&a, "metrics"), 0, 0};
+    wx_train_opts o = {wx_args_get(&a, "resume"), wx_args_get(&a, "metrics"), 0, 0,
+                       wx_args_flag(&a, "zero1"), 0};
     int64_t threads;
+    double bucket_mb;
     wx_status s = wx_args_int(&a, "max-steps", 0, &o.max_steps);
     if (s == WX_OK) s = wx_args_int(&a, "threads", 0, &threads);
-    if (s == WX_OK && (o.max_steps < 0 || threads < 0))
-        s = wx_error_set(WX_ERR_USAGE, "train: --max-steps and --threads must be >= 0");
+    if (s == WX_OK) s = wx_args_double(&a, "bucket-mb", 25, &bucket_mb);
+    if (s == WX_OK && (o.max_steps < 0 || threads < 0 || !(bucket_mb >= 0.001 && bucket_mb <= 2048)))
+        s = wx_error_set(WX_ERR_USAGE, "train: --max-steps and --threads must be >= 0, --bucket-mb "
+                         "in 0.001..2048");
     if (s) return wx_cli_error(s);
     o.threads = (int)threads;
-
-    wx_train_config c;
-    s = wx_train_config_load(a.positionals[0], wx_args_get(&a, "stage"), &c);
-    if (s) {
-        wx_train_config_free(&c);
-        return wx_cli_error(s);
-    }
-    if (wx_args_flag(&a, "print-config")) {
-        printf("# effective training config of %s, stage %s (defaults filled in)\n", c.path,
-               wx_train_stage_name(c.stage));
-        wx_train_config_print(stdout, &c);
-        wx_train_config_free(&c);
-        return 0;
-    }
-    wx_train_summary sum;
-    s = wx_train_run(&c, &o, &sum);
-    if (s == WX_OK) {
-        printf("%s: steps %lld..%lld of %lld", wx_train_stage_name(c.stage),
-               (long long)sum.first_step, (long long)sum.step, (long long)sum.total_steps);
-        if (!isnan(sum.last_loss)) printf(", last loss %.6g", sum.last_loss);
-        printf("\n");
-        if (isfinite(sum.best_loss))
-            printf("best valid loss %.6g at step %lld: %s\n", sum.best_loss, (long long)sum.best_step,
-                   sum.best_path);
-        printf("last checkpoint: %s\n", sum.last_path);
-    }
-    wx_train_config_free(&c);
+    o.bucket_bytes = (int64_t)(bucket_mb * 1048576.0);
+    s = wx_dist_init(NULL, NULL);
     if (s) return wx_cli_error(s);
-    if (fflush(stdout) != 0) return wx_cli_error(wx_error_set(WX_ERR_RUN, "train: cannot write output"));
-    return 0;
+    rc = train_main(&a, &o);
+    wx_dist_finalize();
+    return rc;
 }

@@ -120,7 +120,7 @@ wx_status wx_dataset_open(wx_dataset *ds, const wx_train_config *c, int64_t mode
         return wx_error_set(WX_ERR_USAGE, "%s: valid_years [%lld, %lld] give no sample reaching lead "
                             "%lld in %s", c->path, (long long)c->valid_years[0],
                             (long long)c->valid_years[1], (long long)max_lead, c->archive);
-    ds->batch = batch;
+    ds->batch = ds->global_batch = batch;
     int64_t rec = wx_archive_points(m) * m->nchan;
     for (int i = 0; i < 2; i++)
         ds->raw[i] = wx_malloc(sizeof(float) * (size_t)(batch * (rollout + 1) * rec));
@@ -153,13 +153,24 @@ void wx_dataset_epoch_begin(wx_dataset *ds, const wx_rng *order) {
     wx_rng_permutation(&ds->next_order, ds->perm, ds->ntrain);
 }
 
-int64_t wx_dataset_batches_per_epoch(const wx_dataset *ds) { return ds->ntrain / ds->batch; }
+int64_t wx_dataset_batches_per_epoch(const wx_dataset *ds) { return ds->ntrain / ds->global_batch; }
+
+wx_status wx_dataset_set_ranks(wx_dataset *ds, const wx_train_config *c, int rank, int size) {
+    ds->global_batch = ds->batch * size;
+    ds->part = ds->batch * rank;
+    if (ds->ntrain < ds->global_batch)
+        return wx_error_set(WX_ERR_USAGE, "%s: train_years [%lld, %lld] give %lld samples in %s, "
+                            "fewer than one global batch of %lld", c->path,
+                            (long long)c->train_years[0], (long long)c->train_years[1],
+                            (long long)ds->ntrain, c->archive, (long long)ds->global_batch);
+    return WX_OK;
+}
 
 wx_status wx_dataset_prefetch(wx_dataset *ds, int64_t i) {
     WX_ASSERT(ds->pending < 0 && i >= 0 && i < wx_dataset_batches_per_epoch(ds));
     int64_t r = ds->rollout + 1;
     for (int64_t b = 0; b < ds->batch; b++) {
-        int64_t t = ds->train[ds->perm[i * ds->batch + b]];
+        int64_t t = ds->train[ds->perm[i * ds->global_batch + ds->part + b]];
         for (int64_t k = 0; k < r; k++) ds->times[b * r + k] = t + k * ds->dt;
     }
     WX_TRY(wx_archive_prefetch(ds->ar, ds->times, (int)(ds->batch * r), ds->raw[i % 2]));

@@ -39,7 +39,9 @@ typedef struct {
     int64_t rollout;        /* K for training samples */
     int64_t max_lead;       /* validation samples reach t + max_lead·dt */
     /* the batch pipeline */
-    int64_t batch;
+    int64_t batch;          /* this rank's samples of each batch */
+    int64_t global_batch;   /* batch · ranks: batch i of an epoch is perm[i·global_batch, +global_batch) */
+    int64_t part;           /* this rank reads perm[i·global_batch + part, +batch) */
     float *raw[2];          /* (batch·(K+1), nchan, nlat, nlon) double buffer */
     int64_t *times;         /* (batch·(K+1)) */
     int64_t pending;        /* batch index being prefetched, −1 none */
@@ -57,6 +59,10 @@ void wx_dataset_close(wx_dataset *ds);
 /* Draws the epoch's permutation from `order` (the state at the epoch's start; not modified). */
 void wx_dataset_epoch_begin(wx_dataset *ds, const wx_rng *order);
 int64_t wx_dataset_batches_per_epoch(const wx_dataset *ds);
+/* Data parallelism (train/distributed.h): this process is `rank` of `size`, each reading its own
+ * `batch` samples of every global batch of batch·size; every rank draws the same permutation from
+ * the shared seed, so together they read each global batch once and no sample twice. */
+wx_status wx_dataset_set_ranks(wx_dataset *ds, const wx_train_config *c, int rank, int size);
 
 /* Starts reading batch i of the current epoch in the background. */
 wx_status wx_dataset_prefetch(wx_dataset *ds, int64_t i);

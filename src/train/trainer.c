@@ -1,8 +1,11 @@
 #include "train/trainer.h"
 
 #include <math.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <zlib.h>
 
 #include <cblas.h>
 
@@ -15,6 +18,7 @@
 #include "ops/wx_ops.h"
 #include "train/checkpoint.h"
 #include "train/dataset.h"
+#include "train/distributed.h"
 #include "train/train_model.h"
 #include "train/validate.h"
 
@@ -32,11 +36,17 @@ typedef struct {
     wx_train_model *m;
     wx_dataset ds;
     wx_train_loss loss;
+    int rank, nranks;
+    int zero1;                /* m and v hold only this rank's shard [shard_off, +shard_len) */
+    int64_t shard_off, shard_len;
+    wx_grad_sync *sync;
+    double comm_s;            /* seconds in MPI during the last step */
+    int64_t first_step;       /* the step this run started from */
     float *adam_m, *adam_v;
     decay_group *groups;
     int ngroups;
     wx_ckpt_state st;
-    int64_t bpe, total, batch, valid_batch;
+    int64_t bpe, total, batch, valid_batch; /* batch: this rank's part of the global batch */
     float *x, *tg;
     char *model_text, *data_text;
     wx_metrics *metrics;
@@ -81,34 +91,94 @@ static char *data_yaml(const trainer *t) {
     return s;
 }
 
-static wx_status save(trainer *t, const char *path) {
-    wx_ckpt_out out = {t->c->text, t->model_text, t->data_text, &t->st, t->m->params, t->adam_m,
-                       t->adam_v};
-    return wx_checkpoint_write(path, &out);
+/* The parameters must be the same bits on every rank; a checkpoint is where a silent divergence
+ * would be frozen, so it is checked there (crc32 of each rank's parameters). */
+static wx_status check_ranks_agree(const trainer *t) {
+    if (t->nranks == 1) return WX_OK;
+    const wx_params *p = t->m->params;
+    uint32_t mine = (uint32_t)crc32(0L, (const Bytef *)p->data, (uInt)(sizeof(float) * (size_t)p->len));
+    uint32_t *all = wx_malloc(sizeof(uint32_t) * (size_t)t->nranks);
+    wx_status s = wx_dist_allgather_u32(mine, all);
+    for (int r = 1; s == WX_OK && r < t->nranks; r++)
+        if (all[r] != all[0])
+            s = wx_error_set(WX_ERR_RUN, "step %lld: the parameters of rank %d (crc32 %08x) differ "
+                             "from rank 0's (%08x): the ranks diverged", (long long)t->st.step, r,
+                             all[r], all[0]);
+    if (s == WX_OK)
+        wx_log_debug("step %lld: parameters identical on all %d ranks (crc32 %08x)",
+                     (long long)t->st.step, t->nranks, mine);
+    free(all);
+    return s;
 }
 
-static wx_status setup(trainer *t) {
+/* Rank 0 writes; with ZeRO-1 it first collects the AdamW shards, so the file is the same as a
+ * one-process run's and any rank count can resume from it. */
+static wx_status save(trainer *t, const char *path) {
+    WX_TRY(wx_dist_agree(check_ranks_agree(t)));
+    int64_t len = t->m->params->len;
+    float *m = t->adam_m, *v = t->adam_v;
+    if (t->zero1 && t->nranks > 1) {
+        m = t->rank == 0 ? wx_malloc(sizeof(float) * (size_t)len) : NULL;
+        v = t->rank == 0 ? wx_malloc(sizeof(float) * (size_t)len) : NULL;
+        wx_status s = wx_dist_gather_shards(t->adam_m, m, len, 0);
+        if (s == WX_OK) s = wx_dist_gather_shards(t->adam_v, v, len, 0);
+        if (s != WX_OK) {
+            free(m), free(v);
+            return s;
+        }
+    }
+    wx_status s = WX_OK;
+    if (t->rank == 0) {
+        wx_ckpt_out out = {t->c->text, t->model_text, t->data_text, &t->st, t->m->params, m, v};
+        s = wx_checkpoint_write(path, &out);
+    }
+    if (m != t->adam_m) free(m), free(v);
+    return wx_dist_agree(s);
+}
+
+/* What every rank does on its own: model, data, buffers. */
+static wx_status setup_local(trainer *t) {
     const wx_train_config *c = t->c;
+    t->rank = wx_dist_rank(), t->nranks = wx_dist_size();
+    if (c->batch_size % t->nranks)
+        return wx_error_set(WX_ERR_USAGE, "%s: key '%s.batch_size': the global batch of %lld samples "
+                            "does not divide over %d ranks (each rank takes batch_size / ranks); use "
+                            "a rank count that divides it", c->path, wx_train_stage_name(c->stage),
+                            (long long)c->batch_size, t->nranks);
     int threads = t->o->threads > 0 ? t->o->threads : c->threads;
     t->ctx = wx_ctx_create(threads);
     openblas_set_num_threads(t->ctx->threads); /* GEMM results depend on the split: fix it */
     t->be = wx_backend_cpu();
-    t->batch = c->batch_size;
-    t->valid_batch = c->valid_batch > 0 ? c->valid_batch : c->batch_size;
+    t->batch = c->batch_size / t->nranks;
+    t->valid_batch = c->valid_batch > 0 ? c->valid_batch : t->batch;
     int64_t maxb = t->batch > t->valid_batch ? t->batch : t->valid_batch;
     WX_TRY(wx_train_model_create(c->model, c->model_path[0] ? "" : "model", t->ctx, t->be, c->seed,
                                  maxb, c->rollout_steps, &t->m));
     wx_train_model *m = t->m;
     WX_TRY(wx_dataset_open(&t->ds, c, m->in_channels, m->out_channels, m->h, m->w, t->batch,
                            c->rollout_steps));
+    WX_TRY(wx_dataset_set_ranks(&t->ds, c, t->rank, t->nranks));
     if (c->nweights && c->nweights != m->out_channels)
         return wx_error_set(WX_ERR_USAGE, "%s: key '%s.loss.channel_weights': %d weights for %lld "
                             "output channels", c->path, wx_train_stage_name(c->stage), c->nweights,
                             (long long)m->out_channels);
     wx_train_loss_init(&t->loss, c->loss, t->ctx, t->be, m->out_channels, m->h, m->w, t->ds.wlat,
                        c->nweights ? c->channel_weights : NULL);
-    t->adam_m = wx_calloc((size_t)m->params->len, sizeof(float));
-    t->adam_v = wx_calloc((size_t)m->params->len, sizeof(float));
+    t->zero1 = t->o->zero1 && t->nranks > 1;
+    t->shard_off = 0, t->shard_len = m->params->len;
+    if (t->zero1) {
+        int64_t *off = wx_malloc(sizeof(int64_t) * (size_t)t->nranks);
+        int64_t *cnt = wx_malloc(sizeof(int64_t) * (size_t)t->nranks);
+        wx_dist_split(m->params->len, t->nranks, off, cnt);
+        t->shard_off = off[t->rank], t->shard_len = cnt[t->rank];
+        free(off);
+        free(cnt);
+    }
+    t->adam_m = wx_calloc((size_t)t->shard_len + 1, sizeof(float));
+    t->adam_v = wx_calloc((size_t)t->shard_len + 1, sizeof(float));
+    WX_TRY(wx_grad_sync_create(m->params->grad, m->params->len,
+                               t->o->bucket_bytes > 0 ? t->o->bucket_bytes : WX_DIST_BUCKET_BYTES_DEFAULT,
+                               &t->sync));
     make_groups(t, c->opt.weight_decay);
     int64_t hw = m->h * m->w;
     t->x = wx_malloc(sizeof(float) * (size_t)(t->batch * m->in_channels * hw));
@@ -128,10 +198,17 @@ static wx_status setup(trainer *t) {
     t->st.best_step = -1;
     wx_rng_init(&t->st.order, c->seed, 1);
     wx_rng_init(&t->st.noise, c->seed, 2);
-    WX_TRY(wx_mkdir_p(c->checkpoint_dir));
     snprintf(t->last_path, sizeof t->last_path, "%s/last.ckpt", c->checkpoint_dir);
     snprintf(t->best_path, sizeof t->best_path, "%s/best.ckpt", c->checkpoint_dir);
+    return WX_OK;
+}
 
+/* Rank 0: the starting point (fresh, init_from weights or a resumed run) and the output files.
+ * m and v are full (params->len) buffers here. */
+static wx_status setup_root(trainer *t, float *adam_m, float *adam_v) {
+    const wx_train_config *c = t->c;
+    wx_train_model *m = t->m;
+    WX_TRY(wx_mkdir_p(c->checkpoint_dir));
     const char *from = t->o->resume ? t->o->resume : c->init_from[0] ? c->init_from : NULL;
     if (from) {
         wx_checkpoint ck;
@@ -142,8 +219,8 @@ static wx_status setup(trainer *t) {
                 s = wx_error_set(WX_ERR_USAGE, "--resume %s: the checkpoint is from stage '%s', this "
                                  "run is stage '%s' (use the stage's init_from to start a new stage "
                                  "from it)", from, ck.has_state ? ck.st.stage : "?", t->st.stage);
-            if (s == WX_OK) s = wx_checkpoint_load(&ck, WX_CKPT_ADAM_M, m->params, t->adam_m);
-            if (s == WX_OK) s = wx_checkpoint_load(&ck, WX_CKPT_ADAM_V, m->params, t->adam_v);
+            if (s == WX_OK) s = wx_checkpoint_load(&ck, WX_CKPT_ADAM_M, m->params, adam_m);
+            if (s == WX_OK) s = wx_checkpoint_load(&ck, WX_CKPT_ADAM_V, m->params, adam_v);
             if (s == WX_OK) {
                 t->st = ck.st;
                 t->st.total_steps = t->total;
@@ -170,11 +247,35 @@ static wx_status setup(trainer *t) {
     return WX_OK;
 }
 
+/* Every rank builds its model, then rank 0 decides the starting state and broadcasts it: the
+ * parameters (fresh ones too, so no rank depends on its own initialisation), the AdamW state
+ * (scattered by shard with ZeRO-1) and the step/epoch/data-order state. */
+static wx_status setup(trainer *t) {
+    WX_TRY(wx_dist_agree(setup_local(t)));
+    wx_params *p = t->m->params;
+    int split = t->zero1;
+    float *m = t->adam_m, *v = t->adam_v;
+    if (split) {
+        m = t->rank == 0 ? wx_calloc((size_t)p->len, sizeof(float)) : NULL;
+        v = t->rank == 0 ? wx_calloc((size_t)p->len, sizeof(float)) : NULL;
+    }
+    wx_status s = wx_dist_agree(t->rank == 0 ? setup_root(t, m, v) : WX_OK);
+    if (s == WX_OK) s = wx_dist_bcast(p->data, sizeof(float) * (size_t)p->len, 0);
+    if (s == WX_OK) s = wx_dist_bcast(&t->st, sizeof t->st, 0);
+    if (s == WX_OK && split) s = wx_dist_scatter_shards(m, t->adam_m, p->len, 0);
+    if (s == WX_OK && split) s = wx_dist_scatter_shards(v, t->adam_v, p->len, 0);
+    if (s == WX_OK && !split) s = wx_dist_bcast(t->adam_m, sizeof(float) * (size_t)p->len, 0);
+    if (s == WX_OK && !split) s = wx_dist_bcast(t->adam_v, sizeof(float) * (size_t)p->len, 0);
+    if (split) free(m), free(v);
+    return s;
+}
+
 static void teardown(trainer *t) {
     wx_dataset_close(&t->ds);
     wx_train_loss_free(&t->loss);
     wx_train_model_destroy(t->m);
     wx_ctx_destroy(t->ctx);
+    wx_grad_sync_destroy(t->sync);
     free(t->adam_m);
     free(t->adam_v);
     free(t->groups);
@@ -184,29 +285,98 @@ static void teardown(trainer *t) {
     free(t->data_text);
 }
 
+/* Test hooks, off unless set. WXCAST_FAULT=RANK:STEP:MODE makes rank RANK fail in step STEP:
+ * `batch` as a failed batch before the step's status agreement (every rank stops cleanly), or
+ * after it, with its peers waiting in the gradient all-reduce: `kill` (SIGKILL), `exit` (_exit(3)
+ * without MPI_Finalize), `error` (a returned error nobody else knows of: the CLI aborts the job).
+ * WXCAST_DEBUG_DUMP=DIR makes every rank write its averaged gradient of the run's first step and
+ * its final parameters (raw float32, <what>.rank<r>). */
+static wx_status fault_hook(const trainer *t, int agreed) {
+    const char *f = getenv("WXCAST_FAULT");
+    int rank;
+    long long step;
+    char mode[16];
+    if (!f || sscanf(f, "%d:%lld:%15s", &rank, &step, mode) != 3) return WX_OK;
+    if (rank != t->rank || step != t->st.step + 1 || agreed != !!strcmp(mode, "batch")) return WX_OK;
+    wx_log_warn("WXCAST_FAULT: %s in step %lld", mode, step);
+    if (!strcmp(mode, "kill")) raise(SIGKILL);
+    if (!strcmp(mode, "exit")) _exit(3);
+    return wx_error_set(WX_ERR_RUN, "step %lld: fault injected by WXCAST_FAULT (%s)", step, mode);
+}
+
+static wx_status debug_dump(const trainer *t, const char *what, const float *buf, int64_t n) {
+    const char *dir = getenv("WXCAST_DEBUG_DUMP");
+    if (!dir || !*dir) return WX_OK;
+    char path[WX_TRAIN_PATH_MAX + 64];
+    snprintf(path, sizeof path, "%s/%s.rank%d", dir, what, t->rank);
+    wx_atomic_file f;
+    WX_TRY(wx_atomic_open(&f, path));
+    if (fwrite(buf, sizeof(float), (size_t)n, f.fp) != (size_t)n) {
+        wx_atomic_abort(&f);
+        return wx_error_set(WX_ERR_RUN, "%s: cannot write", path);
+    }
+    return wx_atomic_commit(&f);
+}
+
+/* The mean gradient over the global batch (this rank's shard of it with ZeRO-1) and its global
+ * squared norm, identical on every rank. */
+static wx_status reduce_grads(trainer *t, double *sumsq) {
+    wx_params *p = t->m->params;
+    *sumsq = 0;
+    if (t->zero1) {
+        WX_TRY(wx_dist_reduce_scatter_avg(p->grad, p->len));
+        WX_TRY(t->be->grad_norm_forward(t->ctx, sumsq, p->grad + t->shard_off, t->shard_len));
+        return wx_dist_allreduce_f64(sumsq, 1, WX_DIST_SUM);
+    }
+    WX_TRY(wx_grad_sync_finish(t->sync));
+    return t->be->grad_norm_forward(t->ctx, sumsq, p->grad, p->len);
+}
+
 /* One optimizer step on the batch in t->x / t->tg; returns the loss and the gradient norm. */
 static wx_status train_step(trainer *t, double *loss, double *gnorm, double *lr) {
     const wx_optim_config *op = &t->c->opt;
     wx_params *p = t->m->params;
     wx_params_zero_grad(p);
-    WX_TRY(t->m->ops->loss_backward(t->m, &t->loss, t->x, t->tg, t->c->rollout_steps, t->batch, loss));
+    wx_grad_sync_reset_clock(t->sync);
+    /* Every rank learns of a failed batch here, so a data error ends the job cleanly. */
+    wx_status s = t->m->ops->loss_backward(t->m, &t->loss, t->x, t->tg, t->c->rollout_steps, t->batch,
+                                           loss);
+    if (s == WX_OK) s = fault_hook(t, 0);
+    WX_TRY(wx_dist_agree(s));
+    double c0 = wx_time_now();
+    WX_TRY(wx_dist_allreduce_f64(loss, 1, WX_DIST_AVG));
+    WX_TRY(fault_hook(t, 1));
+    double sumsq;
+    WX_TRY(reduce_grads(t, &sumsq));
+    t->comm_s = wx_time_now() - c0;
     if (!isfinite(*loss))
-        return wx_error_set(WX_ERR_RUN, "step %lld: the training loss is %g (diverged; lower the "
-                            "learning rate or set grad_clip)", (long long)t->st.step + 1, *loss);
-    double sumsq = 0;
-    WX_TRY(t->be->grad_norm_forward(t->ctx, &sumsq, p->grad, p->len));
+        return wx_dist_agree(wx_error_set(WX_ERR_RUN, "step %lld: the training loss is %g (diverged; "
+                                          "lower the learning rate or set grad_clip)",
+                                          (long long)t->st.step + 1, *loss));
+    if (!t->zero1 && t->st.step == t->first_step) WX_TRY(debug_dump(t, "grad.first", p->grad, p->len));
     *gnorm = sqrt(sumsq);
+    float *g = p->grad + t->shard_off;
     /* torch.nn.utils.clip_grad_norm_: scale by max_norm / (norm + 1e-6) when that is below 1. */
     if (op->grad_clip > 0) {
         double coef = op->grad_clip / (*gnorm + 1e-6);
-        if (coef < 1.0) WX_TRY(t->be->scale_forward(t->ctx, p->grad, p->len, coef));
+        if (coef < 1.0) WX_TRY(t->be->scale_forward(t->ctx, g, t->shard_len, coef));
     }
     *lr = wx_lr_warmup_cosine(t->st.step, op->warmup, t->total, op->lr, op->lr_min);
-    for (int g = 0; g < t->ngroups; g++) {
-        const decay_group *gr = &t->groups[g];
-        WX_TRY(t->be->adamw_forward(t->ctx, p->data + gr->offset, t->adam_m + gr->offset,
-                                    t->adam_v + gr->offset, p->grad + gr->offset, gr->len, *lr,
-                                    op->beta1, op->beta2, op->eps, gr->wd, t->st.step + 1));
+    /* AdamW is element-wise, so updating each shard on its own rank is the same step. */
+    int64_t lo = t->shard_off, hi = t->shard_off + t->shard_len;
+    for (int i = 0; i < t->ngroups; i++) {
+        const decay_group *gr = &t->groups[i];
+        int64_t a = gr->offset > lo ? gr->offset : lo, b = gr->offset + gr->len;
+        if (b > hi) b = hi;
+        if (a >= b) continue;
+        WX_TRY(t->be->adamw_forward(t->ctx, p->data + a, t->adam_m + (a - lo), t->adam_v + (a - lo),
+                                    p->grad + a, b - a, *lr, op->beta1, op->beta2, op->eps, gr->wd,
+                                    t->st.step + 1));
+    }
+    if (t->zero1) {
+        double c1 = wx_time_now();
+        WX_TRY(wx_dist_allgather_shards(p->data, p->len));
+        t->comm_s += wx_time_now() - c1;
     }
     t->st.step++;
     return WX_OK;
@@ -262,7 +432,7 @@ static wx_status loop(trainer *t, wx_train_summary *sum) {
     wx_dataset *ds = &t->ds;
     int64_t stop = t->o->max_steps > 0 && t->o->max_steps < t->total ? t->o->max_steps : t->total;
     int64_t epochs = (t->total + t->bpe - 1) / t->bpe;
-    sum->first_step = t->st.step;
+    sum->first_step = t->first_step = t->st.step;
     sum->last_loss = NAN;
     while (t->st.step < stop) {
         wx_dataset_epoch_begin(ds, &t->st.order);
@@ -282,12 +452,15 @@ static wx_status loop(trainer *t, wx_train_summary *sum) {
             t->st.epoch_pos++;
             sum->last_loss = loss;
             double dt = wx_time_now() - t0;
-            double sps = dt > 0 ? (double)((t->st.step - done0) * t->batch) / dt : 0;
-            if (t->metrics && (t->st.step % c->log_every == 0 || t->st.step == t->total))
-                WX_TRY(wx_metrics_log(t->metrics, WX_M_STR("phase", "train"),
-                                      WX_M_INT("step", t->st.step), WX_M_INT("epoch", t->st.epoch),
-                                      WX_M_NUM("loss", loss), WX_M_NUM("lr", lr),
-                                      WX_M_NUM("grad_norm", gnorm), WX_M_NUM("samples_per_s", sps)));
+            double sps = dt > 0 ? (double)((t->st.step - done0) * c->batch_size) / dt : 0;
+            if (t->metrics && (t->st.step % c->log_every == 0 || t->st.step == t->total)) {
+                wx_metric_kv kv[] = {WX_M_STR("phase", "train"), WX_M_INT("step", t->st.step),
+                                     WX_M_INT("epoch", t->st.epoch), WX_M_NUM("loss", loss),
+                                     WX_M_NUM("lr", lr), WX_M_NUM("grad_norm", gnorm),
+                                     WX_M_NUM("samples_per_s", sps), WX_M_INT("ranks", t->nranks),
+                                     WX_M_NUM("comm_s", t->comm_s)};
+                WX_TRY(wx_metrics_write(t->metrics, kv, t->nranks > 1 ? 9 : 7));
+            }
             wx_progress_update(&pr, t->st.epoch_pos, "step %lld/%lld  loss %.4g  %.1f samples/s",
                                (long long)t->st.step, (long long)t->total, loss, sps);
             if (c->checkpoint_every && t->st.step % c->checkpoint_every == 0 &&
@@ -332,8 +505,13 @@ wx_status wx_train_run(const wx_train_config *c, const wx_train_opts *o, wx_trai
                     "%lld batches of %lld per epoch, %lld steps (%lld done)",
                     wx_train_stage_name(c->stage), (long long)wx_params_total(t.m->params),
                     (long long)t.ds.ntrain, (long long)t.ds.nvalid, (long long)t.bpe,
-                    (long long)t.batch, (long long)t.total, (long long)t.st.step);
+                    (long long)c->batch_size, (long long)t.total, (long long)t.st.step);
+        if (t.nranks > 1)
+            wx_log_info("data parallel over %d ranks: %lld samples per rank per step, gradients in "
+                        "%d bucket(s)%s", t.nranks, (long long)t.batch, wx_grad_sync_buckets(t.sync),
+                        t.zero1 ? ", AdamW state sharded (ZeRO-1)" : "");
         s = loop(&t, sum);
+        if (s == WX_OK) s = debug_dump(&t, "params.last", t.m->params->data, t.m->params->len);
     }
     wx_status ms = wx_metrics_close(t.metrics);
     if (s == WX_OK) s = ms;

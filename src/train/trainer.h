@@ -7,7 +7,14 @@
  * epoch's start and the batches done in it — is in the checkpoint, and nothing else (no wall
  * clock, no thread timing) enters the computation. So K steps, a checkpoint, and K more from
  * --resume give the same losses and the same parameters bit for bit as 2K steps in one run (with
- * the same thread count). */
+ * the same thread count).
+ *
+ * Under MPI (docs/distributed.md) every rank runs this loop on batch_size / ranks samples of each
+ * global batch (the config's batch_size), the gradients are averaged over the ranks, and every
+ * rank takes the same optimizer step; rank 0 initialises or loads the parameters and broadcasts
+ * them, prints, and writes the metrics and checkpoints. The checkpoint holds the global state
+ * only (step, epoch, global batches done, data order), so it resumes at any rank count that
+ * divides the global batch. */
 #ifndef WX_TRAINER_H
 #define WX_TRAINER_H
 
@@ -20,6 +27,8 @@ typedef struct {
     const char *metrics;        /* JSON-lines file (appended to on resume), or NULL */
     int64_t max_steps;          /* stop once this many steps are done (0 = run to the end) */
     int threads;                /* > 0 overrides the config */
+    int zero1;                  /* shard the AdamW state over the MPI ranks (ZeRO stage 1) */
+    int64_t bucket_bytes;       /* gradient all-reduce bucket size (0 = 25 MB) */
 } wx_train_opts;
 
 typedef struct {

@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "train/distributed.h"
+
 void wx_valid_result_free(wx_valid_result *r) {
     free(r->rmse);
     r->rmse = NULL;
@@ -51,8 +53,10 @@ wx_status wx_validate(wx_train_model *m, wx_dataset *ds, const wx_train_loss *lo
     double *acc = wx_calloc((size_t)(nleads * nch), sizeof(double));
     double loss_sum = 0;
     wx_status st = WX_OK;
-    for (int64_t first = 0; st == WX_OK && first < total; first += batch) {
-        int64_t n = total - first < batch ? total - first : batch;
+    /* Under MPI each rank scores a contiguous share of the samples; the sums are reduced below. */
+    int64_t lo = total * wx_dist_rank() / wx_dist_size(), hi = total * (wx_dist_rank() + 1) / wx_dist_size();
+    for (int64_t first = lo; st == WX_OK && first < hi; first += batch) {
+        int64_t n = hi - first < batch ? hi - first : batch;
         for (int64_t s = 0; s < n; s++)
             smp[s] = ds->valid[(first + s) * ds->nvalid / total];
         st = wx_dataset_read_valid(ds, smp, n, rl, nl, x, tg);
@@ -75,6 +79,9 @@ wx_status wx_validate(wx_train_model *m, wx_dataset *ds, const wx_train_loss *lo
             cur = yy;
         }
     }
+    st = wx_dist_agree(st);
+    if (st == WX_OK) st = wx_dist_allreduce_f64(acc, nleads * nch, WX_DIST_SUM);
+    if (st == WX_OK) st = wx_dist_allreduce_f64(&loss_sum, 1, WX_DIST_SUM);
     if (st == WX_OK) {
         out->nleads = nleads;
         memcpy(out->leads, leads, sizeof(int64_t) * (size_t)nleads);

@@ -23,7 +23,8 @@ typedef struct {
 } wx_valid_result;
 
 /* Scores up to max_samples (0 = all; else evenly spaced) validation samples in batches of
- * `batch`. out->rmse is allocated; free with wx_valid_result_free. */
+ * `batch`. out->rmse is allocated; free with wx_valid_result_free. Collective under MPI: each
+ * rank scores its share of the samples and every rank gets the reduced result. */
 wx_status wx_validate(wx_train_model *m, wx_dataset *ds, const wx_train_loss *loss,
                       const int64_t *leads, int nleads, int64_t max_samples, int64_t batch,
                       wx_valid_result *out);

@@ -1,0 +1,100 @@
+/* Data parallelism over MPI (GUIDE §8): one process per device, every rank holding the whole
+ * model, each computing the gradient of its share of the global batch. Without MPI (a build with
+ * WX_MPI=OFF, or a process not started by mpirun/srun) this is the size-1 case: every call is a
+ * no-op that succeeds, so the trainer has one code path.
+ *
+ * Errors: the communicator is a duplicate of MPI_COMM_WORLD with MPI_ERRORS_RETURN, and every MPI
+ * call is checked; a failing call is returned as WX_ERR_RUN naming the call. Such an error leaves
+ * the other ranks waiting inside a collective, so the caller (the CLI) must end the job with
+ * wx_dist_abort(). Errors that every rank learns through wx_dist_agree() end cleanly instead: all
+ * ranks return, one of them prints the message (wx_dist_failure_is_remote() is 0 there only).
+ *
+ * MPI is initialised only when a launcher started the process (OMPI_COMM_WORLD_SIZE, PMIX_RANK,
+ * PMI_RANK or PMI_SIZE in the environment) or WXCAST_MPI=1; WXCAST_MPI=0 forces one process. */
+#ifndef WX_TRAIN_DISTRIBUTED_H
+#define WX_TRAIN_DISTRIBUTED_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/wx_error.h"
+
+/* Gradient buckets of about this size are all-reduced as one message (PyTorch DDP's default). */
+#define WX_DIST_BUCKET_BYTES_DEFAULT (25 * 1024 * 1024)
+
+typedef enum { WX_DIST_SUM = 0, WX_DIST_AVG = 1 } wx_dist_op;
+
+/* Initialises MPI (thread level FUNNELED: only the main thread calls MPI) when launched under
+ * one, sets the log rank prefix when there is more than one rank. Safe to call once per process. */
+wx_status wx_dist_init(int *argc, char ***argv);
+/* Finalises MPI if wx_dist_init started it. */
+void wx_dist_finalize(void);
+/* Ends the whole job with `code` (MPI_Abort on every rank); a plain exit(code) with one rank. */
+_Noreturn void wx_dist_abort(int code);
+
+int wx_dist_rank(void);
+int wx_dist_size(void);
+/* 1 when MPI is running with more than one rank. */
+int wx_dist_active(void);
+
+/* Collective status agreement: every rank passes its local status. Returns WX_OK when all are OK,
+ * otherwise the status of the lowest failing rank on every rank. That rank keeps its own message;
+ * the others get "rank R failed" and wx_dist_failure_is_remote() = 1. Either way
+ * wx_dist_failure_is_agreed() = 1: every rank knows, so no abort is needed. */
+wx_status wx_dist_agree(wx_status local);
+int wx_dist_failure_is_remote(void);
+int wx_dist_failure_is_agreed(void);
+
+wx_status wx_dist_barrier(void);
+/* buf (bytes) from `root` to every rank. */
+wx_status wx_dist_bcast(void *buf, size_t bytes, int root);
+/* In place over all ranks; AVG divides the sum by the rank count. */
+wx_status wx_dist_allreduce_f32(float *buf, int64_t n, wx_dist_op op);
+wx_status wx_dist_allreduce_f64(double *buf, int64_t n, wx_dist_op op);
+/* Every rank contributes one u32; out (size) receives them in rank order. */
+wx_status wx_dist_allgather_u32(uint32_t v, uint32_t *out);
+
+/* Contiguous split of n elements over `size` ranks: [off[r], off[r] + cnt[r]) for rank r, the
+ * first n % size ranks one element longer. off/cnt (size). Also the ZeRO-1 shard layout. */
+void wx_dist_split(int64_t n, int size, int64_t *off, int64_t *cnt);
+
+/* ---- bucketed gradient all-reduce -------------------------------------------------------------
+ * The flat gradient buffer grad (len) is cut into contiguous buckets of about bucket_bytes. A
+ * backward produces gradients from the last layer to the first, i.e. from high offsets to low in
+ * the parameter layout, so wx_grad_sync_ready(s, lo) says "grad[lo, len) is final": every bucket
+ * lying wholly inside it starts a non-blocking MPI_Iallreduce at once, overlapping the rest of the
+ * backward (wx_grad_sync_progress lets MPI advance them between layers). wx_grad_sync_finish
+ * starts what is left, waits for all and divides by the rank count, so grad is the mean gradient
+ * over the global batch on every rank.
+ *
+ * Sums are formed by MPI_Iallreduce with the same message split every step, so a given rank count
+ * gives the same result run to run and the same bits on every rank. */
+typedef struct wx_grad_sync wx_grad_sync;
+
+wx_status wx_grad_sync_create(float *grad, int64_t len, int64_t bucket_bytes, wx_grad_sync **out);
+void wx_grad_sync_destroy(wx_grad_sync *s);
+int wx_grad_sync_buckets(const wx_grad_sync *s);
+/* Marks grad[lo, len) final: starts the all-reduce of every bucket inside it not yet started. */
+wx_status wx_grad_sync_ready(wx_grad_sync *s, int64_t lo);
+/* Lets MPI progress the outstanding reductions (MPI_Testall); cheap, call between layers. */
+wx_status wx_grad_sync_progress(wx_grad_sync *s);
+/* Starts every remaining bucket, waits for all, scales by 1/size. */
+wx_status wx_grad_sync_finish(wx_grad_sync *s);
+/* Seconds spent inside MPI calls (start, progress, wait) since the last reset. */
+double wx_grad_sync_seconds(const wx_grad_sync *s);
+void wx_grad_sync_reset_clock(wx_grad_sync *s);
+
+/* ---- ZeRO-1: optimizer state sharded over ranks -----------------------------------------------
+ * Rank r owns elements [off[r], off[r] + cnt[r]) of the flat parameter buffer (wx_dist_split):
+ * reduce_scatter leaves the mean gradient of its shard in grad[off, off + cnt); each rank updates
+ * its shard with AdamW (m and v exist only for the shard); allgather copies every rank's updated
+ * shard into everyone's params. */
+wx_status wx_dist_reduce_scatter_avg(float *grad, int64_t len);
+wx_status wx_dist_allgather_shards(float *buf, int64_t len);
+/* Collects every rank's shard of a sharded buffer (local: this rank's cnt elements) into full
+ * (len) on `root` (full unused elsewhere). */
+wx_status wx_dist_gather_shards(const float *local, float *full, int64_t len, int root);
+/* The reverse: root's full (len) → each rank's shard in local. */
+wx_status wx_dist_scatter_shards(const float *full, float *local, int64_t len, int root);
+
+#endif
