@@ -230,13 +230,37 @@ static void synth_chunk(wx_sw_spec *s, int nf, const wx_sw_synth_item *it) {
     }
 }
 
+/* The Fourier coefficients of grid g if an earlier item of the batch already transformed it. */
+static const fftw_complex *fourier_seen(const wx_sw_anal_item *it, int f, const double *g,
+                                        const fftw_complex **fa, const fftw_complex **fb) {
+    for (int k = 0; k < f; k++) {
+        if (it[k].a == g) return fa[k];
+        if (it[k].b == g) return fb[k];
+    }
+    return NULL;
+}
+
 static void anal_chunk(wx_sw_spec *s, int nf, const wx_sw_anal_item *it) {
     int T = s->trunc, nh = s->nh, nl = s->nlat, nf2 = s->nf2, ld = 2 * nf;
     int col[WX_SW_BATCH_MAX], has_h[WX_SW_BATCH_MAX];
+    const fftw_complex *fa[WX_SW_BATCH_MAX], *fb[WX_SW_BATCH_MAX];
     for (int f = 0; f < nf; f++) {
         has_h[f] = it[f].b != NULL;
-        fftw_execute_dft_r2c(s->fwd, (double *)it[f].a, s->four + (size_t)f * nl * nf2);
-        if (has_h[f]) fftw_execute_dft_r2c(s->fwd, (double *)it[f].b, s->four2 + (size_t)f * nl * nf2);
+        fa[f] = fourier_seen(it, f, it[f].a, fa, fb);
+        if (!fa[f]) {
+            fftw_complex *F = s->four + (size_t)f * nl * nf2;
+            fftw_execute_dft_r2c(s->fwd, (double *)it[f].a, F);
+            fa[f] = F;
+        }
+        fb[f] = NULL;
+        if (has_h[f]) {
+            fb[f] = fourier_seen(it, f, it[f].b, fa, fb);
+            if (!fb[f]) {
+                fftw_complex *F = s->four2 + (size_t)f * nl * nf2;
+                fftw_execute_dft_r2c(s->fwd, (double *)it[f].b, F);
+                fb[f] = F;
+            }
+        }
     }
     int nv = batch_columns(nf, has_h, col);
     size_t nsum = (size_t)nh * ld;
@@ -246,19 +270,20 @@ static void anal_chunk(wx_sw_spec *s, int nf, const wx_sw_anal_item *it) {
         int cnt = T + 1 - m, ce = (cnt + 1) / 2, co = cnt / 2;
         for (int f = 0; f < nf; f++) {
             int c = 2 * col[f];
-            const fftw_complex *F = s->four + (size_t)f * nl * nf2, *G = s->four2 + (size_t)f * nl * nf2;
+            const fftw_complex *F = fa[f], *G = fb[f];
             /* ∫ ∂B/∂μ P̄ dμ = −∫ B/(1−μ²) H dμ; the 1/nlon normalises the FFT */
-            wx_cplx fa = has_h[f] ? I * m * ir : 1.0;
+            wx_cplx fac = has_h[f] ? I * m * ir : 1.0;
+            double fh = it[f].neg_b ? ir : -ir;
             for (int j = 0; j < nh; j++) {
                 double w = 0.5 * s->wts[j] / s->nlon;
-                wx_cplx n = fa * w * F[j * nf2 + m], so = fa * w * F[(nl - 1 - j) * nf2 + m];
+                wx_cplx n = fac * w * F[j * nf2 + m], so = fac * w * F[(nl - 1 - j) * nf2 + m];
                 psum[j * ld + c] = creal(n + so);
                 psum[j * ld + c + 1] = cimag(n + so);
                 pdif[j * ld + c] = creal(n - so);
                 pdif[j * ld + c + 1] = cimag(n - so);
                 if (has_h[f]) {
-                    n = -ir * w * G[j * nf2 + m];
-                    so = -ir * w * G[(nl - 1 - j) * nf2 + m];
+                    n = fh * w * G[j * nf2 + m];
+                    so = fh * w * G[(nl - 1 - j) * nf2 + m];
                     hsum[j * ld + c] = creal(n + so);
                     hsum[j * ld + c + 1] = cimag(n + so);
                     hdif[j * ld + c] = creal(n - so);
@@ -295,7 +320,7 @@ void wx_sw_spec_anal_many(wx_sw_spec *s, int nf, const wx_sw_anal_item *items) {
 }
 
 void wx_sw_spec_analyse(wx_sw_spec *s, const double *grid, wx_cplx *spec) {
-    wx_sw_anal_item it = {grid, NULL, spec};
+    wx_sw_anal_item it = {grid, NULL, spec, 0};
     wx_sw_spec_anal_many(s, 1, &it);
 }
 
@@ -305,7 +330,7 @@ void wx_sw_spec_synthesise(wx_sw_spec *s, const wx_cplx *spec, double *grid) {
 }
 
 void wx_sw_spec_analyse_div(wx_sw_spec *s, const double *a, const double *b, wx_cplx *spec) {
-    wx_sw_anal_item it = {a, b, spec};
+    wx_sw_anal_item it = {a, b, spec, 0};
     wx_sw_spec_anal_many(s, 1, &it);
 }
 

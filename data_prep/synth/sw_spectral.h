@@ -51,11 +51,13 @@ typedef struct {
 } wx_sw_synth_item;
 
 /* One field of an analysis batch. b == NULL: spec = coefficients of a. Otherwise spec =
- * coefficients of (1/(a(1−μ²))) ∂A/∂λ + (1/a) ∂B/∂μ given a = A/(1−μ²), b = B/(1−μ²); B must
- * vanish at the poles (it does for fluxes of V = v cos φ). */
+ * coefficients of (1/(a(1−μ²))) ∂A/∂λ + (1/a) ∂B/∂μ given a = A/(1−μ²), b = ±B/(1−μ²) (−
+ * when neg_b); B must vanish at the poles (it does for fluxes of V = v cos φ). A grid named
+ * by several items of a batch is Fourier-transformed once. */
 typedef struct {
     const double *a, *b; /* (nlat, nlon) each */
     wx_cplx *spec;       /* (nspec) output */
+    int neg_b;           /* 1: use −b */
 } wx_sw_anal_item;
 
 /* nlon ≥ 3T+1 and nlat ≥ (3T+1)/2 (even) avoid aliasing of quadratic terms. */

@@ -34,7 +34,7 @@ static const wx_cfg_field fields[] = {
     {"relax_days", WX_CFG_FLOAT, 0, 0.5, 1000, "6", "radiative relaxation time of the upper-layer thickness (days)", NULL},
     {"drag_days", WX_CFG_FLOAT, 0, 0.1, 1000, "5", "Rayleigh drag time of the lower layer (days)", NULL},
     {"baroclinicity", WX_CFG_FLOAT, 0, 0, 10000, "6000", "equator-to-pole drop of the equilibrium upper-layer thickness (m)", NULL},
-    {"steps_per_6h", WX_CFG_INT, 0, 0, 1000, "0", "model steps per 6 hours (0: 6*21/truncation rounded up)", NULL},
+    {"steps_per_6h", WX_CFG_INT, 0, 0, 1000, "0", "model steps per 6 hours (0: 4.5*truncation/21 rounded up)", NULL},
     {"ke_spectrum", WX_CFG_STR, 0, WX_CFG_NO_RANGE, "", "if set: file receiving the time-mean kinetic-energy spectrum (text)", NULL},
     WX_CFG_END,
 };

@@ -69,8 +69,12 @@ const wx_field_info *wx_source_info(const wx_source *s, int i) {
 
 wx_status wx_source_read(wx_source *s, int i, wx_missing_policy policy, float *values) {
     WX_ASSERT(i >= 0 && i < s->count);
-    return s->format == WX_FORMAT_GRIB ? wx_grib_read(s, i, policy, values)
-                                       : wx_netcdf_read(s, i, policy, values);
+    if (s->format == WX_FORMAT_GRIB) return wx_grib_read(s, i, policy, values);
+    /* netCDF-C keeps global state and is not thread-safe: one NetCDF read at a time. */
+    wx_status st;
+#pragma omp critical(wx_netcdf)
+    st = wx_netcdf_read(s, i, policy, values);
+    return st;
 }
 
 void wx_field_describe(const wx_source *s, const wx_field_info *f, char *buf, int len) {
@@ -107,7 +111,12 @@ wx_status wx_source_grid_from_axes(const double *lats, int nlat, const double *l
                                 "at column %d): not a regular lat/lon grid; %s", where, dlon,
                                 fabs(d), i, hint);
     }
-    dlat = snap(dlat);
+    /* A spacing such as 180/31 (32 rows including both poles) is not a decimal: snapped to 1e-6
+     * it would move the last row past the pole, so it is kept exact from the end rows. */
+    if (nlat > 1) {
+        double exact = fabs(lats[nlat - 1] - lats[0]) / (nlat - 1);
+        dlat = fabs(snap(exact) - exact) < 1e-9 ? snap(exact) : exact;
+    }
     dlon = snap(dlon);
     lat0 = snap(lat0);
     int periodic = fabs(nlon * dlon - 360.0) < 1e-3;

@@ -1,0 +1,146 @@
+#!/usr/bin/python3
+"""Measurements of the synthetic world from its NetCDF files (docs/synth.md). Run with Debian's
+/usr/bin/python3 (numpy, netCDF4, matplotlib).
+
+  synth_stats.py stats DIR            per-year z500 mean / spread, 24 h persistence, ranges
+  synth_stats.py twin DIR_A DIR_B [CLIM_DIR]
+                                      z500 twin difference vs time, doubling time, saturation
+  synth_stats.py ke KE_TXT PNG        plot of the kinetic-energy spectrum and its slope
+
+Averages over the regular grid are cos(latitude)-weighted; "spread" is the area mean of the
+temporal variance at each point (about that point's mean over the period)."""
+import glob
+import math
+import sys
+
+import numpy as np
+
+
+def months(d, group="pl500"):
+    return sorted(glob.glob(f"{d}/*_{group}_??????.nc"))
+
+
+def read(path, var):
+    import netCDF4
+    with netCDF4.Dataset(path) as nc:
+        x = np.asarray(nc.variables[var][:], dtype=np.float64)
+        lat = np.asarray(nc.variables["latitude"][:], dtype=np.float64)
+        t = np.asarray(nc.variables["valid_time"][:], dtype=np.int64)
+    if x.ndim == 4:
+        x = x[:, 0]
+    return t, lat, x
+
+
+def weights(lat, nlon):
+    w = np.cos(np.radians(lat))[:, None] * np.ones((1, nlon))
+    return w / w.sum()
+
+
+def stats(d):
+    files = months(d)
+    by_year = {}
+    pers_num, n_pers, prev = 0.0, 0, None
+    tot, tot2, ntot = 0.0, 0.0, 0
+    w = None
+    for f in files:
+        t, lat, z = read(f, "z")
+        if w is None:
+            w = weights(lat, z.shape[2])
+        year = int(f[-9:-5])
+        s = by_year.setdefault(year, [0.0, 0.0, 0, 0.0])
+        s[0] = s[0] + z.sum(0)
+        s[1] = s[1] + (z * z).sum(0)
+        s[2] += z.shape[0]
+        tot, tot2, ntot = tot + z.sum(0), tot2 + (z * z).sum(0), ntot + z.shape[0]
+        seq = z if prev is None else np.concatenate([prev, z])
+        dz = seq[4:] - seq[:-4]  # 24 h at 6-hourly output
+        pers_num += float((dz * dz * w).sum())
+        n_pers += dz.shape[0]
+        prev = z[-4:]
+    print("year  mean z500 (m2 s-2)  spread (m2 s-2)^2  std (m2 s-2)")
+    rows = {}
+    for y, (s1, s2, n, _) in sorted(by_year.items()):
+        mean = s1 / n
+        var = s2 / n - mean * mean
+        rows[y] = (float((mean * w).sum()), float((var * w).sum()))
+        print(f"{y}  {rows[y][0]:12.1f}  {rows[y][1]:14.1f}  {math.sqrt(rows[y][1]):8.1f}")
+    ys = sorted(rows)
+    if len(ys) >= 5:
+        a, b = rows[ys[1]], rows[ys[4]]
+        print(f"year 2 vs year 5: mean differs by {100 * abs(a[0] - b[0]) / abs(b[0]):.3f} %, "
+              f"spread by {100 * abs(a[1] - b[1]) / b[1]:.2f} %")
+    mean = tot / ntot
+    clim_std = math.sqrt(float(((tot2 / ntot - mean * mean) * w).sum()))
+    pers = math.sqrt(pers_num / n_pers)
+    print(f"24 h persistence RMSE {pers:.1f} m2 s-2, climatological std {clim_std:.1f} m2 s-2, "
+          f"ratio {pers / clim_std:.3f}")
+
+
+def twin(da, db, dclim=None):
+    fa, fb = months(da), months(db)
+    err, clim_src = [], []
+    w = None
+    for a, b in zip(fa, fb):
+        ta, lat, za = read(a, "z")
+        tb, _, zb = read(b, "z")
+        assert (ta == tb).all(), f"{a} and {b} have different times"
+        if w is None:
+            w = weights(lat, za.shape[2])
+        d = za - zb
+        d = d - (d * w).sum((1, 2))[:, None, None]
+        err.extend(np.sqrt((d * d * w).sum((1, 2))))
+        clim_src.append(za)
+    if dclim:
+        z = np.concatenate([read(f, "z")[2] for f in months(dclim)])
+    else:
+        z = np.concatenate(clim_src)
+    sat = math.sqrt(2 * float((z.var(0) * w).sum()))
+    err = np.array(err)
+    days = np.arange(len(err)) / 4.0
+    print(f"saturation level sqrt(2) x climatological std = {sat:.1f} m2 s-2")
+    print("day  z500 rms difference (m2 s-2)")
+    for k in range(0, len(err), 8):
+        print(f"{days[k]:5.1f}  {err[k]:.4e}")
+    def doubling(d0, d1):
+        m = (days >= d0) & (days <= d1) & (err < 0.25 * sat)
+        if m.sum() < 4:
+            return float("nan")
+        slope = np.polyfit(days[m], np.log2(err[m]), 1)[0]
+        return 1 / slope if slope > 0 else float("inf")
+    print(f"doubling time (fit of log2 error) days 5-15: {doubling(5, 15):.2f} d, "
+          f"days 5-{days[-1]:.0f}: {doubling(5, days[-1]):.2f} d")
+    half = np.nonzero(err >= 0.5 * sat)[0]
+    print("error reaches half the saturation level at day " +
+          (f"{days[half[0]]:.1f}" if len(half) else f"> {days[-1]:.0f} (last {err[-1] / sat:.2e} of it)"))
+
+
+def ke(path, png):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    n, e = np.loadtxt(path, unpack=True)
+    m = (n >= 8) & (n <= 0.75 * n.max())
+    slope, icpt = np.polyfit(np.log(n[m]), np.log(e[m]), 1)
+    fig, ax = plt.subplots(figsize=(6, 4.2))
+    ax.loglog(n, e, "o-", ms=3, label="synthetic world (time mean)")
+    ax.loglog(n[m], np.exp(icpt) * n[m] ** slope, "r--", label=f"fit n = {int(n[m][0])}..{int(n[m][-1])}: slope {slope:.2f}")
+    ref = e[m][0] * (n[m] / n[m][0]) ** -3.0
+    ax.loglog(n[m], ref * 0.5, "k:", label="n^-3 (enstrophy cascade)")
+    ax.set_xlabel("total wavenumber n")
+    ax.set_ylabel("kinetic energy E(n) (J/kg)")
+    ax.set_title("Kinetic-energy spectrum, mass-weighted layers")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(png, dpi=110)
+    print(f"slope {slope:.2f} over n = {int(n[m][0])}..{int(n[m][-1])}; wrote {png}")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) >= 3 and sys.argv[1] == "stats":
+        stats(sys.argv[2])
+    elif len(sys.argv) >= 4 and sys.argv[1] == "twin":
+        twin(sys.argv[2], sys.argv[3], sys.argv[4] if len(sys.argv) > 4 else None)
+    elif len(sys.argv) == 4 and sys.argv[1] == "ke":
+        ke(sys.argv[2], sys.argv[3])
+    else:
+        sys.exit(__doc__)
