@@ -62,13 +62,16 @@ wx_status wx_checkpoint_write(const char *path, const wx_ckpt_out *c) {
     uint64_t size = CK_HEADER + 4;
     for (int i = 0; i < 3; i++) size += CK_SECTION + strlen(texts[i]);
     size += CK_SECTION + stat_bytes + CK_SECTION + rng_bytes + CK_SECTION + tens_bytes(c);
+    uint64_t fld_bytes = c->nfields > 0
+        ? 4 + 16 + 4 * (uint64_t)c->nfields * (uint64_t)c->field_h * (uint64_t)c->field_w : 0;
+    if (c->nfields > 0) size += CK_SECTION + fld_bytes;
 
     ck_writer w;
     memset(&w, 0, sizeof w);
     WX_TRY(wx_atomic_open(&w.f, path));
     put(&w, ck_magic, 8);
     put_u32(&w, WX_CKPT_VERSION);
-    put_u32(&w, 6);
+    put_u32(&w, c->nfields > 0 ? 7 : 6);
     put_u64(&w, size);
     for (int i = 0; i < 3; i++) {
         put_section(&w, tags[i], strlen(texts[i]));
@@ -105,6 +108,13 @@ wx_status wx_checkpoint_write(const char *path, const wx_ckpt_out *c) {
             for (int d = 0; d < t->ndim; d++) put_u64(&w, (uint64_t)t->dims[d]);
             put(&w, base + t->offset, sizeof(float) * (size_t)t->size);
         }
+    }
+    if (c->nfields > 0) {
+        put_section(&w, "FLDS", fld_bytes);
+        put_u32(&w, (uint32_t)c->nfields);
+        put_u64(&w, (uint64_t)c->field_h);
+        put_u64(&w, (uint64_t)c->field_w);
+        put(&w, c->fields, sizeof(float) * (size_t)(c->nfields * c->field_h * c->field_w));
     }
     uint32_t crc = w.crc;
     put_u32(&w, crc);
@@ -207,6 +217,24 @@ static wx_status parse_tens(ck_reader *r, wx_checkpoint *c) {
     return WX_OK;
 }
 
+static wx_status parse_flds(ck_reader *r, wx_checkpoint *c) {
+    uint32_t n;
+    uint64_t h, w;
+    WX_TRY(get(r, &n, 4));
+    WX_TRY(get(r, &h, 8));
+    WX_TRY(get(r, &w, 8));
+    if (n > 4096 || h > (1u << 20) || w > (1u << 20))
+        return wx_error_set(WX_ERR_RUN, "%s: FLDS: %u fields of %llux%llu out of range", r->path, n,
+                            (unsigned long long)h, (unsigned long long)w);
+    uint64_t bytes = 4 * (uint64_t)n * h * w;
+    WX_TRY(need(r, bytes));
+    c->nfields = (int)n, c->field_h = (int64_t)h, c->field_w = (int64_t)w;
+    c->fields = wx_malloc((size_t)bytes + 4);
+    memcpy(c->fields, r->p, (size_t)bytes);
+    r->p += bytes;
+    return WX_OK;
+}
+
 static wx_status parse(wx_checkpoint *c) {
     const char *path = c->path;
     if (c->len < CK_HEADER + 4)
@@ -261,6 +289,8 @@ static wx_status parse(wx_checkpoint *c) {
             if (have_tens) return wx_error_set(WX_ERR_RUN, "%s: two tensor sections", path);
             WX_TRY(parse_tens(&sub, c));
             have_tens = 1;
+        } else if (!strcmp(tag, "FLDS")) {
+            WX_TRY(parse_flds(&sub, c));
         }
         r.p += len;
     }
@@ -285,6 +315,7 @@ void wx_checkpoint_free(wx_checkpoint *c) {
     free(c->model_text);
     free(c->data_text);
     free(c->t);
+    free(c->fields);
     memset(c, 0, sizeof *c);
 }
 

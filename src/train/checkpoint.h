@@ -16,6 +16,9 @@
  *   RNGS  data-order state at the start of the epoch, then the noise stream (wx_rng_pack, 32 B each)
  *   TENS  u32 count, then per tensor: u16 name length, name, u8 kind (0 param, 1 AdamW m,
  *         2 AdamW v), u8 ndim, u64 dims[ndim], f32 values (product of dims)
+ *   FLDS  (only when the model has static input fields, GraphCast) u32 count, u64 nlat, u64 nlon,
+ *         f32 values (count, nlat, nlon): the normalised static fields the model was trained
+ *         with, so a forecast needs nothing but the checkpoint
  * Readers skip unknown sections, so later versions can add some without breaking this one. */
 #ifndef WX_TRAIN_CHECKPOINT_H
 #define WX_TRAIN_CHECKPOINT_H
@@ -57,6 +60,9 @@ typedef struct {
     int has_state;
     int ntensors;
     wx_ckpt_tensor *t;
+    int nfields;             /* FLDS: static fields (0 when absent) */
+    int64_t field_h, field_w;
+    float *fields;           /* (nfields, field_h, field_w) copy */
 } wx_checkpoint;
 
 /* What the writer takes: params always; m and v (params->len each, the params' layout) when the
@@ -66,6 +72,9 @@ typedef struct {
     const wx_ckpt_state *st;
     const wx_params *params;
     const float *adam_m, *adam_v;
+    int nfields;             /* static fields (0: no FLDS section) */
+    int64_t field_h, field_w;
+    const float *fields;     /* (nfields, field_h, field_w) */
 } wx_ckpt_out;
 
 wx_status wx_checkpoint_write(const char *path, const wx_ckpt_out *c);

@@ -13,7 +13,15 @@
  * of the seed) that continues from epoch to epoch; the state at the start of an epoch plus the
  * number of batches done in it is the whole data-order state, so a resumed run continues the exact
  * same sequence. Batches are read with the archive's background prefetch: batch i+1 loads while
- * batch i computes. The last partial batch of an epoch is dropped (NVlabs drop_last). */
+ * batch i computes. The last partial batch of an epoch is dropped (NVlabs drop_last).
+ *
+ * Models that build their own input (GraphCast: train_model.h make_input) name their state and
+ * static channels (m->state, m->statics); wx_dataset_open_model finds them in the archive by
+ * channel name or by catalogue variable (any of its names: "2m_temperature" = 2t = t2m) and level,
+ * reads window = m->window states per sample (t − (window−1)·dt … t), and builds x with the
+ * model's make_input from them and the target times. The archive grid must then be the model's
+ * (GraphCast: poles included). A static field the archive lacks is fed as zeros (with a warning),
+ * as is done for the synthetic world's archives, which have no lsm/z channel unless ingested. */
 #ifndef WX_TRAIN_DATASET_H
 #define WX_TRAIN_DATASET_H
 
@@ -23,6 +31,7 @@
 #include "io/archive.h"
 #include "meteo/wx_grid.h"
 #include "train/train_config.h"
+#include "train/train_model.h"
 
 typedef struct {
     wx_archive *ar;
@@ -37,6 +46,12 @@ typedef struct {
     int64_t *train, *valid; /* sample initial times (record indices) */
     int64_t ntrain, nvalid;
     int64_t rollout;        /* K for training samples */
+    int64_t window;         /* states per input (1; GraphCast 2) */
+    struct wx_train_model *model; /* builds x from states (NULL: x = record t's channels_in) */
+    float *states;          /* (window, batch, nout, H, W) scratch for model inputs */
+    wx_time *t1;            /* (batch) valid time of the first target of each sample */
+    float *statics;         /* (model nstatic, H, W) normalised static fields */
+    int *cstatic;           /* (model nstatic) archive channel, −1: zeros */
     int64_t max_lead;       /* validation samples reach t + max_lead·dt */
     /* the batch pipeline */
     int64_t batch;          /* this rank's samples of each batch */
@@ -54,6 +69,13 @@ typedef struct {
 wx_status wx_dataset_open(wx_dataset *ds, const wx_train_config *c, int64_t model_in,
                           int64_t model_out, int64_t model_h, int64_t model_w, int64_t batch,
                           int64_t rollout);
+/* The same for a model (its channels, grid, window; train_model.h). */
+wx_status wx_dataset_open_model(wx_dataset *ds, const wx_train_config *c, wx_train_model *m,
+                                int64_t batch, int64_t rollout);
+/* What the model must know of the data (normalisation, diff_std, statics, dt): d's arrays point
+ * into ds (valid while it is open). */
+void wx_dataset_model_data(const wx_dataset *ds, wx_train_data *d, double *mean, double *std,
+                           double *diff_std, char (*names)[WX_TRAIN_NAME_MAX]);
 void wx_dataset_close(wx_dataset *ds);
 
 /* Draws the epoch's permutation from `order` (the state at the epoch's start; not modified). */
@@ -67,14 +89,16 @@ wx_status wx_dataset_set_ranks(wx_dataset *ds, const wx_train_config *c, int ran
 /* Starts reading batch i of the current epoch in the background. */
 wx_status wx_dataset_prefetch(wx_dataset *ds, int64_t i);
 /* Waits for batch i (prefetching it first if it was not) and writes the normalised
- * x (B, Cin, H, W) and targets (K, B, Cout, H, W). */
+ * x (B, Cin, H, W) and targets (K, B, Cout, H, W); ds->t1 holds the samples' first target times. */
 wx_status wx_dataset_batch(wx_dataset *ds, int64_t i, float *x, float *targets);
 /* Waits for an outstanding prefetch (before validation, a checkpoint exit or close). */
 void wx_dataset_drain(wx_dataset *ds);
 
-/* Reads validation samples valid[first .. first+n) at model steps leads[0..nl) (ascending):
- * x (n, Cin, H, W) and targets (nl, n, Cout, H, W), normalised. Synchronous. */
+/* Reads validation samples (initial-time record indices) at model steps leads[0..nl)
+ * (ascending): x (n, Cin, H, W) and targets (nl, n, Cout, H, W), normalised; t1 (n, nullable):
+ * valid times of lead 1. Synchronous. */
 wx_status wx_dataset_read_valid(wx_dataset *ds, const int64_t *samples, int64_t n,
-                                const int64_t *leads, int nl, float *x, float *targets);
+                                const int64_t *leads, int nl, float *x, float *targets,
+                                wx_time *t1);
 
 #endif

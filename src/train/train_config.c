@@ -8,7 +8,8 @@
 #include "meteo/wx_time.h"
 
 static const char *const stage_choices[] = {"pretrain", "finetune", NULL};
-static const char *const loss_choices[] = {"relative_l2", "lat_weighted_mse", NULL};
+static const char *const loss_choices[] = {"auto", "relative_l2", "lat_weighted_mse", "graphcast",
+                                           NULL};
 
 static const wx_cfg_field root_fields[] = {
     {"model", WX_CFG_ANY, 1, WX_CFG_NO_RANGE, NULL,
@@ -19,6 +20,9 @@ static const wx_cfg_field root_fields[] = {
     {"checkpoint_dir", WX_CFG_STR, 0, WX_CFG_NO_RANGE, "checkpoints",
      "checkpoints go to <checkpoint_dir>/<stage>/{last,best}.ckpt", NULL},
     {"log_every", WX_CFG_INT, 0, 1, 1e12, "1", "write a metrics line every N steps", NULL},
+    {"activation_checkpointing", WX_CFG_BOOL, 0, WX_CFG_NO_RANGE, "false",
+     "recompute activations in backward to save memory (GraphCast: processor steps; same results)",
+     NULL},
     {"stage", WX_CFG_STR, 0, WX_CFG_NO_RANGE, "pretrain", "stage run when --stage is not given",
      stage_choices},
     {"validation", WX_CFG_MAP, 0, WX_CFG_NO_RANGE, NULL, "validation after every epoch", NULL},
@@ -63,8 +67,10 @@ static const wx_cfg_field opt_pre_fields[] = {OPT_FIELDS("5e-4")};
 static const wx_cfg_field opt_fine_fields[] = {OPT_FIELDS("1e-4")};
 
 static const wx_cfg_field loss_fields[] = {
-    {"type", WX_CFG_STR, 0, WX_CFG_NO_RANGE, "relative_l2",
-     "relative_l2 (NVlabs) or lat_weighted_mse", loss_choices},
+    {"type", WX_CFG_STR, 0, WX_CFG_NO_RANGE, "auto",
+     "auto (the model family's: relative_l2 for FourCastNet, graphcast for GraphCast), relative_l2 "
+     "(NVlabs), lat_weighted_mse, graphcast (GraphCast's weighted MSE of normalised residuals)",
+     loss_choices},
     {"channel_weights", WX_CFG_LIST, 0, WX_CFG_NO_RANGE, "[]",
      "lat_weighted_mse only: one weight per output channel ([] = all 1)", NULL},
     WX_CFG_END};
@@ -73,7 +79,12 @@ static const wx_cfg_field loss_fields[] = {
     {"epochs", WX_CFG_INT, 0, 1, 1e9, epochs, "passes over the training years", NULL},            \
     {"steps", WX_CFG_INT, 0, 0, 1e15, "0", "total optimizer steps (0 = epochs x batches)", NULL}, \
     {"batch_size", WX_CFG_INT, 0, 1, 1e6, "64", "global batch", NULL},                           \
-    {"rollout_steps", WX_CFG_INT, 0, 1, 64, rollout, "autoregressive steps in the loss", NULL},  \
+    {"rollout_steps", WX_CFG_INT, 0, 1, 64, rollout, "autoregressive steps in the loss (the "      \
+     "maximum when rollout_every > 0)", NULL},                                                    \
+    {"rollout_start", WX_CFG_INT, 0, 1, 64, "1", "steps at the stage's first optimizer step when " \
+     "rollout_every > 0", NULL},                                                                  \
+    {"rollout_every", WX_CFG_INT, 0, 0, 1e15, "0", "optimizer steps per added rollout step "      \
+     "(GraphCast curriculum 2..12: 1000; 0 = always rollout_steps)", NULL},                      \
     {"init_from", WX_CFG_STR, 0, WX_CFG_NO_RANGE, "\"\"",                                         \
      "checkpoint whose weights start the stage (optimizer state not loaded)", NULL},              \
     {"checkpoint_every", WX_CFG_INT, 0, 0, 1e15, "0", "also write last.ckpt every N steps", NULL}, \
@@ -201,6 +212,12 @@ static wx_status parse_stage(wx_train_config *c, const wx_yaml *st) {
     WX_TRY(wx_cfg_int(st, f, "steps", &c->steps));
     WX_TRY(wx_cfg_int(st, f, "batch_size", &c->batch_size));
     WX_TRY(wx_cfg_int(st, f, "rollout_steps", &c->rollout_steps));
+    WX_TRY(wx_cfg_int(st, f, "rollout_start", &c->rollout_start));
+    WX_TRY(wx_cfg_int(st, f, "rollout_every", &c->rollout_every));
+    if (c->rollout_every > 0 && c->rollout_start > c->rollout_steps)
+        return wx_error_set(WX_ERR_USAGE, "%s: line %d: key '%s.rollout_start': %lld is above "
+                            "rollout_steps %lld", file_of(st, c), st ? wx_yaml_key_line(st, "rollout_start") : 0,
+                            name, (long long)c->rollout_start, (long long)c->rollout_steps);
     WX_TRY(wx_cfg_int(st, f, "checkpoint_every", &c->checkpoint_every));
     const char *s;
     WX_TRY(wx_cfg_str(st, f, "init_from", &s));
@@ -243,7 +260,10 @@ static wx_status parse_stage(wx_train_config *c, const wx_yaml *st) {
     snprintf(path, sizeof path, "%s.loss", name);
     WX_TRY(wx_cfg_validate(l, path, loss_fields));
     WX_TRY(wx_cfg_str(l, loss_fields, "type", &s));
-    c->loss = !strcmp(s, "lat_weighted_mse") ? WX_LOSS_LATW_MSE : WX_LOSS_REL_L2;
+    c->loss = !strcmp(s, "lat_weighted_mse") ? WX_LOSS_LATW_MSE
+              : !strcmp(s, "graphcast")      ? WX_LOSS_GRAPHCAST
+              : !strcmp(s, "relative_l2")    ? WX_LOSS_REL_L2
+                                             : WX_LOSS_AUTO;
     const wx_yaml *w = l && l->kind == WX_YAML_MAP ? wx_yaml_get(l, "channel_weights") : NULL;
     if (w && w->count) {
         if (c->loss != WX_LOSS_LATW_MSE)
@@ -290,6 +310,11 @@ static wx_status parse(wx_train_config *c, const char *stage) {
     WX_TRY(wx_cfg_int(r, f, "threads", &v));
     c->threads = (int)v;
     WX_TRY(wx_cfg_int(r, f, "log_every", &c->log_every));
+    {
+        int b = 0;
+        WX_TRY(wx_cfg_bool(r, f, "activation_checkpointing", &b));
+        c->act_checkpoint = b;
+    }
     const char *s;
     if (!stage) WX_TRY(wx_cfg_str(r, f, "stage", &stage));
     if (!strcmp(stage, "pretrain")) c->stage = WX_STAGE_PRETRAIN;

@@ -4,9 +4,10 @@
  *                                           # inline mapping with the model schema
  *   data: {archive, channels_in, channels_out, time_step, train_years, valid_years, test_years,
  *          read_threads}
- *   seed, threads, checkpoint_dir, log_every
+ *   seed, threads, checkpoint_dir, log_every, activation_checkpointing
  *   validation: {leads, max_samples, batch_size}
- *   pretrain: {epochs | steps, batch_size, rollout_steps, init_from, checkpoint_every,
+ *   pretrain: {epochs | steps, batch_size, rollout_steps, rollout_start, rollout_every, init_from,
+ *              checkpoint_every,
  *              optimizer: {lr, betas, weight_decay, eps, warmup, lr_min, grad_clip},
  *              loss: {type, channel_weights}}
  *   finetune: same keys; defaults rollout_steps 2, lr 1e-4, 50 epochs (NVlabs AFNO.yaml)
@@ -26,7 +27,10 @@
 #define WX_TRAIN_PATH_MAX 4096
 
 typedef enum { WX_STAGE_PRETRAIN = 0, WX_STAGE_FINETUNE = 1 } wx_train_stage;
-typedef enum { WX_LOSS_REL_L2 = 0, WX_LOSS_LATW_MSE = 1 } wx_loss_kind;
+/* AUTO: the model family's own (FourCastNet relative_l2, GraphCast graphcast). */
+typedef enum {
+    WX_LOSS_REL_L2 = 0, WX_LOSS_LATW_MSE = 1, WX_LOSS_GRAPHCAST = 2, WX_LOSS_AUTO = 3
+} wx_loss_kind;
 
 typedef struct {
     double lr, beta1, beta2, weight_decay, eps, lr_min, grad_clip; /* grad_clip 0 = off */
@@ -54,6 +58,7 @@ typedef struct {
     int threads;
     char checkpoint_dir[WX_TRAIN_PATH_MAX]; /* <checkpoint_dir>/<stage> */
     int64_t log_every;
+    int act_checkpoint;              /* activation_checkpointing */
     /* validation */
     int nleads;
     int64_t leads[WX_TRAIN_MAX_LEADS]; /* model steps, ascending, unique */
@@ -63,6 +68,7 @@ typedef struct {
     wx_train_stage stage;
     int64_t epochs, steps;             /* steps > 0 overrides epochs */
     int64_t batch_size, rollout_steps, checkpoint_every;
+    int64_t rollout_start, rollout_every; /* curriculum: rollout_start + step / rollout_every */
     char init_from[WX_TRAIN_PATH_MAX]; /* "" = fresh initialisation */
     wx_optim_config opt;
     wx_loss_kind loss;

@@ -1,10 +1,17 @@
-/* The training loss and the FourCastNet adapter behind wx_train_model. */
+/* The training loss, the family-independent parts of wx_train_model (data attachment, input
+ * construction, loading from a checkpoint) and the FourCastNet adapter. GraphCast's adapter is
+ * train_model_gc.c. */
 #include "train/train_model.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #include "models/fourcastnet.h"
+#include "train/checkpoint.h"
+
+wx_status wx_train_model_gc_create(const wx_yaml *map, const char *path, wx_ctx *ctx,
+                                   const wx_backend *be, uint64_t seed, int64_t max_batch,
+                                   int64_t max_rollout, int act_checkpoint, wx_train_model **out);
 
 void wx_train_loss_init(wx_train_loss *l, wx_loss_kind kind, wx_ctx *ctx, const wx_backend *be,
                         int64_t c, int64_t h, int64_t w, const double *wlat_area,
@@ -54,7 +61,9 @@ typedef struct {
 } fcn_impl;
 
 static wx_status fcn_loss_backward(wx_train_model *tm, const wx_train_loss *loss, const float *x,
-                                   const float *targets, int64_t k, int64_t b, double *loss_out) {
+                                   const float *targets, const wx_time *t1, int64_t k, int64_t b,
+                                   double *loss_out) {
+    (void)t1;
     fcn_impl *im = tm->impl;
     WX_ASSERT(k >= 1 && k <= im->max_rollout && b >= 1 && b <= im->max_batch);
     WX_ASSERT(k == 1 || tm->in_channels == tm->out_channels);
@@ -103,7 +112,7 @@ static void fcn_destroy(wx_train_model *tm) {
 }
 
 static const wx_train_model_ops fcn_ops = {fcn_loss_backward, fcn_predict, fcn_print_config,
-                                           fcn_destroy};
+                                           fcn_destroy, NULL, NULL, NULL, NULL};
 
 static wx_status fcn_create(const wx_yaml *map, const char *path, wx_ctx *ctx, const wx_backend *be,
                             uint64_t seed, int64_t max_batch, int64_t max_rollout,
@@ -137,23 +146,157 @@ static wx_status fcn_create(const wx_yaml *map, const char *path, wx_ctx *ctx, c
     return WX_OK;
 }
 
-wx_status wx_train_model_create(const wx_yaml *model, const char *path, wx_ctx *ctx,
-                                const wx_backend *be, uint64_t seed, int64_t max_batch,
-                                int64_t max_rollout, wx_train_model **out) {
+wx_status wx_train_model_create_ex(const wx_yaml *model, const char *path, wx_ctx *ctx,
+                                   const wx_backend *be, uint64_t seed, int64_t max_batch,
+                                   int64_t max_rollout, int act_checkpoint, wx_train_model **out) {
     *out = NULL;
     const wx_yaml *t = model && model->kind == WX_YAML_MAP ? wx_yaml_get(model, "type") : NULL;
     const char *type = NULL;
     if (!t || wx_yaml_as_string(t, "model.type", &type) != WX_OK)
-        return wx_error_set(WX_ERR_USAGE, "%s: line %d: model: missing 'type' (fourcastnet)",
-                            model && model->file ? model->file : "config", model ? model->line : 0);
+        return wx_error_set(WX_ERR_USAGE, "%s: line %d: model: missing 'type' (fourcastnet or "
+                            "graphcast)", model && model->file ? model->file : "config",
+                            model ? model->line : 0);
     if (!strcmp(type, "fourcastnet"))
         return fcn_create(model, path, ctx, be, seed, max_batch, max_rollout, out);
-    return wx_error_set(WX_ERR_USAGE, "%s: line %d: key 'model.type': '%s' cannot be trained yet "
-                        "(expected fourcastnet)", t->file, t->line, type);
+    if (!strcmp(type, "graphcast"))
+        return wx_train_model_gc_create(model, path, ctx, be, seed, max_batch, max_rollout,
+                                        act_checkpoint, out);
+    return wx_error_set(WX_ERR_USAGE, "%s: line %d: key 'model.type': '%s' cannot be trained "
+                        "(expected fourcastnet or graphcast)", t->file, t->line, type);
+}
+
+wx_status wx_train_model_create(const wx_yaml *model, const char *path, wx_ctx *ctx,
+                                const wx_backend *be, uint64_t seed, int64_t max_batch,
+                                int64_t max_rollout, wx_train_model **out) {
+    return wx_train_model_create_ex(model, path, ctx, be, seed, max_batch, max_rollout, 0, out);
+}
+
+void wx_train_data_free(wx_train_data *d) {
+    free(d->names);
+    free(d->mean);
+    free(d->std);
+    free(d->diff_std);
+    free(d->statics);
+    memset(d, 0, sizeof *d);
+}
+
+wx_status wx_train_model_attach(wx_train_model *m, const wx_train_data *d) {
+    if (d->nstate != m->out_channels)
+        return wx_error_set(WX_ERR_USAGE, "model data: %d state channels for a model with %lld "
+                            "outputs", d->nstate, (long long)m->out_channels);
+    if (d->nstatic != m->nstatic)
+        return wx_error_set(WX_ERR_USAGE, "model data: %d static fields for a model with %d",
+                            d->nstatic, m->nstatic);
+    wx_train_data *o = &m->data;
+    wx_train_data_free(o);
+    size_t n = (size_t)d->nstate, hw = (size_t)(m->h * m->w);
+    o->nstate = d->nstate, o->nstatic = d->nstatic, o->dt_s = d->dt_s;
+    o->names = wx_calloc(n + 1, sizeof *o->names);
+    o->mean = wx_calloc(n + 1, sizeof(double));
+    o->std = wx_calloc(n + 1, sizeof(double));
+    o->diff_std = wx_calloc(n + 1, sizeof(double));
+    for (size_t c = 0; c < n; c++) {
+        if (d->names) snprintf(o->names[c], WX_TRAIN_NAME_MAX, "%s", d->names[c]);
+        o->mean[c] = d->mean ? d->mean[c] : 0.0;
+        o->std[c] = d->std ? d->std[c] : 1.0;
+        o->diff_std[c] = d->diff_std ? d->diff_std[c] : 0.0;
+    }
+    o->statics = wx_calloc((size_t)d->nstatic * hw + 1, sizeof(float));
+    if (d->statics) memcpy(o->statics, d->statics, sizeof(float) * (size_t)d->nstatic * hw);
+    return m->ops->attach_data ? m->ops->attach_data(m) : WX_OK;
+}
+
+wx_status wx_train_model_make_input(wx_train_model *m, float *x, const float *states,
+                                    const wx_time *t1, int64_t b) {
+    if (m->ops->make_input) return m->ops->make_input(m, x, states, t1, b);
+    if (m->in_channels != m->out_channels)
+        return wx_error_set(WX_ERR_USAGE, "%s: %lld input and %lld output channels: the input "
+                            "cannot be built from states", m->family, (long long)m->in_channels,
+                            (long long)m->out_channels);
+    memcpy(x, states, sizeof(float) * (size_t)(b * m->in_channels * m->h * m->w));
+    return WX_OK;
+}
+
+wx_status wx_train_model_next_input(wx_train_model *m, float *x1, const float *x0,
+                                    const float *y0, const wx_time *t2, int64_t b) {
+    if (m->ops->next_input) return m->ops->next_input(m, x1, x0, y0, t2, b);
+    return wx_train_model_make_input(m, x1, y0, t2, b);
+}
+
+/* Checkpoint DATA (trainer.c data_yaml): channels_out entries {name, mean, std, diff_std},
+ * time_step_s; static fields from the FLDS section. */
+static wx_status data_from_checkpoint(const wx_checkpoint *ck, wx_train_model *m) {
+    wx_yaml *y = NULL;
+    if (!ck->data_text) return wx_error_set(WX_ERR_RUN, "%s: no DATA section", ck->path);
+    WX_TRY(wx_yaml_load_string(ck->data_text, ck->path, &y));
+    wx_train_data d;
+    memset(&d, 0, sizeof d);
+    wx_status st = WX_OK;
+    const wx_yaml *ch = wx_yaml_get(y, "channels_out"), *dt = wx_yaml_get(y, "time_step_s");
+    if (!ch || ch->kind != WX_YAML_SEQ || !dt)
+        st = wx_error_set(WX_ERR_RUN, "%s: DATA section without channels_out/time_step_s", ck->path);
+    if (st == WX_OK) st = wx_yaml_as_int(dt, "time_step_s", &d.dt_s);
+    if (st == WX_OK) {
+        d.nstate = ch->count;
+        d.names = wx_calloc((size_t)d.nstate + 1, sizeof *d.names);
+        d.mean = wx_calloc((size_t)d.nstate + 1, sizeof(double));
+        d.std = wx_calloc((size_t)d.nstate + 1, sizeof(double));
+        d.diff_std = wx_calloc((size_t)d.nstate + 1, sizeof(double));
+    }
+    for (int i = 0; st == WX_OK && i < d.nstate; i++) {
+        const wx_yaml *e = ch->items[i], *v;
+        const char *name = NULL;
+        if ((v = wx_yaml_get(e, "name"))) st = wx_yaml_as_string(v, "name", &name);
+        if (st == WX_OK && name) snprintf(d.names[i], WX_TRAIN_NAME_MAX, "%s", name);
+        if (st == WX_OK && (v = wx_yaml_get(e, "mean"))) st = wx_yaml_as_double(v, "mean", &d.mean[i]);
+        if (st == WX_OK && (v = wx_yaml_get(e, "std"))) st = wx_yaml_as_double(v, "std", &d.std[i]);
+        if (st == WX_OK && (v = wx_yaml_get(e, "diff_std")))
+            st = wx_yaml_as_double(v, "diff_std", &d.diff_std[i]);
+    }
+    if (st == WX_OK) {
+        d.nstatic = m->nstatic;
+        if (m->nstatic) {
+            if (ck->nfields != m->nstatic || ck->field_h != m->h || ck->field_w != m->w)
+                st = wx_error_set(WX_ERR_RUN, "%s: %d static fields of %lldx%lld, the model needs "
+                                  "%d of %lldx%lld", ck->path, ck->nfields, (long long)ck->field_h,
+                                  (long long)ck->field_w, m->nstatic, (long long)m->h,
+                                  (long long)m->w);
+            else
+                d.statics = ck->fields;
+        }
+    }
+    if (st == WX_OK) st = wx_train_model_attach(m, &d);
+    d.statics = NULL; /* the checkpoint's */
+    wx_train_data_free(&d);
+    wx_yaml_free(y);
+    return st;
+}
+
+wx_status wx_train_model_load(const char *ckpt_path, wx_ctx *ctx, const wx_backend *be,
+                              int64_t max_batch, wx_train_model **out) {
+    *out = NULL;
+    wx_checkpoint ck;
+    WX_TRY(wx_checkpoint_read(ckpt_path, &ck));
+    wx_yaml *my = NULL;
+    wx_status st = ck.model_text ? wx_yaml_load_string(ck.model_text, ckpt_path, &my)
+                                 : wx_error_set(WX_ERR_RUN, "%s: no MODL section", ckpt_path);
+    wx_train_model *m = NULL;
+    if (st == WX_OK) st = wx_train_model_create(my, "", ctx, be, 0, max_batch, 1, &m);
+    if (st == WX_OK) st = wx_checkpoint_load(&ck, WX_CKPT_PARAM, m->params, NULL);
+    if (st == WX_OK) st = data_from_checkpoint(&ck, m);
+    wx_yaml_free(my);
+    wx_checkpoint_free(&ck);
+    if (st != WX_OK) {
+        wx_train_model_destroy(m);
+        return st;
+    }
+    *out = m;
+    return WX_OK;
 }
 
 void wx_train_model_destroy(wx_train_model *m) {
     if (!m) return;
     m->ops->destroy(m);
+    wx_train_data_free(&m->data);
     free(m);
 }

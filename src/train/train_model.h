@@ -1,11 +1,31 @@
-/* What the trainer needs from a model, so FourCastNet and (later) GraphCast share one loop:
- * create from a model config, the loss and gradient of a batch, the parameter table, predict.
+/* What the trainer and the forecast rollout need from a model, so FourCastNet and GraphCast share
+ * one loop: create from a model config, the loss and gradient of a batch, the parameter table,
+ * one-step prediction and the construction of the next step's input.
  *
- * A batch is normalised tensors: x (B, Cin, H, W) at time t and targets (K, B, Cout, H, W) at
- * t + k·dt, k = 1..K. loss_backward runs the K-step autoregressive rollout (the prediction of
- * step k is the input of step k+1), sums the K losses (NVlabs two-step fine-tune), and adds
- * ∂L/∂θ to the parameter grads (gradient through every step). The loss itself is the trainer's
- * (wx_train_loss), so every model family is trained on the same definition. */
+ * States. Every model predicts a *state*: its out_channels fields at one valid time, normalised
+ * per channel as (physical − mean)/std with the training archive's statistics (m->data). A
+ * model's input x (B, Cin, H, W) is built from its last `window` states (1 for FourCastNet; 2,
+ * t−dt and t, for GraphCast) plus what the model adds itself (GraphCast: forcings at the input
+ * times and at the target time, static fields, in its own channel layout):
+ *
+ *   x_1     = make_input(states (window, B, Cout, H, W) oldest first, target times t_1 (B))
+ *   ŷ_k     = predict(x_k)                      the state at t_k (normalised), (B, Cout, H, W)
+ *   x_{k+1} = next_input(x_k, ŷ_k, t_{k+1})     shifts the window, adds forcings at t_{k+1}
+ *
+ * This is the whole contract of a rollout (src/infer/rollout.c): normalise the analysis states
+ * with m->data.mean/std, make_input once, then predict/next_input per step, de-normalise each ŷ.
+ * Memory does not grow with the lead: only x_k, x_{k+1} and ŷ_k live at a time. Target times are
+ * valid times (wx_time, UTC seconds); t_{k+1} = t_k + m->data.dt_s.
+ *
+ * FourCastNet: window 1, x = the state (its in and out channels must be the same for a rollout;
+ * a model trained with other channels_in can only be scored one step). GraphCast: ŷ = x[last] +
+ * (diff_std/std)·out, out being the network's normalised residual (graphcast normalization.py).
+ *
+ * Training: targets (K, B, Cout, H, W) are the true states at t_1..t_K, normalised like the
+ * inputs; loss_backward runs the K-step rollout with predictions fed back through next_input and
+ * adds ∂loss/∂θ to the parameter grads (gradient through every step). FourCastNet sums the K
+ * step losses (NVlabs); GraphCast averages them (autoregressive.py) and computes each step's loss
+ * in its normalised-residual space relative to the (predicted) input, as the published training. */
 #ifndef WX_TRAIN_MODEL_H
 #define WX_TRAIN_MODEL_H
 
@@ -14,11 +34,13 @@
 
 #include "backend/wx_backend.h"
 #include "core/wx_yaml.h"
+#include "meteo/wx_time.h"
 #include "models/params.h"
 #include "train/train_config.h"
 
-/* The training loss on one step's output. wlat (H) and wch (Cout) are set for lat_weighted_mse;
- * relative_l2 is the NVlabs LpLoss (per sample over all channels and points, batch mean). */
+/* The training loss on one step's output. wlat (H) and wch (Cout) are set for lat_weighted_mse
+ * and graphcast (the model's loss_weights fill them); relative_l2 is the NVlabs LpLoss (per sample
+ * over all channels and points, batch mean). */
 typedef struct {
     wx_loss_kind kind;
     wx_ctx *ctx;
@@ -42,25 +64,78 @@ wx_status wx_train_loss_grad(const wx_train_loss *l, float *dpred, double dloss,
 
 typedef struct wx_train_model wx_train_model;
 
+#define WX_TRAIN_NAME_MAX 64
+
+/* A state or static channel a model asks the data layer for (GraphCast: its config variables). */
 typedef struct {
-    /* loss = Σ_k L(ŷ_k, targets[k]) with ŷ_1 = f(x), ŷ_k = f(ŷ_{k−1}); parameter grads += ∂loss/∂θ.
-     * x (B, Cin, H, W), targets (K, B, Cout, H, W). */
+    char name[WX_TRAIN_NAME_MAX]; /* model variable name ("2m_temperature", "geopotential") */
+    double level;                 /* hPa; 0 for single-level and static fields */
+    int kind;                     /* wx_level_kind: WX_LEVEL_PRESSURE, _SINGLE or _STATIC */
+} wx_train_channel;
+
+/* What the data layer tells a model (owned copies in m->data once attached). */
+typedef struct {
+    int nstate;                     /* = out_channels */
+    char (*names)[WX_TRAIN_NAME_MAX]; /* (nstate) archive channel names of the state ("z500") */
+    double *mean, *std;             /* (nstate) physical = mean + std · normalised */
+    double *diff_std;               /* (nstate) std of dt-differences; 0 = unknown */
+    int nstatic;
+    float *statics;                 /* (nstatic, H, W) normalised static fields (zeros if absent) */
+    int64_t dt_s;                   /* model step in seconds (t_{k+1} − t_k) */
+} wx_train_data;
+
+typedef struct {
+    /* loss over the K-step rollout from x (B, Cin, H, W) (= make_input of the sample's states)
+     * against targets (K, B, Cout, H, W) at t1 + (k−1)·dt (t1 (B): valid time of the first
+     * target; NULL for FourCastNet); parameter grads += ∂loss/∂θ. */
     wx_status (*loss_backward)(wx_train_model *m, const wx_train_loss *loss, const float *x,
-                               const float *targets, int64_t k, int64_t b, double *loss_out);
-    /* y (B, Cout, H, W) = f(x (B, Cin, H, W)), nothing recorded. */
+                               const float *targets, const wx_time *t1, int64_t k, int64_t b,
+                               double *loss_out);
+    /* y (B, Cout, H, W) = the predicted state from x (B, Cin, H, W), nothing recorded. */
     wx_status (*predict)(wx_train_model *m, float *y, const float *x, int64_t b);
     /* The effective model config as YAML (stored in checkpoints; re-reads as the same model). */
     void (*print_config)(const wx_train_model *m, FILE *out);
     void (*destroy)(wx_train_model *m);
+    /* Optional (NULL: window 1 and x = the state, as FourCastNet with equal channels). */
+    /* x (B, Cin, H, W) from states (window, B, Cout, H, W), oldest first, and the target times. */
+    wx_status (*make_input)(wx_train_model *m, float *x, const float *states, const wx_time *t1,
+                            int64_t b);
+    /* x1 (B, Cin, H, W): the input of the step after the one that read x0 (B, Cin, H, W) and
+     * predicted y0 (B, Cout, H, W); t2 (B): the new target times. x1 must not alias x0. */
+    wx_status (*next_input)(wx_train_model *m, float *x1, const float *x0, const float *y0,
+                            const wx_time *t2, int64_t b);
+    /* Called by wx_train_model_attach after m->data is set (GraphCast: residual scales). */
+    wx_status (*attach_data)(wx_train_model *m);
+    /* The model's own loss (loss.type graphcast): wlat (H), wch (Cout) for mse_latw on states. */
+    wx_status (*loss_weights)(wx_train_model *m, float *wlat, float *wch);
 } wx_train_model_ops;
 
 struct wx_train_model {
     const wx_train_model_ops *ops;
-    const char *family;          /* "fourcastnet" */
+    const char *family;          /* "fourcastnet", "graphcast" */
     wx_params *params;           /* flat data/grad buffers and the named table */
     int64_t in_channels, out_channels, h, w;
     void *impl;
+    /* Data interface (zero for FourCastNet: the training config's channels are the state). */
+    int64_t window;              /* states in the input (0 or 1: one) */
+    int nstate;                  /* channels the data layer must find: (nstate = out_channels) */
+    const wx_train_channel *state;
+    int nstatic;
+    const wx_train_channel *statics;
+    int64_t dt_s;                /* required model step in seconds (0: any) */
+    wx_train_data data;          /* set by wx_train_model_attach */
 };
+
+/* Copies d into m->data and lets the model derive what it needs. */
+wx_status wx_train_model_attach(wx_train_model *m, const wx_train_data *d);
+void wx_train_data_free(wx_train_data *d);
+
+/* Input of the first step / of the next step for either family (FourCastNet: copies, which needs
+ * in_channels == out_channels). Arguments as the ops above. */
+wx_status wx_train_model_make_input(wx_train_model *m, float *x, const float *states,
+                                    const wx_time *t1, int64_t b);
+wx_status wx_train_model_next_input(wx_train_model *m, float *x1, const float *x0,
+                                    const float *y0, const wx_time *t2, int64_t b);
 
 /* Creates the model described by the `model` mapping (its `type:` picks the family; `path` names
  * the mapping in messages: "model" inline, "" for a file of its own) with weights initialised
@@ -68,6 +143,16 @@ struct wx_train_model {
 wx_status wx_train_model_create(const wx_yaml *model, const char *path, wx_ctx *ctx,
                                 const wx_backend *be, uint64_t seed, int64_t max_batch,
                                 int64_t max_rollout, wx_train_model **out);
+/* As wx_train_model_create, with activation checkpointing (recompute in backward; GraphCast's
+ * processor steps; FourCastNet ignores it). */
+wx_status wx_train_model_create_ex(const wx_yaml *model, const char *path, wx_ctx *ctx,
+                                   const wx_backend *be, uint64_t seed, int64_t max_batch,
+                                   int64_t max_rollout, int act_checkpoint, wx_train_model **out);
+/* A trained model from a checkpoint (train/checkpoint.h), ready for make_input/predict/
+ * next_input: the model config, the parameters and the data (state names, normalisation,
+ * diff_std, static fields, time step) are the checkpoint's. */
+wx_status wx_train_model_load(const char *ckpt_path, wx_ctx *ctx, const wx_backend *be,
+                              int64_t max_batch, wx_train_model **out);
 void wx_train_model_destroy(wx_train_model *m);
 
 #endif

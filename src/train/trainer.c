@@ -80,10 +80,19 @@ static char *data_yaml(const trainer *t) {
         const int *ch = k ? ds->cout : ds->cin;
         fprintf(f, "%s:\n", k ? "channels_out" : "channels_in");
         for (int i = 0; i < n; i++)
-            fprintf(f, "  - {name: \"%s\", units: \"%s\", mean: %.17g, std: %.17g}\n",
-                    am->chan[ch[i]].name, am->chan[ch[i]].units, ds->mean[ch[i]], ds->std[ch[i]]);
+            fprintf(f, "  - {name: \"%s\", units: \"%s\", mean: %.17g, std: %.17g, diff_std: "
+                    "%.17g}\n", am->chan[ch[i]].name, am->chan[ch[i]].units, ds->mean[ch[i]],
+                    ds->std[ch[i]], am->diff_std ? am->diff_std[ch[i]] : 0.0);
     }
     fprintf(f, "time_step_s: %lld\n", (long long)t->c->time_step_s);
+    /* GraphCast: input states per step; static fields (values in the FLDS section) */
+    fprintf(f, "window: %lld\n", (long long)ds->window);
+    if (ds->model && ds->model->nstatic) {
+        fprintf(f, "statics:\n");
+        for (int i = 0; i < ds->model->nstatic; i++)
+            fprintf(f, "  - {name: \"%s\", archive_channel: \"%s\"}\n", ds->model->statics[i].name,
+                    ds->cstatic[i] >= 0 ? am->chan[ds->cstatic[i]].name : "(absent: zeros)");
+    }
     fprintf(f, "grid: {nlat: %d, nlon: %d, lat0: %.17g, dlat: %.17g, lon0: %.17g, dlon: %.17g}\n",
             ds->grid.nlat, ds->grid.nlon, ds->grid.lat0, ds->grid.dlat, ds->grid.lon0, ds->grid.dlon);
     fprintf(f, "archive: \"%s\"\n", t->c->archive);
@@ -129,11 +138,52 @@ static wx_status save(trainer *t, const char *path) {
     }
     wx_status s = WX_OK;
     if (t->rank == 0) {
-        wx_ckpt_out out = {t->c->text, t->model_text, t->data_text, &t->st, t->m->params, m, v};
+        wx_ckpt_out out = {t->c->text, t->model_text, t->data_text, &t->st, t->m->params, m, v,
+                           t->m->nstatic, t->m->h, t->m->w, t->m->data.statics};
         s = wx_checkpoint_write(path, &out);
     }
     if (m != t->adam_m) free(m), free(v);
     return wx_dist_agree(s);
+}
+
+/* The data the model needs (normalisation, residual scales, statics, time step). */
+static wx_status attach_data(trainer *t) {
+    int n = t->ds.nout;
+    double *mean = wx_calloc((size_t)n + 1, sizeof(double)), *sd = wx_calloc((size_t)n + 1, sizeof(double));
+    double *dd = wx_calloc((size_t)n + 1, sizeof(double));
+    char (*names)[WX_TRAIN_NAME_MAX] = wx_calloc((size_t)n + 1, WX_TRAIN_NAME_MAX);
+    wx_train_data d;
+    wx_dataset_model_data(&t->ds, &d, mean, sd, dd, names);
+    wx_status s = WX_OK;
+    if (t->m->nstate || d.nstate == t->m->out_channels) s = wx_train_model_attach(t->m, &d);
+    free(mean), free(sd), free(dd), free(names);
+    return s;
+}
+
+/* loss.type auto: the family's own (GraphCast's weighted MSE in residual space, else the NVlabs
+ * relative L2); graphcast: the model's weights (lat × level × variable / residual scale²). */
+static wx_status loss_setup(trainer *t) {
+    const wx_train_config *c = t->c;
+    wx_train_model *m = t->m;
+    wx_loss_kind kind = c->loss;
+    if (kind == WX_LOSS_AUTO) kind = m->ops->loss_weights ? WX_LOSS_GRAPHCAST : WX_LOSS_REL_L2;
+    if (kind == WX_LOSS_GRAPHCAST && !m->ops->loss_weights)
+        return wx_error_set(WX_ERR_USAGE, "%s: key '%s.loss.type': graphcast is GraphCast's loss; "
+                            "this model is %s", c->path, wx_train_stage_name(c->stage), m->family);
+    wx_train_loss_init(&t->loss, kind == WX_LOSS_GRAPHCAST ? WX_LOSS_LATW_MSE : kind, t->ctx, t->be,
+                       m->out_channels, m->h, m->w, t->ds.wlat,
+                       c->nweights ? c->channel_weights : NULL);
+    t->loss.kind = kind;
+    if (kind == WX_LOSS_GRAPHCAST) WX_TRY(m->ops->loss_weights(m, t->loss.wlat, t->loss.wch));
+    return WX_OK;
+}
+
+/* Rollout steps of optimizer step `step` (0-based): rollout_start, one more every rollout_every
+ * steps, up to rollout_steps (the GraphCast fine-tuning curriculum); fixed when rollout_every = 0. */
+static int64_t rollout_at(const wx_train_config *c, int64_t step) {
+    if (c->rollout_every <= 0) return c->rollout_steps;
+    int64_t k = c->rollout_start + step / c->rollout_every;
+    return k < c->rollout_steps ? k : c->rollout_steps;
 }
 
 /* What every rank does on its own: model, data, buffers. */
@@ -152,18 +202,17 @@ static wx_status setup_local(trainer *t) {
     t->batch = c->batch_size / t->nranks;
     t->valid_batch = c->valid_batch > 0 ? c->valid_batch : t->batch;
     int64_t maxb = t->batch > t->valid_batch ? t->batch : t->valid_batch;
-    WX_TRY(wx_train_model_create(c->model, c->model_path[0] ? "" : "model", t->ctx, t->be, c->seed,
-                                 maxb, c->rollout_steps, &t->m));
+    WX_TRY(wx_train_model_create_ex(c->model, c->model_path[0] ? "" : "model", t->ctx, t->be,
+                                    c->seed, maxb, c->rollout_steps, c->act_checkpoint, &t->m));
     wx_train_model *m = t->m;
-    WX_TRY(wx_dataset_open(&t->ds, c, m->in_channels, m->out_channels, m->h, m->w, t->batch,
-                           c->rollout_steps));
+    WX_TRY(wx_dataset_open_model(&t->ds, c, m, t->batch, c->rollout_steps));
+    WX_TRY(attach_data(t));
     WX_TRY(wx_dataset_set_ranks(&t->ds, c, t->rank, t->nranks));
     if (c->nweights && c->nweights != m->out_channels)
         return wx_error_set(WX_ERR_USAGE, "%s: key '%s.loss.channel_weights': %d weights for %lld "
                             "output channels", c->path, wx_train_stage_name(c->stage), c->nweights,
                             (long long)m->out_channels);
-    wx_train_loss_init(&t->loss, c->loss, t->ctx, t->be, m->out_channels, m->h, m->w, t->ds.wlat,
-                       c->nweights ? c->channel_weights : NULL);
+    WX_TRY(loss_setup(t));
     t->zero1 = t->o->zero1 && t->nranks > 1;
     t->shard_off = 0, t->shard_len = m->params->len;
     if (t->zero1) {
@@ -339,8 +388,8 @@ static wx_status train_step(trainer *t, double *loss, double *gnorm, double *lr)
     wx_params_zero_grad(p);
     wx_grad_sync_reset_clock(t->sync);
     /* Every rank learns of a failed batch here, so a data error ends the job cleanly. */
-    wx_status s = t->m->ops->loss_backward(t->m, &t->loss, t->x, t->tg, t->c->rollout_steps, t->batch,
-                                           loss);
+    wx_status s = t->m->ops->loss_backward(t->m, &t->loss, t->x, t->tg, t->ds.t1,
+                                           rollout_at(t->c, t->st.step), t->batch, loss);
     if (s == WX_OK) s = fault_hook(t, 0);
     WX_TRY(wx_dist_agree(s));
     double c0 = wx_time_now();

@@ -44,8 +44,11 @@ wx_status wx_validate(wx_train_model *m, wx_dataset *ds, const wx_train_loss *lo
     int64_t total = ds->nvalid;
     if (max_samples > 0 && max_samples < total) total = max_samples;
     int nch = ds->nout;
-    int64_t hw = ds->h * ds->w, cin = ds->nin;
+    int64_t hw = ds->h * ds->w, cin = m->in_channels;
     float *x = wx_malloc(sizeof(float) * (size_t)(batch * cin * hw));
+    float *xn[2]; /* inputs of the later steps (next_input) */
+    for (int i = 0; i < 2; i++) xn[i] = wx_malloc(sizeof(float) * (size_t)(batch * cin * hw));
+    wx_time *tt = wx_malloc(sizeof(wx_time) * (size_t)batch);
     float *tg = wx_malloc(sizeof(float) * (size_t)(nl * batch * nch * hw));
     float *y[2];
     for (int i = 0; i < 2; i++) y[i] = wx_malloc(sizeof(float) * (size_t)(batch * nch * hw));
@@ -59,7 +62,7 @@ wx_status wx_validate(wx_train_model *m, wx_dataset *ds, const wx_train_loss *lo
         int64_t n = hi - first < batch ? hi - first : batch;
         for (int64_t s = 0; s < n; s++)
             smp[s] = ds->valid[(first + s) * ds->nvalid / total];
-        st = wx_dataset_read_valid(ds, smp, n, rl, nl, x, tg);
+        st = wx_dataset_read_valid(ds, smp, n, rl, nl, x, tg, tt);
         const float *cur = x;
         int li = 0, lo = 0;
         for (int64_t step = 1; st == WX_OK && step <= rl[nl - 1]; step++) {
@@ -76,7 +79,10 @@ wx_status wx_validate(wx_train_model *m, wx_dataset *ds, const wx_train_loss *lo
                 if (lo < nleads && leads[lo] == step) add_mse(ds, yy, t, n, nch, acc + lo++ * nch);
                 li++;
             }
-            cur = yy;
+            if (st != WX_OK || step == rl[nl - 1]) break;
+            for (int64_t s = 0; s < n; s++) tt[s] += m->data.dt_s; /* the next target time */
+            st = wx_train_model_next_input(m, xn[step % 2], cur, yy, tt, n);
+            cur = xn[step % 2];
         }
     }
     st = wx_dist_agree(st);
@@ -94,6 +100,9 @@ wx_status wx_validate(wx_train_model *m, wx_dataset *ds, const wx_train_loss *lo
                 out->rmse[l * nch + c] = sqrt(acc[l * nch + c] / (double)total) * ds->std[ds->cout[c]];
     }
     free(x);
+    free(xn[0]);
+    free(xn[1]);
+    free(tt);
     free(tg);
     free(y[0]);
     free(y[1]);
