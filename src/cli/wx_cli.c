@@ -16,6 +16,7 @@ const wx_command wx_commands[] = {
     {"verify", "read every record of an archive and check every checksum", wx_cmd_verify},
     {"dump", "write an archive's fields (or a subset) as CF NetCDF", wx_cmd_dump},
     {"train", "train a model (FourCastNet) from a training config; checkpoints, resume", wx_cmd_train},
+    {"forecast", "roll a trained model out from an archive state; CF NetCDF with lead 0", wx_cmd_forecast},
     {"export-weights", "checkpoint -> safetensors with the PyTorch (NVlabs) parameter names", wx_cmd_export_weights},
     {"import-weights", "safetensors with the PyTorch (NVlabs) names -> checkpoint", wx_cmd_import_weights},
     {"eval", "WeatherBench2 scores of forecast files vs an archive, baselines, CSV/JSON/plots", wx_cmd_eval},

@@ -77,6 +77,8 @@ wx_status wx_nc_writer_open_time(wx_nc_writer *w, const char *path, const wx_nc_
         NC_TRY(nc_def_var(ncid, "forecast_period", NC_INT64, 1, &dt, &vp), "define forecast_period");
         NC_TRY(put_text(ncid, vp, "units", "hours"), "attribute");
         NC_TRY(put_text(ncid, vp, "standard_name", "forecast_period"), "attribute");
+        /* Newer xarray decodes a timedelta only with this attribute (earth2studio PR #538). */
+        NC_TRY(put_text(ncid, vp, "dtype", "timedelta64[ns]"), "attribute");
         w->period_var = vp;
     }
     if (L->nlevels > 0) {

@@ -1,0 +1,57 @@
+/* wxcast forecast: one deterministic forecast from an archive state (src/infer/forecast.h). */
+#include <stdio.h>
+
+#include "cli/wx_args.h"
+#include "cli/wx_cli.h"
+#include "core/wx_log.h"
+#include "infer/forecast.h"
+
+int wx_cmd_forecast(int argc, char **argv) {
+    static const wx_arg_option opts[] = {
+        {"model", 1, "checkpoint written by `wxcast train` (required)", "CKPT"},
+        {"init", 1, "archive holding the initial state (required)", "ARCHIVE"},
+        {"time", 1, "initial time, a record of the archive (required)", "ISO"},
+        {"steps", 1, "model steps to roll out (required; 40 = 10 days of 6 h)", "N"},
+        {"output", 1, "NetCDF file to write (required)", "FILE.nc"},
+        {"threads", 1, "compute threads (default: all cores)", "N"},
+        {NULL, 0, NULL, NULL},
+    };
+    static const wx_arg_spec spec = {
+        "forecast", "--model CKPT --init ARCHIVE --time ISO --steps N --output FILE.nc",
+        "Rolls the model out autoregressively from the archive's state at --time and writes CF-1.8 "
+        "NetCDF:\ndimensions (time, latitude, longitude) with time the valid time, latitude north "
+        "to south,\nlongitude from 0 east; one variable per channel; lead 0 (the initial state) "
+        "first; the scalar\nforecast_reference_time and forecast_period(time) in hours. Memory "
+        "does not grow with --steps.",
+        opts, 0, 0};
+    wx_args a;
+    int rc = wx_args_parse(&spec, argc, argv, &a);
+    if (rc != WX_ARGS_CONTINUE) return rc;
+    static const char *const req[] = {"model", "init", "time", "steps", "output"};
+    for (int i = 0; i < 5; i++)
+        if (!wx_args_get(&a, req[i])) {
+            wx_error_set(WX_ERR_USAGE, "forecast: --%s is required (see 'wxcast forecast --help')",
+                         req[i]);
+            return wx_cli_error(WX_ERR_USAGE);
+        }
+    wx_forecast_opts o = {0};
+    o.model = wx_args_get(&a, "model");
+    o.init = wx_args_get(&a, "init");
+    o.output = wx_args_get(&a, "output");
+    o.progress = 1;
+    int64_t threads = 0;
+    wx_status st = wx_args_int(&a, "steps", 0, &o.steps);
+    if (st == WX_OK) st = wx_args_int(&a, "threads", 0, &threads);
+    if (st == WX_OK && (o.steps < 0 || threads < 0))
+        st = wx_error_set(WX_ERR_USAGE, "forecast: --steps and --threads must be >= 0");
+    if (st == WX_OK) st = wx_time_parse(wx_args_get(&a, "time"), "--time", &o.time);
+    if (st != WX_OK) return wx_cli_error(st == WX_ERR_RUN ? WX_ERR_USAGE : st);
+    o.threads = (int)threads;
+    st = wx_forecast_run(&o);
+    if (st != WX_OK) return wx_cli_error(st);
+    printf("%s: %d variables x %lld times (lead 0..%lldh), %.1f s\n", o.output, o.nvars,
+           (long long)(o.steps + 1), (long long)(o.steps * o.step_s / 3600), o.seconds);
+    if (fflush(stdout) != 0)
+        return wx_cli_error(wx_error_set(WX_ERR_RUN, "forecast: cannot write output"));
+    return 0;
+}

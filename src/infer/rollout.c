@@ -1,0 +1,235 @@
+#include "infer/rollout.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cblas.h>
+
+#include "core/wx_yaml.h"
+#include "models/fourcastnet.h"
+#include "ops/wx_ctx.h"
+#include "train/checkpoint.h"
+
+/* One channel list of the DATA section: - {name, units, mean, std}. */
+static wx_status parse_channels(const wx_yaml *root, const char *key, const char *path,
+                                wx_rollout_channel **out, int *n) {
+    const wx_yaml *seq = wx_yaml_get(root, key);
+    if (!seq || seq->kind != WX_YAML_SEQ || seq->count < 1)
+        return wx_error_set(WX_ERR_RUN, "%s: checkpoint DATA section: '%s' is missing or empty",
+                            path, key);
+    *n = seq->count;
+    *out = wx_calloc((size_t)seq->count, sizeof **out);
+    for (int i = 0; i < seq->count; i++) {
+        const wx_yaml *it = seq->items[i];
+        wx_rollout_channel *c = &(*out)[i];
+        const char *name = NULL, *units = "";
+        char k[96];
+        snprintf(k, sizeof k, "DATA.%s[%d]", key, i);
+        WX_TRY(wx_yaml_as_string(wx_yaml_get(it, "name"), k, &name));
+        if (wx_yaml_get(it, "units")) WX_TRY(wx_yaml_as_string(wx_yaml_get(it, "units"), k, &units));
+        WX_TRY(wx_yaml_as_double(wx_yaml_get(it, "mean"), k, &c->mean));
+        WX_TRY(wx_yaml_as_double(wx_yaml_get(it, "std"), k, &c->std));
+        if (!(c->std > 0) || !isfinite(c->mean))
+            return wx_error_set(WX_ERR_RUN, "%s: checkpoint DATA %s: channel '%s' has mean %g, std "
+                                "%g (expected finite, std > 0)", path, key, name, c->mean, c->std);
+        snprintf(c->name, sizeof c->name, "%s", name);
+        snprintf(c->units, sizeof c->units, "%s", units);
+    }
+    return WX_OK;
+}
+
+static wx_status parse_data(wx_rollout *r, const char *text) {
+    wx_yaml *root = NULL;
+    char name[1100];
+    snprintf(name, sizeof name, "%s (DATA section)", r->path);
+    WX_TRY(wx_yaml_load_string(text, name, &root));
+    wx_status st = parse_channels(root, "channels_in", r->path, &r->in, &r->nin);
+    if (st == WX_OK) st = parse_channels(root, "channels_out", r->path, &r->out, &r->nout);
+    if (st == WX_OK) st = wx_yaml_as_int(wx_yaml_get(root, "time_step_s"), "DATA.time_step_s", &r->step_s);
+    const wx_yaml *g = wx_yaml_get(root, "grid");
+    int64_t nlat = 0, nlon = 0;
+    double lat0 = 0, dlat = 0, lon0 = 0, dlon = 0;
+    if (st == WX_OK) st = wx_yaml_as_int(wx_yaml_get(g, "nlat"), "DATA.grid.nlat", &nlat);
+    if (st == WX_OK) st = wx_yaml_as_int(wx_yaml_get(g, "nlon"), "DATA.grid.nlon", &nlon);
+    if (st == WX_OK) st = wx_yaml_as_double(wx_yaml_get(g, "lat0"), "DATA.grid.lat0", &lat0);
+    if (st == WX_OK) st = wx_yaml_as_double(wx_yaml_get(g, "dlat"), "DATA.grid.dlat", &dlat);
+    if (st == WX_OK) st = wx_yaml_as_double(wx_yaml_get(g, "lon0"), "DATA.grid.lon0", &lon0);
+    if (st == WX_OK) st = wx_yaml_as_double(wx_yaml_get(g, "dlon"), "DATA.grid.dlon", &dlon);
+    if (st == WX_OK) st = wx_grid_make((int)nlat, (int)nlon, lat0, dlat, lon0, dlon, &r->grid);
+    wx_yaml_free(root);
+    if (st != WX_OK) return wx_error_wrap(st, "%s: ", r->path);
+    if (r->step_s <= 0)
+        return wx_error_set(WX_ERR_RUN, "%s: checkpoint DATA: time_step_s %lld, expected > 0",
+                            r->path, (long long)r->step_s);
+    /* Autoregression: every input channel must come back out of the model under its name. */
+    r->next_in = wx_calloc((size_t)r->nin, sizeof(int));
+    for (int i = 0; i < r->nin; i++) {
+        r->next_in[i] = -1;
+        for (int o = 0; o < r->nout; o++)
+            if (!strcmp(r->in[i].name, r->out[o].name)) r->next_in[i] = o;
+        if (r->next_in[i] < 0)
+            return wx_error_set(WX_ERR_RUN, "%s: input channel '%s' is not an output of the model: "
+                                "it cannot be rolled out autoregressively", r->path, r->in[i].name);
+    }
+    return WX_OK;
+}
+
+static wx_status build_model(wx_rollout *r, const char *model_text) {
+    wx_yaml *root = NULL;
+    char name[1100];
+    snprintf(name, sizeof name, "%s (MODL section)", r->path);
+    WX_TRY(wx_yaml_load_string(model_text, name, &root));
+    const wx_yaml *t = wx_yaml_get(root, "type");
+    const char *type = NULL;
+    wx_status st = t ? wx_yaml_as_string(t, "type", &type)
+                     : wx_error_set(WX_ERR_RUN, "%s: checkpoint model config has no 'type'", r->path);
+    if (st == WX_OK && strcmp(type, "fourcastnet"))
+        st = wx_error_set(WX_ERR_USAGE, "%s: model type '%s' cannot be rolled out yet (expected "
+                          "fourcastnet)", r->path, type);
+    wx_fcn_config d;
+    if (st == WX_OK) st = wx_fcn_config_parse(root, "", &d);
+    wx_yaml_free(root);
+    if (st != WX_OK) return st;
+    snprintf(r->family, sizeof r->family, "fourcastnet");
+    if (d.in_channels != r->nin || d.out_channels != r->nout || d.img_h != r->grid.nlat ||
+        d.img_w != r->grid.nlon)
+        return wx_error_set(WX_ERR_RUN, "%s: the model (%lld in, %lld out, %lldx%lld) does not match "
+                            "its DATA section (%d in, %d out, %dx%d)", r->path,
+                            (long long)d.in_channels, (long long)d.out_channels, (long long)d.img_h,
+                            (long long)d.img_w, r->nin, r->nout, r->grid.nlat, r->grid.nlon);
+    /* No tapes: inference needs none (wx_fcn_predict), which keeps the paper model's footprint
+     * at the scratch arena. */
+    wx_fcn *f = wx_fcn_create(r->ctx, r->be, &d, 0, r->max_batch, 0);
+    if (!f) return wx_error_wrap(WX_ERR_RUN, "%s: model: ", r->path);
+    r->model = f;
+    r->h = d.img_h, r->w = d.img_w;
+    return WX_OK;
+}
+
+wx_status wx_rollout_open(const char *ckpt_path, int threads, int64_t max_batch, wx_rollout **out) {
+    *out = NULL;
+    if (max_batch < 1) return wx_error_set(WX_ERR_USAGE, "rollout: batch %lld, expected >= 1",
+                                           (long long)max_batch);
+    wx_checkpoint ck;
+    WX_TRY(wx_checkpoint_read(ckpt_path, &ck));
+    wx_rollout *r = wx_calloc(1, sizeof *r);
+    snprintf(r->path, sizeof r->path, "%s", ckpt_path);
+    r->max_batch = max_batch;
+    wx_status st = WX_OK;
+    if (!ck.model_text || !ck.data_text)
+        st = wx_error_set(WX_ERR_RUN, "%s: the checkpoint has no %s section (not written by wxcast "
+                          "train?)", ckpt_path, !ck.model_text ? "MODL" : "DATA");
+    if (st == WX_OK) st = parse_data(r, ck.data_text);
+    if (st == WX_OK) {
+        r->ctx = wx_ctx_create(threads);
+        openblas_set_num_threads(r->ctx->threads); /* fixed GEMM split: same result run to run */
+        r->be = wx_backend_cpu();
+        st = build_model(r, ck.model_text);
+    }
+    if (st == WX_OK) st = wx_checkpoint_load(&ck, WX_CKPT_PARAM, &((wx_fcn *)r->model)->params, NULL);
+    wx_checkpoint_free(&ck);
+    if (st != WX_OK) {
+        wx_rollout_close(r);
+        return st;
+    }
+    size_t hw = (size_t)(r->h * r->w);
+    r->x = wx_malloc(sizeof(float) * (size_t)max_batch * (size_t)r->nin * hw);
+    r->y = wx_malloc(sizeof(float) * (size_t)max_batch * (size_t)r->nout * hw);
+    *out = r;
+    return WX_OK;
+}
+
+void wx_rollout_close(wx_rollout *r) {
+    if (!r) return;
+    wx_fcn_destroy(r->model);
+    if (r->ctx) wx_ctx_destroy(r->ctx);
+    free(r->in);
+    free(r->out);
+    free(r->next_in);
+    free(r->x);
+    free(r->y);
+    free(r);
+}
+
+static int find_channel(const wx_archive_meta *m, const char *name) {
+    for (int c = 0; c < m->nchan; c++)
+        if (!strcmp(m->chan[c].name, name)) return c;
+    return -1;
+}
+
+wx_status wx_rollout_match_archive(const wx_rollout *r, const wx_archive_meta *m, int *map_in,
+                                   int *map_out) {
+    for (int k = 0; k < 2; k++) {
+        int n = k ? r->nout : r->nin;
+        const wx_rollout_channel *ch = k ? r->out : r->in;
+        int *map = k ? map_out : map_in;
+        for (int i = 0; map && i < n; i++) {
+            map[i] = find_channel(m, ch[i].name);
+            if (map[i] < 0) {
+                char have[1024] = "";
+                for (int c = 0; c < m->nchan; c++) {
+                    size_t l = strlen(have);
+                    snprintf(have + l, sizeof have - l, "%s%s", c ? ", " : "", m->chan[c].name);
+                }
+                return wx_error_set(WX_ERR_USAGE, "the archive has no channel '%s' (model %s "
+                                    "channel %d); it has: %s", ch[i].name, k ? "output" : "input",
+                                    i, have);
+            }
+        }
+    }
+    /* The model grid is the archive grid or, as FourCastNet's 720 of ERA5's 721 rows, the archive
+     * grid without its last row. */
+    wx_grid top = m->grid;
+    top.nlat = r->grid.nlat;
+    int rows_ok = m->grid.nlat == r->grid.nlat || m->grid.nlat == r->grid.nlat + 1;
+    if (!rows_ok || !wx_grid_same(&top, &r->grid, 1e-6)) {
+        char a[160], b[160];
+        wx_grid_describe(&m->grid, a, sizeof a);
+        wx_grid_describe(&r->grid, b, sizeof b);
+        return wx_error_set(WX_ERR_USAGE, "the archive grid (%s) is not the model grid (%s)", a, b);
+    }
+    return WX_OK;
+}
+
+wx_status wx_rollout_set_state(wx_rollout *r, const float *rec, const wx_archive_meta *m,
+                               const int *map_in, int64_t b) {
+    if (b < 1 || b > r->max_batch)
+        return wx_error_set(WX_ERR_USAGE, "rollout: %lld initial times, expected 1..%lld",
+                            (long long)b, (long long)r->max_batch);
+    size_t hw = (size_t)(r->h * r->w), P = (size_t)wx_archive_points(m);
+    for (int64_t s = 0; s < b; s++)
+        for (int i = 0; i < r->nin; i++) {
+            /* The model rows are a prefix of the archive rows (checked by match_archive). */
+            const float *src = rec + ((size_t)s * (size_t)m->nchan + (size_t)map_in[i]) * P;
+            float *dst = r->x + ((size_t)s * (size_t)r->nin + (size_t)i) * hw;
+            double mu = r->in[i].mean, inv = 1.0 / r->in[i].std;
+            for (size_t p = 0; p < hw; p++) dst[p] = (float)((src[p] - mu) * inv);
+        }
+    r->b = b;
+    r->steps = 0;
+    return WX_OK;
+}
+
+wx_status wx_rollout_step(wx_rollout *r) {
+    WX_TRY(wx_fcn_predict(r->model, r->y, r->x, r->b));
+    size_t hw = (size_t)(r->h * r->w);
+    for (int64_t s = 0; s < r->b; s++)
+        for (int i = 0; i < r->nin; i++)
+            memcpy(r->x + ((size_t)s * (size_t)r->nin + (size_t)i) * hw,
+                   r->y + ((size_t)s * (size_t)r->nout + (size_t)r->next_in[i]) * hw,
+                   sizeof(float) * hw);
+    r->steps++;
+    return WX_OK;
+}
+
+void wx_rollout_output(const wx_rollout *r, float *out) {
+    size_t hw = (size_t)(r->h * r->w);
+    for (int64_t s = 0; s < r->b; s++)
+        for (int o = 0; o < r->nout; o++) {
+            size_t off = ((size_t)s * (size_t)r->nout + (size_t)o) * hw;
+            double mu = r->out[o].mean, sd = r->out[o].std;
+            for (size_t p = 0; p < hw; p++) out[off + p] = (float)(r->y[off + p] * sd + mu);
+        }
+}
