@@ -20,8 +20,8 @@ static char mpi_tmp[] = "/tmp/wx_mpi_XXXXXX";
 static char mpi_archive[512];
 
 /* 77 (skip) when this build has no MPI or mpirun is missing; else sets up the temp dir and the
- * toy archive and returns 0. */
-__attribute__((unused)) static int mpi_setup(void) {
+ * toy archive (64 records by `write`: toy_archive_write or another toy's) and returns 0. */
+__attribute__((unused)) static int mpi_setup(int (*write)(const char *dir, int64_t count)) {
     if (!WX_HAVE_MPI) {
         printf("built without MPI: skipped\n");
         return 77;
@@ -32,12 +32,14 @@ __attribute__((unused)) static int mpi_setup(void) {
     }
     if (!mkdtemp(mpi_tmp)) return 1;
     snprintf(mpi_archive, sizeof mpi_archive, "%s/archive", mpi_tmp);
-    return toy_archive_write(mpi_archive, 64) == 0 ? 0 : 1;
+    return write(mpi_archive, 64) == 0 ? 0 : 1;
 }
 
-/* <tmp>/<name>/{model.yaml, train.yaml}; `extra` is appended to the pretrain stage. */
-__attribute__((unused)) static void mpi_write_run_dir(const char *name, const char *model_yaml,
-                                                      int64_t steps, int64_t batch, const char *extra) {
+/* <tmp>/<name>/{model.yaml, train.yaml} with learning rate lr and clipping norm clip (YAML
+ * numbers); `extra` is appended to the pretrain stage. */
+__attribute__((unused)) static void mpi_write_run_dir_opt(const char *name, const char *model_yaml,
+                                                          int64_t steps, int64_t batch, const char *lr,
+                                                          const char *clip, const char *extra) {
     char path[1024], text[4096];
     snprintf(path, sizeof path, "%s/%s", mpi_tmp, name);
     WX_CHECK(wx_mkdir_p(path) == WX_OK, "mkdir %s", path);
@@ -49,11 +51,17 @@ __attribute__((unused)) static void mpi_write_run_dir(const char *name, const ch
              "seed: 11\nthreads: 1\ncheckpoint_dir: ckpt\nlog_every: 1\n"
              "validation: {leads: [1, 2]}\n"
              "pretrain:\n  steps: %lld\n  batch_size: %lld\n"
-             "  optimizer: {lr: 1.0e-3, warmup: 2, lr_min: 1.0e-5, grad_clip: 1.0, weight_decay: 0.01, "
+             "  optimizer: {lr: %s, warmup: 2, lr_min: 1.0e-5, grad_clip: %s, weight_decay: 0.01, "
              "betas: [0.9, 0.95]}\n%s",
-             mpi_archive, (long long)steps, (long long)batch, extra ? extra : "");
+             mpi_archive, (long long)steps, (long long)batch, lr, clip, extra ? extra : "");
     snprintf(path, sizeof path, "%s/%s/train.yaml", mpi_tmp, name);
     WX_CHECK(toy_write_text(path, text) == 0, "write %s", path);
+}
+
+/* <tmp>/<name>/{model.yaml, train.yaml}; `extra` is appended to the pretrain stage. */
+__attribute__((unused)) static void mpi_write_run_dir(const char *name, const char *model_yaml,
+                                                      int64_t steps, int64_t batch, const char *extra) {
+    mpi_write_run_dir_opt(name, model_yaml, steps, batch, "1.0e-3", "1.0", extra);
 }
 
 /* Runs `[env] mpirun -np np wxcast train <args>` in <tmp>/<dir> (np 0: wxcast alone), output in
@@ -128,6 +136,58 @@ __attribute__((unused)) static void mpi_losses(const char *dir, const char *file
         if (step >= 1 && step <= max) loss[step] = atof(q + 7);
     }
     free(s);
+}
+
+/* Every rank's dump <dir>/dump/<what>.rank<r> (WXCAST_DEBUG_DUMP) has the same bytes. */
+__attribute__((unused)) static int mpi_same_bits(const char *dir, const char *what, int np) {
+    int64_t n0, n;
+    char f[64];
+    snprintf(f, sizeof f, "dump/%s.rank0", what);
+    float *a = mpi_floats(dir, f, &n0);
+    int ok = a != NULL && n0 > 0;
+    for (int r = 1; ok && r < np; r++) {
+        snprintf(f, sizeof f, "dump/%s.rank%d", what, r);
+        float *b = mpi_floats(dir, f, &n);
+        ok = b && n == n0 && !memcmp(a, b, sizeof(float) * (size_t)n);
+        free(b);
+    }
+    free(a);
+    return ok;
+}
+
+/* Rank 0's dump of `what` in dir a vs dir b: relative L2 difference (inf if missing). */
+__attribute__((unused)) static double mpi_dump_diff(const char *a, const char *b, const char *what) {
+    char f[64];
+    snprintf(f, sizeof f, "dump/%s.rank0", what);
+    int64_t na, nb;
+    float *x = mpi_floats(a, f, &na), *y = mpi_floats(b, f, &nb);
+    double d = x && y && na == nb && na > 0 ? mpi_rel_l2(x, y, na) : INFINITY;
+    if (x && y && na == nb)
+        printf("  %s %s vs %s: rel L2 %.3g, rel max %.3g, %s\n", what, a, b, d, mpi_rel_max(x, y, na),
+               memcmp(x, y, sizeof(float) * (size_t)na) ? "not bitwise" : "bitwise equal");
+    free(x);
+    free(y);
+    return d;
+}
+
+/* mpi_train with WXCAST_DEBUG_DUMP=<tmp>/<dir>/dump; prints the time, and stderr on failure. */
+__attribute__((unused)) static int mpi_run_dumped(const char *dir, int np, const char *args,
+                                                  const char *tag) {
+    char env[1100], path[1024];
+    snprintf(path, sizeof path, "%s/%s/dump", mpi_tmp, dir);
+    wx_mkdir_p(path);
+    snprintf(env, sizeof env, "WXCAST_DEBUG_DUMP=%s", path);
+    double secs;
+    int rc = mpi_train(np, dir, env, args, tag, &secs);
+    printf("%s/%s: %d rank(s), exit %d, %.1f s\n", dir, tag, np ? np : 1, rc, secs);
+    if (rc != 0) {
+        char f[64];
+        snprintf(f, sizeof f, "%s.err", tag);
+        char *e = mpi_slurp(dir, f);
+        printf("%s\n", e);
+        free(e);
+    }
+    return rc;
 }
 
 __attribute__((unused)) static void mpi_cleanup(void) {

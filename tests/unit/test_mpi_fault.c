@@ -40,7 +40,7 @@ static void check_fault(const char *mode) {
 }
 
 int main(void) {
-    int rc = mpi_setup();
+    int rc = mpi_setup(toy_archive_write);
     if (rc) return rc == 77 ? 77 : (WX_CHECK(0, "setup: %s", wx_error_message()), wx_test_summary());
     mpi_write_run_dir("F", toy_model_yaml, 40, 4, "  checkpoint_every: 2\n");
     check_fault("kill");

@@ -18,55 +18,6 @@
 
 static double worst_grad = 0, worst_param = 0, worst_zero = 0, worst_loss = 0, worst_resume = 0;
 
-static int same_bits(const char *dir, const char *what, int np) {
-    int64_t n0, n;
-    char f[64];
-    snprintf(f, sizeof f, "dump/%s.rank0", what);
-    float *a = mpi_floats(dir, f, &n0);
-    int ok = a != NULL && n0 > 0;
-    for (int r = 1; ok && r < np; r++) {
-        snprintf(f, sizeof f, "dump/%s.rank%d", what, r);
-        float *b = mpi_floats(dir, f, &n);
-        ok = b && n == n0 && !memcmp(a, b, sizeof(float) * (size_t)n);
-        free(b);
-    }
-    free(a);
-    return ok;
-}
-
-/* rank-0 dump of `what` in dir a vs dir b: relative L2 difference (inf if missing). */
-static double dump_diff(const char *a, const char *b, const char *what) {
-    char f[64];
-    snprintf(f, sizeof f, "dump/%s.rank0", what);
-    int64_t na, nb;
-    float *x = mpi_floats(a, f, &na), *y = mpi_floats(b, f, &nb);
-    double d = x && y && na == nb && na > 0 ? mpi_rel_l2(x, y, na) : INFINITY;
-    if (x && y && na == nb)
-        printf("  %s %s vs %s: rel L2 %.3g, rel max %.3g, %s\n", what, a, b, d, mpi_rel_max(x, y, na),
-               memcmp(x, y, sizeof(float) * (size_t)na) ? "not bitwise" : "bitwise equal");
-    free(x);
-    free(y);
-    return d;
-}
-
-static int run_in(const char *dir, int np, const char *args, const char *tag) {
-    char env[1100], path[1024];
-    snprintf(path, sizeof path, "%s/%s/dump", mpi_tmp, dir);
-    wx_mkdir_p(path);
-    snprintf(env, sizeof env, "WXCAST_DEBUG_DUMP=%s", path);
-    double secs;
-    int rc = mpi_train(np, dir, env, args, tag, &secs);
-    printf("%s/%s: %d rank(s), exit %d, %.1f s\n", dir, tag, np ? np : 1, rc, secs);
-    if (rc != 0) {
-        char f[64];
-        snprintf(f, sizeof f, "%s.err", tag);
-        char *e = mpi_slurp(dir, f);
-        printf("%s\n", e);
-        free(e);
-    }
-    return rc;
-}
-
 static wx_status read_ckpt(const char *dir, wx_checkpoint *ck) {
     char path[1024];
     snprintf(path, sizeof path, "%s/%s/ckpt/pretrain/last.ckpt", mpi_tmp, dir);
@@ -96,26 +47,26 @@ static double ckpt_diff(const wx_checkpoint *a, const wx_checkpoint *b, wx_ckpt_
 }
 
 static void check_equivalence(void) {
-    WX_CHECK(run_in("A1", 0, "train.yaml --metrics m.jsonl --max-steps 5", "run") == 0, "1 process");
-    WX_CHECK(run_in("A2", 2, "train.yaml --metrics m.jsonl --max-steps 5 --bucket-mb 0.02", "run") == 0,
+    WX_CHECK(mpi_run_dumped("A1", 0, "train.yaml --metrics m.jsonl --max-steps 5", "run") == 0, "1 process");
+    WX_CHECK(mpi_run_dumped("A2", 2, "train.yaml --metrics m.jsonl --max-steps 5 --bucket-mb 0.02", "run") == 0,
              "2 ranks, small buckets");
-    WX_CHECK(run_in("Z2", 2, "train.yaml --metrics m.jsonl --max-steps 5 --zero1", "run") == 0,
+    WX_CHECK(mpi_run_dumped("Z2", 2, "train.yaml --metrics m.jsonl --max-steps 5 --zero1", "run") == 0,
              "2 ranks, ZeRO-1");
     char *log = mpi_slurp("A2", "run.err");
     WX_CHECK(strstr(log, "over 2 ranks") && strstr(log, "bucket(s)") && !strstr(log, "gradients in 1 bucket"),
              "the 2-rank run reports several gradient buckets");
     free(log);
 
-    worst_grad = dump_diff("A2", "A1", "grad.first");
+    worst_grad = mpi_dump_diff("A2", "A1", "grad.first");
     WX_CHECK(worst_grad <= 1e-6, "first-step gradient, 2 ranks vs 1: rel L2 %.3g <= 1e-6", worst_grad);
-    worst_param = dump_diff("A2", "A1", "params.last");
+    worst_param = mpi_dump_diff("A2", "A1", "params.last");
     WX_CHECK(worst_param <= 1e-6, "parameters after 5 steps, 2 ranks vs 1: rel L2 %.3g <= 1e-6", worst_param);
-    worst_zero = dump_diff("Z2", "A2", "params.last");
+    worst_zero = mpi_dump_diff("Z2", "A2", "params.last");
     WX_CHECK(worst_zero <= 1e-6, "parameters after 5 steps, ZeRO-1 vs plain: rel L2 %.3g <= 1e-6", worst_zero);
-    WX_CHECK(dump_diff("Z2", "A1", "params.last") <= 1e-6, "ZeRO-1 vs 1 process <= 1e-6");
-    WX_CHECK(same_bits("A2", "grad.first", 2), "2 ranks: the same gradient bits on both ranks");
-    WX_CHECK(same_bits("A2", "params.last", 2), "2 ranks: the same parameter bits on both ranks");
-    WX_CHECK(same_bits("Z2", "params.last", 2), "ZeRO-1: the same parameter bits on both ranks");
+    WX_CHECK(mpi_dump_diff("Z2", "A1", "params.last") <= 1e-6, "ZeRO-1 vs 1 process <= 1e-6");
+    WX_CHECK(mpi_same_bits("A2", "grad.first", 2), "2 ranks: the same gradient bits on both ranks");
+    WX_CHECK(mpi_same_bits("A2", "params.last", 2), "2 ranks: the same parameter bits on both ranks");
+    WX_CHECK(mpi_same_bits("Z2", "params.last", 2), "ZeRO-1: the same parameter bits on both ranks");
 
     double l1[STEPS + 1], l2[STEPS + 1], lz[STEPS + 1];
     mpi_losses("A1", "m.jsonl", l1, STEPS);
@@ -153,11 +104,11 @@ static void check_resume(void) {
     char args[2048];
     /* The one-process trajectory: A1 continues from its own checkpoint (bit-identical to an
      * uninterrupted run, test_train). */
-    WX_CHECK(run_in("A1", 0, "train.yaml --metrics m.jsonl --resume ckpt/pretrain/last.ckpt", "resume") == 0,
+    WX_CHECK(mpi_run_dumped("A1", 0, "train.yaml --metrics m.jsonl --resume ckpt/pretrain/last.ckpt", "resume") == 0,
              "1 process resumes");
     snprintf(args, sizeof args, "train.yaml --metrics m.jsonl --resume %s/A2/ckpt/pretrain/last.ckpt", mpi_tmp);
-    WX_CHECK(run_in("B1", 0, args, "run") == 0, "N = 2 checkpoint resumed by 1 process");
-    WX_CHECK(run_in("B4", 4, args, "run") == 0, "N = 2 checkpoint resumed by 4 ranks");
+    WX_CHECK(mpi_run_dumped("B1", 0, args, "run") == 0, "N = 2 checkpoint resumed by 1 process");
+    WX_CHECK(mpi_run_dumped("B4", 4, args, "run") == 0, "N = 2 checkpoint resumed by 4 ranks");
     double l1[STEPS + 1], lb1[STEPS + 1], lb4[STEPS + 1];
     mpi_losses("A1", "m.jsonl", l1, STEPS);
     mpi_losses("B1", "m.jsonl", lb1, STEPS);
@@ -170,11 +121,11 @@ static void check_resume(void) {
     }
     WX_CHECK(ok == STEPS - HALF, "resumed at N = 1 and N = 4: losses of steps 6..14 on the 1-process "
              "trajectory within 1e-5 (%d of 9, worst %.3g)", ok, worst_resume);
-    double d1 = dump_diff("B1", "A1", "params.last"), d4 = dump_diff("B4", "A1", "params.last");
+    double d1 = mpi_dump_diff("B1", "A1", "params.last"), d4 = mpi_dump_diff("B4", "A1", "params.last");
     WX_CHECK(d1 <= 1e-5 && d4 <= 1e-5, "parameters at step 14: N=2->1 %.3g, N=2->4 %.3g <= 1e-5", d1, d4);
-    WX_CHECK(same_bits("B4", "params.last", 4), "4 ranks: the same parameter bits on every rank");
+    WX_CHECK(mpi_same_bits("B4", "params.last", 4), "4 ranks: the same parameter bits on every rank");
     /* Not trivially equal: the 9 steps moved the parameters well beyond the tolerance. */
-    double moved = dump_diff("A1", "A2", "params.last");
+    double moved = mpi_dump_diff("A1", "A2", "params.last");
     WX_CHECK(moved > 1e-3 && moved < INFINITY, "steps 6..14 moved the parameters (rel %.3g)", moved);
     wx_checkpoint c;
     char path[1024];
@@ -191,7 +142,7 @@ static void check_resume(void) {
 }
 
 int main(void) {
-    int rc = mpi_setup();
+    int rc = mpi_setup(toy_archive_write);
     if (rc) return rc == 77 ? 77 : (WX_CHECK(0, "setup: %s", wx_error_message()), wx_test_summary());
     const char *dirs[] = {"A1", "A2", "Z2", "B1", "B4"};
     for (int i = 0; i < 5; i++) mpi_write_run_dir(dirs[i], toy_model_yaml, STEPS, 4, NULL);

@@ -1,0 +1,74 @@
+/* MPI benchmark helper for tests/bench/bench_mpi.sh.
+ *   bench_mpi archive DIR      writes the toy training archive of tests/unit/train_toy.h
+ *   bench_mpi allreduce [MB]   under mpirun: times the gradient all-reduce (wx_grad_sync, the
+ *                              trainer's path: 25 MB buckets, MPI_Iallreduce, mean) for message
+ *                              sizes 4 KiB .. MB MiB; rank 0 prints one JSON line per size with
+ *                              the time and the algorithm and bus bandwidths
+ *                              (bus = 2(N−1)/N · bytes / time, the bytes each rank must move). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../unit/train_toy.h"
+#include "core/wx_timer.h"
+#include "train/distributed.h"
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static int allreduce(double max_mb, int blocking) {
+    int n = wx_dist_size();
+    int64_t maxn = (int64_t)(max_mb * 1048576.0 / sizeof(float));
+    float *g = wx_malloc(sizeof(float) * (size_t)maxn);
+    for (int64_t i = 0; i < maxn; i++) g[i] = (float)(i % 97) * 0.01f;
+    for (int64_t len = 1024; len <= maxn; len *= 4) {
+        wx_grad_sync *s;
+        const char *bk = getenv("WX_BENCH_BUCKET_MB");
+        int64_t bucket = bk ? (int64_t)(atof(bk) * 1048576.0) : WX_DIST_BUCKET_BYTES_DEFAULT;
+        if (wx_grad_sync_create(g, len, bucket, &s) != WX_OK) return 1;
+        int reps = len < (1 << 20) ? 50 : 10;
+        double t[50];
+        for (int r = 0; r < reps + 2; r++) {
+            if (wx_dist_barrier() != WX_OK) return 1;
+            double t0 = wx_time_now();
+            if ((blocking ? wx_dist_allreduce_f32(g, len, WX_DIST_AVG) : wx_grad_sync_finish(s)) != WX_OK)
+                return 1;
+            if (r >= 2) t[r - 2] = wx_time_now() - t0; /* two warm-up rounds */
+        }
+        qsort(t, (size_t)reps, sizeof(double), cmp_double);
+        double med = t[reps / 2], bytes = (double)len * sizeof(float);
+        if (wx_dist_rank() == 0)
+            printf("{\"call\":\"%s\",\"ranks\":%d,\"bytes\":%.0f,\"buckets\":%d,\"median_s\":%.6g,\"algbw_GBs\":%.4g,"
+                   "\"busbw_GBs\":%.4g}\n", blocking ? "MPI_Allreduce" : "wx_grad_sync", n, bytes, wx_grad_sync_buckets(s), med, bytes / med / 1e9,
+                   2.0 * (n - 1) / n * bytes / med / 1e9);
+        wx_grad_sync_destroy(s);
+    }
+    free(g);
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    if (argc >= 3 && !strcmp(argv[1], "archive")) {
+        if (toy_archive_write(argv[2], 64) != 0) {
+            fprintf(stderr, "bench_mpi: %s\n", wx_error_message());
+            return 1;
+        }
+        return 0;
+    }
+    if (argc >= 2 && !strcmp(argv[1], "allreduce")) {
+        if (wx_dist_init(&argc, &argv) != WX_OK) {
+            fprintf(stderr, "bench_mpi: %s\n", wx_error_message());
+            return 1;
+        }
+        double mb = argc >= 3 ? atof(argv[2]) : 64;
+        int rc = allreduce(mb, 0);
+        if (rc == 0) rc = allreduce(mb, 1);
+        if (rc) fprintf(stderr, "bench_mpi: %s\n", wx_error_message());
+        wx_dist_finalize();
+        return rc;
+    }
+    fprintf(stderr, "usage: bench_mpi archive DIR | bench_mpi allreduce [MAX_MB]\n");
+    return 2;
+}
