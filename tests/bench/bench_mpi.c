@@ -1,8 +1,9 @@
 /* MPI benchmark helper for tests/bench/bench_mpi.sh.
  *   bench_mpi archive DIR      writes the toy training archive of tests/unit/train_toy.h
  *   bench_mpi allreduce [MB]   under mpirun: times the gradient all-reduce (wx_grad_sync, the
- *                              trainer's path: 25 MB buckets, MPI_Iallreduce, mean) for message
- *                              sizes 4 KiB .. MB MiB; rank 0 prints one JSON line per size with
+ *                              trainer's path: 25 MB buckets or WX_BENCH_BUCKET_MB, MPI_Iallreduce,
+ *                              mean), then one blocking MPI_Allreduce, for message sizes
+ *                              4 KiB .. MB MiB; rank 0 prints one JSON line per size with
  *                              the time and the algorithm and bus bandwidths
  *                              (bus = 2(N−1)/N · bytes / time, the bytes each rank must move). */
 #include <stdio.h>

@@ -82,4 +82,4 @@ for line in open(sys.argv[1]):
     print(f"  {r['call']:<14} {r['bytes'] / 1048576:9.3f} MiB  {r['buckets']:3d} bucket(s)  "
           f"{r['median_s'] * 1e3:9.3f} ms  {r['algbw_GBs']:7.3f} GB/s")
 PY
-echo "load average: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores"
+echo "load average: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc --all) cores"
