@@ -1,5 +1,11 @@
 /* Recipe → archive: match every (channel, valid time) to a source field, decode, regrid, write
- * shards in time order, accumulate statistics in double, write the manifest last. */
+ * shards in time order, accumulate statistics in double, write the manifest last.
+ *
+ * Records are made in batches: every (record, channel) of a batch is one task of an OpenMP loop
+ * (decode into the batch buffer, float16 rounding, crc32 of the channel's bytes), then per-task
+ * statistics, then one write of the whole batch. Results do not depend on the thread count: each
+ * task's arithmetic is its own, record crc32s are the channel crcs joined with crc32_combine, and
+ * statistics are merged in (record, channel) order on one thread. */
 #include "ingest.h"
 
 #include <dirent.h>
@@ -11,6 +17,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <omp.h>
+#include <zlib.h>
 
 #include "core/wx_fs.h"
 #include "climatology_build.h"
@@ -31,8 +39,8 @@ typedef struct {
     int nix;
     wx_grid fine;      /* grid of the sources (first field) */
     wx_grid out;       /* archive grid */
-    int have_fine;
-    float *fine_buf, *acc_buf;
+    int nthreads;
+    float **fine_buf, **acc_buf, **chan_buf; /* [nthreads] scratch each */
     wx_archive_meta meta;
     /* statistics */
     double *s_n, *s_mean, *s_m2, *s_min, *s_max, *d_n, *d_mean, *d_m2;
@@ -108,12 +116,8 @@ static wx_status not_found(ingest_ctx *c, const wx_recipe_var *v, wx_time t) {
 }
 
 /* Decodes one source field onto the archive grid into out[points]. */
-static wx_status decode(ingest_ctx *c, const ix_entry *e, float *out) {
+static wx_status decode(ingest_ctx *c, const ix_entry *e, float *out, float *fine_buf) {
     const wx_grid *g = &e->f->grid;
-    if (!c->have_fine) {
-        c->fine = *g;
-        c->have_fine = 1;
-    }
     if (!wx_grid_same(g, &c->fine, 1e-6)) {
         char a[160], b[160], d[600];
         wx_grid_describe(&c->fine, a, sizeof a);
@@ -124,14 +128,15 @@ static wx_status decode(ingest_ctx *c, const ix_entry *e, float *out) {
     }
     if (c->r.resolution <= 0) /* native grid: decode straight into the caller's buffer */
         return wx_source_read(c->src[e->src], e->idx, c->r.missing, out);
-    WX_TRY(wx_source_read(c->src[e->src], e->idx, c->r.missing, c->fine_buf));
+    WX_TRY(wx_source_read(c->src[e->src], e->idx, c->r.missing, fine_buf));
     wx_grid cg;
     WX_TRY(wx_grid_coarse_shape(g, c->r.resolution, &cg));
-    wx_grid_coarsen(g, &cg, c->fine_buf, out);
+    wx_grid_coarsen(g, &cg, fine_buf, out);
     return WX_OK;
 }
 
-static wx_status make_channel(ingest_ctx *c, int v, wx_time t, float *out) {
+/* Channel v at time t into out[points] with thread `th`'s scratch. */
+static wx_status make_channel(ingest_ctx *c, int v, wx_time t, float *out, int th) {
     const wx_recipe_var *var = &c->r.vars[v];
     wx_status st = WX_OK;
     size_t np = (size_t)c->out.nlat * c->out.nlon;
@@ -139,7 +144,7 @@ static wx_status make_channel(ingest_ctx *c, int v, wx_time t, float *out) {
     if (st != WX_OK) return st;
     if (e || var->accum_s == 0) {
         if (!e) return not_found(c, var, t);
-        return decode(c, e, out);
+        return decode(c, e, out, c->fine_buf[th]);
     }
     /* Sum of the hourly accumulations ending at t, t-1h, ..., t-(n-1)h. */
     int64_t n = var->accum_s / 3600;
@@ -147,54 +152,81 @@ static wx_status make_channel(ingest_ctx *c, int v, wx_time t, float *out) {
         const ix_entry *h = find(c, var, t - k * 3600, 3600, &st);
         if (st != WX_OK) return st;
         if (!h) return not_found(c, var, t - k * 3600);
-        WX_TRY(decode(c, h, k ? c->acc_buf : out));
+        float *acc = c->acc_buf[th];
+        WX_TRY(decode(c, h, k ? acc : out, c->fine_buf[th]));
         if (k)
-            for (size_t p = 0; p < np; p++) out[p] += c->acc_buf[p];
+            for (size_t p = 0; p < np; p++) out[p] += acc[p];
     }
     return WX_OK;
 }
 
+/* One channel of one record: its moments, and those of its difference from the record `lag`
+ * steps earlier (y, NULL when outside the window). */
+typedef struct {
+    double n, mean, m2, mn, mx, dn, dm, dm2;
+} chan_stats;
+
+static void chan_stats_compute(const float *x, const float *y, size_t np, chan_stats *s) {
+    double mean = 0, m2 = 0, mn = INFINITY, mx = -INFINITY;
+    size_t n = 0;
+    for (size_t p = 0; p < np; p++)
+        if (!isnan(x[p])) mean += x[p], n++, mn = fmin(mn, x[p]), mx = fmax(mx, x[p]);
+    memset(s, 0, sizeof *s);
+    if (!n) return;
+    mean /= (double)n;
+    for (size_t p = 0; p < np; p++)
+        if (!isnan(x[p])) m2 += (x[p] - mean) * (x[p] - mean);
+    s->n = (double)n, s->mean = mean, s->m2 = m2, s->mn = mn, s->mx = mx;
+    if (!y) return;
+    double dm = 0, dm2 = 0;
+    size_t dn = 0;
+    for (size_t p = 0; p < np; p++)
+        if (!isnan(x[p]) && !isnan(y[p])) dm += (double)x[p] - y[p], dn++;
+    if (!dn) return;
+    dm /= (double)dn;
+    for (size_t p = 0; p < np; p++)
+        if (!isnan(x[p]) && !isnan(y[p])) {
+            double q = (double)x[p] - y[p] - dm;
+            dm2 += q * q;
+        }
+    s->dn = (double)dn, s->dm = dm, s->dm2 = dm2;
+}
+
+/* Chan et al. combination of one record's channel with the running totals. */
+static void chan_stats_merge(ingest_ctx *c, int ch, const chan_stats *s) {
+    if (s->n == 0) return;
+    double na = c->s_n[ch], nb = s->n, d = s->mean - c->s_mean[ch];
+    c->s_mean[ch] += d * nb / (na + nb);
+    c->s_m2[ch] += s->m2 + d * d * na * nb / (na + nb);
+    c->s_n[ch] = na + nb;
+    c->s_min[ch] = fmin(c->s_min[ch], s->mn);
+    c->s_max[ch] = fmax(c->s_max[ch], s->mx);
+    if (s->dn == 0) return;
+    double da = c->d_n[ch], db = s->dn, dd = s->dm - c->d_mean[ch];
+    c->d_mean[ch] += dd * db / (da + db);
+    c->d_m2[ch] += s->dm2 + dd * dd * da * db / (da + db);
+    c->d_n[ch] = da + db;
+}
+
+/* Whether record k (valid at t) enters the statistics, and its 6-hour difference too. */
+static int stats_in(const ingest_ctx *c, wx_time t) {
+    return c->r.has_stats && t >= c->r.stats_start && t <= c->r.stats_end;
+}
+static int stats_diff(const ingest_ctx *c, int64_t k, wx_time t) {
+    return c->lag > 0 && k >= c->lag && t - c->lag * c->r.step >= c->r.stats_start;
+}
+
+/* Record by record (resumed shards): ring slot k % lag holds record k - lag until replaced. */
 static void stats_add(ingest_ctx *c, const float *rec, wx_time t) {
     const wx_recipe *r = &c->r;
-    size_t np = (size_t)c->out.nlat * c->out.nlon, nrec = np * (size_t)r->nvars;
-    int in = r->has_stats && t >= r->stats_start && t <= r->stats_end;
+    /* Stored points: drop_south_pole records are one row shorter than the decoded grid. */
+    size_t np = (size_t)wx_archive_points(&c->meta), nrec = np * (size_t)r->nvars;
     int64_t k = (t - r->start) / r->step;
-    for (int ch = 0; in && ch < r->nvars; ch++) {
-        const float *x = rec + (size_t)ch * np;
-        double mean = 0, m2 = 0, mn = INFINITY, mx = -INFINITY;
-        size_t n = 0;
-        for (size_t p = 0; p < np; p++)
-            if (!isnan(x[p])) mean += x[p], n++, mn = fmin(mn, x[p]), mx = fmax(mx, x[p]);
-        if (!n) continue;
-        mean /= (double)n;
-        for (size_t p = 0; p < np; p++)
-            if (!isnan(x[p])) m2 += (x[p] - mean) * (x[p] - mean);
-        /* Chan et al. combination of this record with the running totals. */
-        double na = c->s_n[ch], nb = (double)n, d = mean - c->s_mean[ch];
-        c->s_mean[ch] += d * nb / (na + nb);
-        c->s_m2[ch] += m2 + d * d * na * nb / (na + nb);
-        c->s_n[ch] = na + nb;
-        c->s_min[ch] = fmin(c->s_min[ch], mn);
-        c->s_max[ch] = fmax(c->s_max[ch], mx);
-        if (c->lag > 0 && k >= c->lag && t - c->lag * r->step >= r->stats_start) {
-            const float *y = c->ring + (size_t)(k % c->lag) * nrec + (size_t)ch * np;
-            double dm = 0, dm2 = 0;
-            size_t dn = 0;
-            for (size_t p = 0; p < np; p++)
-                if (!isnan(x[p]) && !isnan(y[p])) dm += (double)x[p] - y[p], dn++;
-            if (dn) {
-                dm /= (double)dn;
-                for (size_t p = 0; p < np; p++)
-                    if (!isnan(x[p]) && !isnan(y[p])) {
-                        double q = (double)x[p] - y[p] - dm;
-                        dm2 += q * q;
-                    }
-                double da = c->d_n[ch], db = (double)dn, dd = dm - c->d_mean[ch];
-                c->d_mean[ch] += dd * db / (da + db);
-                c->d_m2[ch] += dm2 + dd * dd * da * db / (da + db);
-                c->d_n[ch] = da + db;
-            }
-        }
+    for (int ch = 0; stats_in(c, t) && ch < r->nvars; ch++) {
+        const float *y = stats_diff(c, k, t) ? c->ring + (size_t)(k % c->lag) * nrec + (size_t)ch * np : NULL;
+        chan_stats cs;
+        chan_stats_compute(rec + (size_t)ch * np, y, np, &cs);
+        chan_stats_merge(c, ch, &cs);
     }
     if (c->lag > 0) memcpy(c->ring + (size_t)(k % c->lag) * nrec, rec, sizeof(float) * nrec);
 }
@@ -276,12 +308,20 @@ static wx_status setup(ingest_ctx *c) {
     if (st != WX_OK) return st;
     if (!e) return not_found(c, v0, r->start);
     wx_grid g = e->f->grid;
-    c->fine_buf = wx_malloc(sizeof(float) * (size_t)g.nlat * g.nlon);
+    c->fine = g; /* every other source field must be on this grid */
     if (r->resolution > 0) {
         WX_TRY(wx_grid_coarse_shape(&g, r->resolution, &g));
     }
     c->out = g;
-    c->acc_buf = wx_malloc(sizeof(float) * (size_t)g.nlat * g.nlon);
+    c->nthreads = omp_get_max_threads();
+    c->fine_buf = wx_calloc((size_t)c->nthreads, sizeof(float *));
+    c->acc_buf = wx_calloc((size_t)c->nthreads, sizeof(float *));
+    c->chan_buf = wx_calloc((size_t)c->nthreads, sizeof(float *));
+    for (int th = 0; th < c->nthreads; th++) {
+        c->fine_buf[th] = wx_malloc(sizeof(float) * (size_t)c->fine.nlat * c->fine.nlon);
+        c->acc_buf[th] = wx_malloc(sizeof(float) * (size_t)g.nlat * g.nlon);
+        c->chan_buf[th] = wx_malloc(sizeof(float) * (size_t)g.nlat * g.nlon);
+    }
     wx_archive_meta *m = &c->meta;
     m->nchan = r->nvars;
     m->chan = wx_calloc((size_t)r->nvars, sizeof *m->chan);
@@ -324,14 +364,128 @@ static wx_status setup(ingest_ctx *c) {
     return WX_OK;
 }
 
+/* Buffers of one batch of records. val: [nb, stride32 / 4] floats, each record's channels
+ * [nchan, points] then zero padding (the float32 on-disk layout); disk: the float16 layout (NULL
+ * for float32); crc: [nb * nchan] per channel, then per record; st/err: per task. */
+typedef struct {
+    int64_t cap, stride32, stride16;
+    float *val;
+    uint16_t *disk;
+    uint32_t *crc_ch, *crc;
+    chan_stats *cs;
+    wx_status *st;
+    char **err;
+} ingest_batch;
+
+static void *aligned_zero(size_t bytes) {
+    void *p = NULL;
+    WX_ASSERT(posix_memalign(&p, WX_ARCHIVE_ALIGN, bytes ? bytes : WX_ARCHIVE_ALIGN) == 0);
+    memset(p, 0, bytes);
+    return p;
+}
+
+static void batch_init(ingest_batch *b, const wx_archive_meta *m) {
+    memset(b, 0, sizeof *b);
+    int64_t rb = (int64_t)m->nchan * wx_archive_points(m) * 4;
+    b->stride32 = (rb + WX_ARCHIVE_ALIGN - 1) / WX_ARCHIVE_ALIGN * WX_ARCHIVE_ALIGN;
+    b->stride16 = wx_archive_record_stride(m);
+    /* ~64 MB per batch: big writes, enough tasks for every thread, bounded memory. */
+    b->cap = (64LL << 20) / b->stride32;
+    if (b->cap < 1) b->cap = 1;
+    if (b->cap > m->records_per_shard) b->cap = m->records_per_shard;
+    size_t tasks = (size_t)b->cap * (size_t)m->nchan;
+    b->val = aligned_zero((size_t)(b->cap * b->stride32));
+    if (m->dtype == WX_DTYPE_F16) b->disk = aligned_zero((size_t)(b->cap * b->stride16));
+    b->crc_ch = wx_calloc(tasks, sizeof *b->crc_ch);
+    b->crc = wx_calloc((size_t)b->cap, sizeof *b->crc);
+    b->cs = wx_calloc(tasks, sizeof *b->cs);
+    b->st = wx_calloc(tasks, sizeof *b->st);
+    b->err = wx_calloc(tasks, sizeof *b->err);
+}
+
+static void batch_free(ingest_batch *b) {
+    free(b->val);
+    free(b->disk);
+    free(b->crc_ch);
+    free(b->crc);
+    free(b->cs);
+    free(b->st);
+    free(b->err);
+}
+
+/* Makes records t0..t0+nb-1 into b: values, crc32s, statistics (merged into c). */
+static wx_status batch_make(ingest_ctx *c, ingest_batch *b, int64_t t0, int64_t nb) {
+    const wx_archive_meta *m = &c->meta;
+    int nch = m->nchan;
+    size_t np = (size_t)wx_archive_points(m), full = (size_t)c->out.nlat * c->out.nlon;
+    int f16 = m->dtype == WX_DTYPE_F16;
+    size_t chan_bytes = np * (f16 ? 2 : 4);
+    int64_t ntask = nb * nch;
+#pragma omp parallel for schedule(dynamic, 1)
+    for (int64_t k = 0; k < ntask; k++) {
+        int64_t r = k / nch;
+        int v = (int)(k % nch), th = omp_get_thread_num();
+        float *dst = b->val + (size_t)r * (size_t)(b->stride32 / 4) + (size_t)v * np;
+        /* drop_south_pole keeps the first nlat-1 rows: a prefix of the full field. */
+        float *tmp = np == full ? dst : c->chan_buf[th];
+        wx_status st = make_channel(c, v, m->start + (t0 + r) * m->step, tmp, th);
+        if (st == WX_OK && tmp != dst) memcpy(dst, tmp, sizeof(float) * np);
+        const unsigned char *bytes = (const unsigned char *)dst;
+        if (st == WX_OK && f16) {
+            uint16_t *h = b->disk + (size_t)r * (size_t)(b->stride16 / 2) + (size_t)v * np;
+            for (size_t q = 0; q < np; q++) {
+                h[q] = wx_f32_to_f16(dst[q]);
+                dst[q] = wx_f16_to_f32(h[q]); /* statistics see the stored values */
+            }
+            bytes = (const unsigned char *)h;
+        }
+        if (st == WX_OK) b->crc_ch[k] = (uint32_t)crc32(crc32(0L, Z_NULL, 0), bytes, (uInt)chan_bytes);
+        b->st[k] = st;
+        b->err[k] = st == WX_OK ? NULL : wx_strdup(wx_error_message());
+    }
+    wx_status st = WX_OK;
+    for (int64_t k = 0; k < ntask; k++) {
+        if (b->st[k] != WX_OK && st == WX_OK) st = wx_error_set(b->st[k], "%s", b->err[k]);
+        free(b->err[k]);
+    }
+    if (st != WX_OK) return st;
+    for (int64_t r = 0; r < nb; r++) {
+        uLong crc = b->crc_ch[r * nch];
+        for (int v = 1; v < nch; v++) crc = crc32_combine(crc, b->crc_ch[r * nch + v], (z_off_t)chan_bytes);
+        b->crc[r] = (uint32_t)crc;
+    }
+    if (!m->has_stats) return WX_OK;
+    size_t nrec = np * (size_t)nch;
+#pragma omp parallel for schedule(dynamic, 1)
+    for (int64_t k = 0; k < ntask; k++) {
+        int64_t r = k / nch, ti = t0 + r;
+        int v = (int)(k % nch);
+        wx_time t = m->start + ti * m->step;
+        if (!stats_in(c, t)) continue;
+        const float *y = NULL;
+        if (stats_diff(c, ti, t))
+            y = ti - c->lag >= t0 ? b->val + (size_t)(r - c->lag) * (size_t)(b->stride32 / 4) + (size_t)v * np
+                                  : c->ring + (size_t)(ti % c->lag) * nrec + (size_t)v * np;
+        chan_stats_compute(b->val + (size_t)r * (size_t)(b->stride32 / 4) + (size_t)v * np, y, np, &b->cs[k]);
+    }
+    for (int64_t k = 0; k < ntask; k++)
+        if (stats_in(c, m->start + (t0 + k / nch) * m->step)) chan_stats_merge(c, (int)(k % nch), &b->cs[k]);
+    /* The ring keeps the last `lag` records for the next batch's differences. */
+    for (int64_t r = nb > c->lag ? nb - c->lag : 0; c->lag > 0 && r < nb; r++)
+        memcpy(c->ring + (size_t)((t0 + r) % c->lag) * nrec,
+               b->val + (size_t)r * (size_t)(b->stride32 / 4), sizeof(float) * nrec);
+    return WX_OK;
+}
+
 static wx_status run(ingest_ctx *c, wx_ingest_opts *o) {
     WX_TRY(setup(c));
     wx_archive_meta *m = &c->meta;
     WX_TRY(wx_mkdir_p(c->r.output));
     remove_stale(c->r.output);
-    size_t np = (size_t)wx_archive_points(m), full = (size_t)c->out.nlat * c->out.nlon;
+    size_t np = (size_t)wx_archive_points(m);
     float *rec = wx_malloc(sizeof(float) * np * (size_t)m->nchan);
-    float *chan = wx_malloc(sizeof(float) * full);
+    ingest_batch b;
+    batch_init(&b, m);
     const char *ab = getenv("WX_TEST_ABORT_AFTER_RECORDS");
     c->abort_after = ab ? atoll(ab) : -1;
     wx_progress p;
@@ -351,28 +505,23 @@ static wx_status run(ingest_ctx *c, wx_ingest_opts *o) {
         }
         wx_shard_writer *w;
         WX_TRY(wx_shard_writer_open(c->r.output, s, m, &w));
-        for (int64_t t = t0; st == WX_OK && t < t1; t++) {
-            wx_time vt = m->start + t * m->step;
-            for (int v = 0; st == WX_OK && v < m->nchan; v++) {
-                /* drop_south_pole keeps the first nlat-1 rows: a prefix of the full field, made
-                 * in `chan`; otherwise the channel is decoded in place. */
-                st = make_channel(c, v, vt, np == full ? rec + (size_t)v * np : chan);
-                if (st == WX_OK && np != full) memcpy(rec + (size_t)v * np, chan, sizeof(float) * np);
-            }
-            if (st == WX_OK) st = wx_shard_writer_put(w, rec);
-            if (st == WX_OK && m->dtype == WX_DTYPE_F16)
-                for (size_t k = 0; k < np * (size_t)m->nchan; k++) rec[k] = wx_f16_to_f32(wx_f32_to_f16(rec[k]));
-            if (st == WX_OK && m->has_stats) stats_add(c, rec, vt);
-            o->records_written++;
+        for (int64_t t = t0; st == WX_OK && t < t1; t += b.cap) {
+            int64_t nb = t1 - t < b.cap ? t1 - t : b.cap, nw = nb;
+            st = batch_make(c, &b, t, nb);
+            /* Test hook: stop as if killed once that many records are written. */
+            if (c->abort_after >= 0 && o->records_written + nw > c->abort_after)
+                nw = c->abort_after - o->records_written;
+            if (st == WX_OK) st = wx_shard_writer_put_raw(w, b.disk ? (void *)b.disk : (void *)b.val, nw, b.crc);
+            if (st == WX_OK) o->records_written += nw;
             if (c->abort_after >= 0 && o->records_written >= c->abort_after) _exit(3);
-            wx_progress_update(&p, t + 1, NULL);
+            if (st == WX_OK) wx_progress_update(&p, t + nb, NULL);
         }
         if (st == WX_OK) st = wx_shard_writer_commit(w);
         else wx_shard_writer_abort(w);
     }
     wx_progress_finish(&p);
     free(rec);
-    free(chan);
+    batch_free(&b);
     if (st == WX_OK && m->has_stats) {
         int n = m->nchan;
         m->mean = wx_calloc((size_t)n, 8), m->std = wx_calloc((size_t)n, 8);
@@ -408,8 +557,14 @@ wx_status wx_ingest_run(const char *recipe_path, wx_ingest_opts *o) {
     for (int s = 0; s < c.r.nsources && c.src; s++) wx_source_close(c.src[s]);
     free(c.src);
     free(c.ix);
+    for (int th = 0; th < c.nthreads; th++) {
+        free(c.fine_buf[th]);
+        free(c.acc_buf[th]);
+        free(c.chan_buf[th]);
+    }
     free(c.fine_buf);
     free(c.acc_buf);
+    free(c.chan_buf);
     free(c.ring);
     double *arrs[] = {c.s_n, c.s_mean, c.s_m2, c.d_n, c.d_mean, c.d_m2, c.s_min, c.s_max};
     for (int a = 0; a < 8; a++) free(arrs[a]);

@@ -191,6 +191,22 @@ wx_status wx_shard_writer_put(wx_shard_writer *w, const float *record) {
     return WX_OK;
 }
 
+wx_status wx_shard_writer_put_raw(wx_shard_writer *w, const void *records, int64_t n,
+                                  const uint32_t *crcs) {
+    WX_ASSERT(n >= 0 && w->put + (uint64_t)n <= w->h.record_count);
+    for (int64_t k = 0; k < n; k++) {
+        w->offsets[w->put + (uint64_t)k] = w->h.data_offset + (w->put + (uint64_t)k) * w->h.record_stride;
+        w->crcs[w->put + (uint64_t)k] = crcs[k];
+    }
+    size_t bytes = (size_t)n * (size_t)w->h.record_stride;
+    if (n && fwrite(records, 1, bytes, w->f.fp) != bytes)
+        return wx_error_set(WX_ERR_RUN, "%s: write of records %llu..%llu failed: %s", w->f.path,
+                            (unsigned long long)w->put, (unsigned long long)(w->put + (uint64_t)n - 1),
+                            strerror(errno));
+    w->put += (uint64_t)n;
+    return WX_OK;
+}
+
 static void writer_free(wx_shard_writer *w) {
     free(w->offsets);
     free(w->crcs);

@@ -67,6 +67,12 @@ wx_status wx_shard_writer_open(const char *dir, int shard, const wx_archive_meta
                                wx_shard_writer **out);
 /* record: [nchan, nlat, nlon] float32 */
 wx_status wx_shard_writer_put(wx_shard_writer *w, const float *record);
+/* Appends n records already in the on-disk layout, in one write: each record's record_bytes in
+ * the shard's dtype followed by zero padding up to record_stride; crcs are their crc32 over
+ * record_bytes (the caller computes them, e.g. in parallel, with zlib's crc32/crc32_combine).
+ * records: [n * record_stride] bytes; crcs: [n] */
+wx_status wx_shard_writer_put_raw(wx_shard_writer *w, const void *records, int64_t n,
+                                  const uint32_t *crcs);
 wx_status wx_shard_writer_commit(wx_shard_writer *w);
 void wx_shard_writer_abort(wx_shard_writer *w);
 /* 1 when shard file `shard` exists with a valid header for this meta (key, counts, sizes). */

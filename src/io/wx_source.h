@@ -49,7 +49,8 @@ const wx_field_info *wx_source_info(const wx_source *s, int i);
 
 /* Decodes field i into values (stored grid order). Missing points (GRIB bitmap, NetCDF
  * _FillValue/missing_value) are an error naming file, message, variable, time and count under
- * WX_MISSING_ERROR, NaN under WX_MISSING_NAN.
+ * WX_MISSING_ERROR, NaN under WX_MISSING_NAN. Safe to call from several threads at once
+ * (GRIB fields decode concurrently; NetCDF reads are serialised inside).
  * values: [grid.nlat * grid.nlon] */
 wx_status wx_source_read(wx_source *s, int i, wx_missing_policy policy, float *values);
 
