@@ -12,6 +12,7 @@ packages=(
   python3-torch python3-numpy
   python3-xarray python3-cfgrib python3-netcdf4 python3-matplotlib
   gmt-gshhg-low
+  chromium chromium-driver python3-pil
 )
 
 missing=()

@@ -19,6 +19,7 @@ const wx_command wx_commands[] = {
     {"forecast", "roll a trained model out from an archive state; CF NetCDF with lead 0", wx_cmd_forecast},
     {"export-weights", "checkpoint -> safetensors with the PyTorch (NVlabs) parameter names", wx_cmd_export_weights},
     {"import-weights", "safetensors with the PyTorch (NVlabs) names -> checkpoint", wx_cmd_import_weights},
+    {"export", "forecast file -> PNG maps per variable and lead, wind layers, static web viewer", wx_cmd_export},
     {"eval", "WeatherBench2 scores of forecast files vs an archive, baselines, CSV/JSON/plots", wx_cmd_eval},
     {NULL, NULL, NULL},
 };

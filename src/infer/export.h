@@ -1,0 +1,44 @@
+/* `wxcast export`: a forecast file (NetCDF or GRIB, read through src/io/wx_source.h) → one PNG
+ * map per variable and lead (src/io/png_map.h: documented colour scales, coastlines, colour bar,
+ * title with valid time and lead), wind-particle layers from u/v pairs (grib2json), a manifest
+ * and the static web viewer (src/io/viewer.h).
+ *
+ * Variables: every (parameter, level) of the file, named by shortName ("2t", "msl", "tp") or
+ * shortName + hPa on pressure levels ("z500", "t850"). A u/v pair (10u/10v, 100u/100v, u/v at a
+ * level) becomes a wind-speed variable ("10ws", "100ws", "ws850") and a particle layer; the
+ * components themselves are exported only when --vars names them. Leads are valid time minus
+ * the file's forecast_reference_time (the first valid time when the file has none). Ensemble
+ * files: the lowest member only. Colour ranges are fixed per variable across all leads (the
+ * documented ranges, or for styles without one the min..max over every exported lead), so
+ * colours mean the same thing along the time slider.
+ *
+ * Output (all atomic; rerunning gives identical files):
+ *   DIR/index.html viewer.js viewer.css manifest.json manifest.js
+ *   DIR/maps/<var>_f<HHH>.png
+ *   DIR/wind/<layer>_f<HHH>.json and .js   (layer "10m", "100m", "850hPa") */
+#ifndef WX_EXPORT_H
+#define WX_EXPORT_H
+
+#include "core/wx_error.h"
+
+typedef struct {
+    const char *forecast; /* input file */
+    const char *output;   /* folder (created) */
+    const char *vars;     /* comma-separated variable ids, NULL: all */
+    const char *leads;    /* comma-separated hours, ranges "0-72" and "0-240/24"; NULL: all */
+    int celsius;          /* 1: temperatures in °C, 0: K */
+    int width;            /* map width in pixels; 0: from the grid (720..1440) */
+    int wind;             /* 1: write wind-particle layers for u/v pairs */
+    int coast;            /* 1: GSHHG coastlines (missing data is an error) */
+    int wind_max_nlon;    /* thin wind layers to at most this many columns (0: 360) */
+    int threads;          /* 0: OpenMP default */
+} wx_export_opts;
+
+typedef struct {
+    int nvars, nleads, npng, nwind_files;
+} wx_export_result;
+
+void wx_export_opts_default(wx_export_opts *o);
+wx_status wx_export_run(const wx_export_opts *o, wx_export_result *r);
+
+#endif
