@@ -389,8 +389,11 @@ static void batch_init(ingest_batch *b, const wx_archive_meta *m) {
     int64_t rb = (int64_t)m->nchan * wx_archive_points(m) * 4;
     b->stride32 = (rb + WX_ARCHIVE_ALIGN - 1) / WX_ARCHIVE_ALIGN * WX_ARCHIVE_ALIGN;
     b->stride16 = wx_archive_record_stride(m);
-    /* ~64 MB per batch: big writes, enough tasks for every thread, bounded memory. */
-    b->cap = (64LL << 20) / b->stride32;
+    /* ~16 MB per batch (big writes; a buffer that stays small enough to be reused warm), but at
+     * least two tasks per thread. */
+    b->cap = (16LL << 20) / b->stride32;
+    int64_t per_threads = (2 * omp_get_max_threads() + m->nchan - 1) / m->nchan;
+    if (b->cap < per_threads) b->cap = per_threads;
     if (b->cap < 1) b->cap = 1;
     if (b->cap > m->records_per_shard) b->cap = m->records_per_shard;
     size_t tasks = (size_t)b->cap * (size_t)m->nchan;

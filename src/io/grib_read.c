@@ -233,6 +233,19 @@ wx_status wx_grib_scan(wx_source *s) {
     return st;
 }
 
+/* eccodes decodes to double only (2.28): one buffer per thread, kept and grown, so that every
+ * field does not map and fault in fresh pages (it lives as long as the thread). */
+static double *decode_buffer(size_t n) {
+    static _Thread_local double *buf;
+    static _Thread_local size_t cap;
+    if (n > cap) {
+        free(buf);
+        buf = wx_malloc(sizeof(double) * n);
+        cap = n;
+    }
+    return buf;
+}
+
 wx_status wx_grib_read(wx_source *s, int i, wx_missing_policy policy, float *values) {
     grib_impl *im = s->impl;
     const wx_field_info *f = &s->fields[i];
@@ -252,7 +265,7 @@ wx_status wx_grib_read(wx_source *s, int i, wx_missing_policy policy, float *val
         if (e || n != (size_t)(g.ni * g.nj)) {
             st = wx_error_set(WX_ERR_RUN, "%s: %zu values for a %ldx%ld grid", where, n, g.ni, g.nj);
         } else {
-            buf = wx_malloc(sizeof(double) * n);
+            buf = decode_buffer(n);
             e = codes_get_double_array(h, "values", buf, &n);
             if (e) st = wx_error_set(WX_ERR_RUN, "%s: decoding failed (eccodes: %s)", where,
                                      codes_get_error_message(e));
@@ -305,7 +318,6 @@ wx_status wx_grib_read(wx_source *s, int i, wx_missing_policy policy, float *val
             st = wx_error_set(WX_ERR_RUN, "%s: %ld of %zu values are missing (GRIB bitmap); set "
                               "`missing: nan` in the recipe to keep them as NaN", where, nmiss, n);
     }
-    free(buf);
     free(rm);
     free(cm);
     geom_free(&g);
