@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# wxcast export and its web viewer: a small CF forecast file (written by netCDF4-python, an
+# independent writer) → maps, wind layers, manifest, viewer; the files checked against the
+# forecast file; reruns identical; option errors; then the page in headless Chromium (file:// and
+# a static server): the map shows a field, the slider changes it, keys work, wind particles are
+# drawn, no console errors. Exits 77 (skipped) without numpy/netCDF4/PIL, or without Chromium
+# after the checks that need no browser.
+# Usage: export_viewer.sh WXCAST SRCDIR
+set -euo pipefail
+WX=$1
+SRC=$2
+PY=/usr/bin/python3
+HELP="$SRC/tests/cli/export_viewer.py"
+fail=0
+ok() { echo "ok    $*"; }
+bad() { echo "FAIL  $*"; fail=1; }
+
+if ! $PY -c "import numpy, netCDF4, PIL" 2>/dev/null; then
+    echo "skip: /usr/bin/python3 lacks numpy, netCDF4 or PIL (scripts/setup.sh installs them)"
+    exit 77
+fi
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+t0=$(date +%s)
+
+$PY "$HELP" make-nc "$tmp/fc.nc"
+out="$tmp/out"
+"$WX" export "$tmp/fc.nc" --output "$out" --width 480 > "$tmp/log" || { cat "$tmp/log"; bad "export exited $?"; exit 1; }
+grep -q "10 variables x 5 leads: 50 maps, 15 wind" "$tmp/log" && ok "export: $(cat "$tmp/log")" ||
+    bad "export summary: $(cat "$tmp/log")"
+for f in index.html viewer.js viewer.css manifest.json manifest.js; do
+    [ -s "$out/$f" ] || bad "$f missing"
+done
+# Chromium's own screenshot (no driver), started now and awaited before the WebDriver checks:
+# it overlaps the checks below. The page must render a map.
+have_browser=0
+command -v chromium > /dev/null && command -v chromedriver > /dev/null && have_browser=1
+shots="$tmp/shots"
+mkdir -p "$shots"
+if [ $have_browser -eq 1 ]; then
+    timeout 40 chromium --headless --disable-gpu --no-sandbox --hide-scrollbars \
+        --user-data-dir="$tmp/profile" --window-size=1280,900 --screenshot="$shots/cli.png" \
+        "file://$out/index.html#var=msl&lead=12&wind=0" > "$tmp/chromium.log" 2>&1 &
+    cli_pid=$!
+fi
+
+$PY "$HELP" check-files "$tmp/fc.nc" "$out" || fail=1
+
+# Embedded assets are the source tree's files, byte for byte.
+for f in index.html viewer.js viewer.css; do
+    cmp -s "$out/$f" "$SRC/src/io/viewer_assets/$f" && ok "$f is the embedded asset" ||
+        bad "$f differs from src/io/viewer_assets/$f"
+done
+
+# Idempotent and atomic: a rerun writes identical bytes and leaves no temporaries.
+(cd "$out" && find . -type f | sort | xargs md5sum) > "$tmp/sum1"
+"$WX" -q export "$tmp/fc.nc" --output "$out" --width 480 > /dev/null
+(cd "$out" && find . -type f | sort | xargs md5sum) > "$tmp/sum2"
+cmp -s "$tmp/sum1" "$tmp/sum2" && ok "rerun: $(wc -l < "$tmp/sum1") files, identical bytes" ||
+    bad "rerun changed files: $(diff "$tmp/sum1" "$tmp/sum2" | head -3)"
+n_tmp=$(find "$out" -name '.*tmp*' | wc -l)
+[ "$n_tmp" -eq 0 ] && ok "no temporary files left" || bad "$n_tmp temporary files left"
+
+# Subsets: variables by id or NetCDF name, leads by hours and ranges.
+"$WX" -q export "$tmp/fc.nc" --output "$tmp/sub" --vars t2m,z500 --leads 0,12-24/12 --no-wind \
+    --width 240 --no-coast > /dev/null
+n=$(ls "$tmp/sub/maps" | wc -l)
+got=$(ls "$tmp/sub/maps" | tr '\n' ' ')
+[ "$n" -eq 6 ] && [ ! -d "$tmp/sub/wind" ] && ok "--vars t2m,z500 --leads 0,12-24/12: $got" ||
+    bad "subset export wrote $n maps: $got"
+
+# Errors: exit 2 with the known names for usage errors, 1 for an unreadable file.
+set +e
+msg=$("$WX" export "$tmp/fc.nc" --output "$tmp/e" --vars 2t,nosuch 2>&1); rc=$?
+[ $rc -eq 2 ] && [[ "$msg" == *"'nosuch'"*"2t, msl"* ]] && ok "unknown variable: exit 2: $msg" ||
+    bad "unknown variable: rc=$rc: $msg"
+msg=$("$WX" export "$tmp/fc.nc" --output "$tmp/e" --leads 7 2>&1); rc=$?
+[ $rc -eq 2 ] && [[ "$msg" == *"0, 6, 12, 18, 24"* ]] && ok "missing lead: exit 2: $msg" ||
+    bad "missing lead: rc=$rc: $msg"
+msg=$("$WX" export "$tmp/nothere.nc" --output "$tmp/e" 2>&1); rc=$?
+[ $rc -eq 1 ] && ok "missing file: exit 1: $msg" || bad "missing file: rc=$rc: $msg"
+msg=$("$WX" export "$tmp/fc.nc" 2>&1); rc=$?
+[ $rc -eq 2 ] && ok "no --output: exit 2" || bad "no --output: rc=$rc: $msg"
+set -e
+
+if [ $have_browser -eq 0 ]; then
+    echo "skip: chromium/chromedriver not installed (scripts/setup.sh installs them); the browser checks did not run"
+    [ $fail -eq 0 ] && exit 77 || exit 1
+fi
+
+wait $cli_pid || bad "chromium --screenshot failed: $(tail -3 "$tmp/chromium.log")"
+if [ -s "$shots/cli.png" ]; then
+    # The map area of the page: right of the 230-px side bar, below the 58-px header.
+    n=$($PY "$HELP" colours "$shots/cli.png" 330 180 1150 500)
+    [ "$n" -gt 200 ] && ok "chromium --screenshot: $n distinct colours in the map area (want > 200)" ||
+        bad "chromium --screenshot: only $n distinct colours in the map area"
+fi
+
+# WebDriver: slider, keys, particles, console, static server.
+$PY "$HELP" browse "$out" "$shots" || fail=1
+if [ -n "${WX_KEEP_SHOTS:-}" ]; then mkdir -p "$WX_KEEP_SHOTS" && cp "$shots"/*.png "$WX_KEEP_SHOTS"/; fi
+echo "export_viewer: $(( $(date +%s) - t0 )) s"
+[ $fail -eq 0 ] && echo "export_viewer: all checks passed" || echo "export_viewer: FAILED"
+exit $fail
