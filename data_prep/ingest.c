@@ -1,7 +1,7 @@
 /* Recipe → archive: match every (channel, valid time) to a source field, decode, regrid, write
  * shards in time order, accumulate statistics in double, write the manifest last.
  *
- * Records are made in batches: every (record, channel) of a batch is one task of an OpenMP loop
+ * Records are made in batches: every (record, channel) of a batch is one task for a few threads
  * (decode into the batch buffer, float16 rounding, crc32 of the channel's bytes), then per-task
  * statistics, then one write of the whole batch. Results do not depend on the thread count: each
  * task's arithmetic is its own, record crc32s are the channel crcs joined with crc32_combine, and
@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <omp.h>
+#include <pthread.h>
 #include <zlib.h>
 
 #include "core/wx_fs.h"
@@ -416,38 +417,112 @@ static void batch_free(ingest_batch *b) {
     free(b->err);
 }
 
+/* One batch's tasks, shared by the workers; `next` hands out task numbers. */
+typedef struct {
+    ingest_ctx *c;
+    ingest_batch *b;
+    int64_t t0, ntask;
+    int phase; /* 0: make the channels, 1: statistics */
+    pthread_mutex_t mu;
+    int64_t next;
+} batch_job;
+
+typedef struct {
+    batch_job *job;
+    int th;
+} batch_worker;
+
+/* Task k = (record k / nchan, channel k % nchan): values, float16, crc32 of the channel bytes. */
+static void task_make(batch_job *j, int64_t k, int th) {
+    ingest_ctx *c = j->c;
+    ingest_batch *b = j->b;
+    const wx_archive_meta *m = &c->meta;
+    int nch = m->nchan, f16 = m->dtype == WX_DTYPE_F16;
+    size_t np = (size_t)wx_archive_points(m), full = (size_t)c->out.nlat * c->out.nlon;
+    int64_t r = k / nch;
+    int v = (int)(k % nch);
+    float *dst = b->val + (size_t)r * (size_t)(b->stride32 / 4) + (size_t)v * np;
+    /* drop_south_pole keeps the first nlat-1 rows: a prefix of the full field. */
+    float *tmp = np == full ? dst : c->chan_buf[th];
+    wx_status st = make_channel(c, v, m->start + (j->t0 + r) * m->step, tmp, th);
+    if (st == WX_OK && tmp != dst) memcpy(dst, tmp, sizeof(float) * np);
+    const unsigned char *bytes = (const unsigned char *)dst;
+    if (st == WX_OK && f16) {
+        uint16_t *h = b->disk + (size_t)r * (size_t)(b->stride16 / 2) + (size_t)v * np;
+        for (size_t q = 0; q < np; q++) {
+            h[q] = wx_f32_to_f16(dst[q]);
+            dst[q] = wx_f16_to_f32(h[q]); /* statistics see the stored values */
+        }
+        bytes = (const unsigned char *)h;
+    }
+    if (st == WX_OK)
+        b->crc_ch[k] = (uint32_t)crc32(crc32(0L, Z_NULL, 0), bytes, (uInt)(np * (f16 ? 2 : 4)));
+    b->st[k] = st;
+    b->err[k] = st == WX_OK ? NULL : wx_strdup(wx_error_message());
+}
+
+/* Task k's statistics; the record `lag` steps earlier is in this batch or in the ring. */
+static void task_stats(batch_job *j, int64_t k) {
+    ingest_ctx *c = j->c;
+    ingest_batch *b = j->b;
+    const wx_archive_meta *m = &c->meta;
+    int nch = m->nchan;
+    size_t np = (size_t)wx_archive_points(m), nrec = np * (size_t)nch;
+    int64_t r = k / nch, ti = j->t0 + r;
+    int v = (int)(k % nch);
+    wx_time t = m->start + ti * m->step;
+    if (!stats_in(c, t)) return;
+    const float *y = NULL;
+    if (stats_diff(c, ti, t))
+        y = ti - c->lag >= j->t0 ? b->val + (size_t)(r - c->lag) * (size_t)(b->stride32 / 4) + (size_t)v * np
+                                 : c->ring + (size_t)(ti % c->lag) * nrec + (size_t)v * np;
+    chan_stats_compute(b->val + (size_t)r * (size_t)(b->stride32 / 4) + (size_t)v * np, y, np, &b->cs[k]);
+}
+
+static void *batch_work(void *arg) {
+    batch_worker *w = arg;
+    batch_job *j = w->job;
+    for (;;) {
+        pthread_mutex_lock(&j->mu);
+        int64_t k = j->next++;
+        pthread_mutex_unlock(&j->mu);
+        if (k >= j->ntask) break;
+        if (j->phase == 0) task_make(j, k, w->th);
+        else task_stats(j, k);
+    }
+    return NULL;
+}
+
+/* Runs every task of the phase on c->nthreads threads (this one included). Plain threads that
+ * block when done, not an OpenMP team: idle OpenMP workers spin, which on a shared machine takes
+ * CPU from the ones still decoding. */
+static void batch_run(batch_job *j, int phase) {
+    j->phase = phase;
+    j->next = 0;
+    int nt = j->ntask < j->c->nthreads ? (int)j->ntask : j->c->nthreads;
+    pthread_t *tid = wx_calloc((size_t)nt, sizeof *tid);
+    batch_worker *w = wx_calloc((size_t)nt, sizeof *w);
+    for (int i = 0; i < nt; i++) w[i] = (batch_worker){j, i};
+    /* A thread that cannot start leaves its tasks to the others (results do not change). */
+    for (int i = 1; i < nt; i++)
+        if (pthread_create(&tid[i], NULL, batch_work, &w[i])) w[i].job = NULL;
+    batch_work(&w[0]);
+    for (int i = 1; i < nt; i++)
+        if (w[i].job) pthread_join(tid[i], NULL);
+    free(tid);
+    free(w);
+}
+
 /* Makes records t0..t0+nb-1 into b: values, crc32s, statistics (merged into c). */
 static wx_status batch_make(ingest_ctx *c, ingest_batch *b, int64_t t0, int64_t nb) {
     const wx_archive_meta *m = &c->meta;
     int nch = m->nchan;
-    size_t np = (size_t)wx_archive_points(m), full = (size_t)c->out.nlat * c->out.nlon;
-    int f16 = m->dtype == WX_DTYPE_F16;
-    size_t chan_bytes = np * (f16 ? 2 : 4);
-    int64_t ntask = nb * nch;
-#pragma omp parallel for schedule(dynamic, 1)
-    for (int64_t k = 0; k < ntask; k++) {
-        int64_t r = k / nch;
-        int v = (int)(k % nch), th = omp_get_thread_num();
-        float *dst = b->val + (size_t)r * (size_t)(b->stride32 / 4) + (size_t)v * np;
-        /* drop_south_pole keeps the first nlat-1 rows: a prefix of the full field. */
-        float *tmp = np == full ? dst : c->chan_buf[th];
-        wx_status st = make_channel(c, v, m->start + (t0 + r) * m->step, tmp, th);
-        if (st == WX_OK && tmp != dst) memcpy(dst, tmp, sizeof(float) * np);
-        const unsigned char *bytes = (const unsigned char *)dst;
-        if (st == WX_OK && f16) {
-            uint16_t *h = b->disk + (size_t)r * (size_t)(b->stride16 / 2) + (size_t)v * np;
-            for (size_t q = 0; q < np; q++) {
-                h[q] = wx_f32_to_f16(dst[q]);
-                dst[q] = wx_f16_to_f32(h[q]); /* statistics see the stored values */
-            }
-            bytes = (const unsigned char *)h;
-        }
-        if (st == WX_OK) b->crc_ch[k] = (uint32_t)crc32(crc32(0L, Z_NULL, 0), bytes, (uInt)chan_bytes);
-        b->st[k] = st;
-        b->err[k] = st == WX_OK ? NULL : wx_strdup(wx_error_message());
-    }
+    size_t np = (size_t)wx_archive_points(m), nrec = np * (size_t)nch;
+    size_t chan_bytes = np * (m->dtype == WX_DTYPE_F16 ? 2 : 4);
+    batch_job j = {c, b, t0, nb * nch, 0, PTHREAD_MUTEX_INITIALIZER, 0};
+    batch_run(&j, 0);
     wx_status st = WX_OK;
-    for (int64_t k = 0; k < ntask; k++) {
+    for (int64_t k = 0; k < j.ntask; k++) {
         if (b->st[k] != WX_OK && st == WX_OK) st = wx_error_set(b->st[k], "%s", b->err[k]);
         free(b->err[k]);
     }
@@ -458,20 +533,8 @@ static wx_status batch_make(ingest_ctx *c, ingest_batch *b, int64_t t0, int64_t 
         b->crc[r] = (uint32_t)crc;
     }
     if (!m->has_stats) return WX_OK;
-    size_t nrec = np * (size_t)nch;
-#pragma omp parallel for schedule(dynamic, 1)
-    for (int64_t k = 0; k < ntask; k++) {
-        int64_t r = k / nch, ti = t0 + r;
-        int v = (int)(k % nch);
-        wx_time t = m->start + ti * m->step;
-        if (!stats_in(c, t)) continue;
-        const float *y = NULL;
-        if (stats_diff(c, ti, t))
-            y = ti - c->lag >= t0 ? b->val + (size_t)(r - c->lag) * (size_t)(b->stride32 / 4) + (size_t)v * np
-                                  : c->ring + (size_t)(ti % c->lag) * nrec + (size_t)v * np;
-        chan_stats_compute(b->val + (size_t)r * (size_t)(b->stride32 / 4) + (size_t)v * np, y, np, &b->cs[k]);
-    }
-    for (int64_t k = 0; k < ntask; k++)
+    batch_run(&j, 1);
+    for (int64_t k = 0; k < j.ntask; k++)
         if (stats_in(c, m->start + (t0 + k / nch) * m->step)) chan_stats_merge(c, (int)(k % nch), &b->cs[k]);
     /* The ring keeps the last `lag` records for the next batch's differences. */
     for (int64_t r = nb > c->lag ? nb - c->lag : 0; c->lag > 0 && r < nb; r++)
