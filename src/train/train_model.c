@@ -281,7 +281,8 @@ wx_status wx_train_model_load(const char *ckpt_path, wx_ctx *ctx, const wx_backe
     wx_status st = ck.model_text ? wx_yaml_load_string(ck.model_text, ckpt_path, &my)
                                  : wx_error_set(WX_ERR_RUN, "%s: no MODL section", ckpt_path);
     wx_train_model *m = NULL;
-    if (st == WX_OK) st = wx_train_model_create(my, "", ctx, be, 0, max_batch, 1, &m);
+    /* max_rollout 0: no tapes, inference only */
+    if (st == WX_OK) st = wx_train_model_create(my, "", ctx, be, 0, max_batch, 0, &m);
     if (st == WX_OK) st = wx_checkpoint_load(&ck, WX_CKPT_PARAM, m->params, NULL);
     if (st == WX_OK) st = data_from_checkpoint(&ck, m);
     wx_yaml_free(my);

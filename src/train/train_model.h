@@ -139,7 +139,8 @@ wx_status wx_train_model_next_input(wx_train_model *m, float *x1, const float *x
 
 /* Creates the model described by the `model` mapping (its `type:` picks the family; `path` names
  * the mapping in messages: "model" inline, "" for a file of its own) with weights initialised
- * from `seed`, room for batches of max_batch and rollouts of max_rollout steps. */
+ * from `seed`, room for batches of max_batch and rollouts of max_rollout steps (0: inference only,
+ * no activation tapes: predict/make_input/next_input work, loss_backward does not). */
 wx_status wx_train_model_create(const wx_yaml *model, const char *path, wx_ctx *ctx,
                                 const wx_backend *be, uint64_t seed, int64_t max_batch,
                                 int64_t max_rollout, wx_train_model **out);

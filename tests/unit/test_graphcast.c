@@ -351,12 +351,84 @@ static void test_loss_weights(void) {
              wx_gc_variable_weight("geopotential") == 1.0, "variable weights");
 }
 
+/* Directional derivative of the one-step loss with respect to the input in float32 (a
+ * finite-difference check the model can afford: float64 FD at model level would need a double
+ * build of the whole network). Directions of ±1 entries over every channel of (a) the two pole
+ * rows and (b) the grid points sending into the mesh node of highest multi-mesh degree; central
+ * difference with step 3e-3 per entry, which balances the float32 rounding of the loss (the
+ * derivatives are ~0.02, so 1e-3 steps lose digits) against the O(step²) truncation (1e-2 steps
+ * give 8e-3). Bound 1e-2 relative; seen 1.2e-3 (poles), 1.0e-3 (mesh node). It confirms the
+ * backward of this very forward independently of the PyTorch reference (which gives dx to 4e-6). */
+static void test_directional(wx_ctx *ctx) {
+    wx_fixture *f = wx_fixture_load("gc_tiny");
+    if (!WX_CHECK(f != NULL, "fixture gc_tiny")) return;
+    wx_gc_config c;
+    if (!WX_CHECK(parse(TINY, &c) == WX_OK, "tiny config: %s", wx_error_message())) return;
+    wx_gc *m = wx_gc_create(ctx, wx_backend_cpu(), &c, 7, 1, 1, 0);
+    if (!WX_CHECK(m != NULL, "create: %s", wx_error_message())) return;
+    load_weights(m, f);
+    use_reference_m2g(&m, 1, f);
+    loss_w w = loss_weights(m);
+    const int64_t H = c.nlat, W = c.nlon, hw = H * W, cin = c.in_channels, cout = c.out_channels;
+    float *x = wx_fixture_f32(f, "x"), *t = wx_fixture_f32(f, "t"); /* sample 0 of batch 2 */
+    float *y = malloc(sizeof(float) * (size_t)(cout * hw)), *dy = malloc(sizeof(float) * (size_t)(cout * hw));
+    float *dx = malloc(sizeof(float) * (size_t)(cin * hw)), *xp = malloc(sizeof(float) * (size_t)(cin * hw));
+    float *d = calloc((size_t)(cin * hw), sizeof(float));
+    float loss;
+    WX_CHECK(wx_gc_forward(m, y, x, 1) == WX_OK, "forward");
+    wx_gc_loss_forward(ctx, m->be, &loss, y, t, w.wlat, w.wch, 1, cout, H, W, 1);
+    wx_gc_loss_backward(ctx, m->be, dy, 1.0, y, t, w.wlat, w.wch, 1, cout, H, W, 1);
+    WX_CHECK(wx_gc_backward(m, dx, dy) == WX_OK, "backward");
+    /* the mesh node with the most multi-mesh edges in, and the grid points it receives from */
+    int32_t best = 0;
+    for (int32_t r = 0; r < m->g.mesh.n_receivers; r++)
+        if (m->g.mesh.row_ptr[r + 1] - m->g.mesh.row_ptr[r] >
+            m->g.mesh.row_ptr[best + 1] - m->g.mesh.row_ptr[best])
+            best = r;
+    for (int which = 0; which < 2; which++) {
+        memset(d, 0, sizeof(float) * (size_t)(cin * hw));
+        uint32_t h = 12345u + (uint32_t)which;
+        int npts = 0;
+        for (int64_t p = 0; p < hw; p++) {
+            int on = 0;
+            if (which == 0) on = p < W || p >= hw - W;
+            else
+                for (int64_t e = 0; e < m->g.g2m.n_edges && !on; e++)
+                    on = m->g.g2m.receivers[e] == best && m->g.g2m.senders[e] == p;
+            if (!on) continue;
+            npts++;
+            for (int64_t k = 0; k < cin; k++) {
+                h = h * 1664525u + 1013904223u;
+                d[k * hw + p] = (h >> 31) ? 1.0f : -1.0f;
+            }
+        }
+        double an = 0, eps = 3e-3, l[2];
+        for (int64_t i = 0; i < cin * hw; i++) an += (double)dx[i] * d[i];
+        for (int sgn = 0; sgn < 2; sgn++) {
+            for (int64_t i = 0; i < cin * hw; i++) xp[i] = x[i] + (float)(sgn ? -eps : eps) * d[i];
+            float v;
+            wx_gc_predict(m, y, xp, 1);
+            wx_gc_loss_forward(ctx, m->be, &v, y, t, w.wlat, w.wch, 1, cout, H, W, 1);
+            l[sgn] = v;
+        }
+        double fd = (l[0] - l[1]) / (2 * eps), rel = fabs(fd - an) / fmax(fabs(an), 1e-6);
+        printf("  directional derivative at %s (%d grid points): analytic %.6g, FD %.6g, rel %.1e\n",
+               which ? "the senders of the highest-degree mesh node" : "the pole rows", npts, an, fd, rel);
+        WX_CHECK(npts > 0 && rel < 1e-2, "directional derivative (%s): %g vs %g",
+                 which ? "highest-degree mesh node" : "poles", an, fd);
+    }
+    free(x), free(t), free(y), free(dy), free(dx), free(xp), free(d), free(w.wlat), free(w.wch);
+    wx_gc_destroy(m);
+    wx_fixture_free(f);
+}
+
 int main(void) {
     wx_ctx *ctx = wx_ctx_create(1);
     test_counts();
     test_loss_weights();
     test_one_step(ctx);
     test_rollout(ctx);
+    test_directional(ctx);
     printf("worst errors seen: forward %.2e, gradients %.2e\n", seen_fwd, seen_grad);
     wx_ctx_destroy(ctx);
     return wx_test_summary();
