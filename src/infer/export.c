@@ -65,8 +65,9 @@ static int find_lead(const scan *s, wx_time t) {
 static wx_status scan_file(const char *path, scan *s) {
     memset(s, 0, sizeof *s);
     WX_TRY(wx_source_open(path, &s->src));
-    int found = 0;
-    WX_TRY(wx_forecast_file_ref_time(path, &s->init, &found));
+    int found = 0; /* GRIB fields carry valid times only: the first one stands for the init */
+    if (wx_source_format_of(s->src) == WX_FORMAT_NETCDF)
+        WX_TRY(wx_forecast_file_ref_time(path, &s->init, &found));
     int nf = wx_source_count(s->src), minmem = 1 << 30;
     for (int i = 0; i < nf; i++) {
         const wx_field_info *f = wx_source_info(s->src, i);

@@ -345,6 +345,8 @@
   function show() {
     var v = M.variables[state.v], l = M.leads[state.k], f = v.files[state.k];
     fitStage();
+    $('stage').style.aspectRatio = v.image.width + ' / ' + v.image.height;
+    img.style.visibility = f ? 'visible' : 'hidden';
     if (f) {
       $('missing').hidden = true;
       if (img.getAttribute('src') !== f) img.src = f;
@@ -354,7 +356,7 @@
     }
     img.alt = v.name + ', valid ' + fmtTime(l.valid_unix);
     $('valid').textContent = 'Valid ' + fmtTime(l.valid_unix);
-    $('lead').textContent = 'Lead ' + fmtLead(l.lead_h) + (M.init ? '' : ' (no reference time)');
+    $('lead').textContent = 'Lead ' + fmtLead(l.lead_h) + (M.init ? '' : ' from the first time (no reference time in the file)');
     slider.value = state.k;
     slider.setAttribute('aria-valuetext', 'lead ' + fmtLead(l.lead_h));
     Array.prototype.forEach.call($('ticks').children, function (t) {
