@@ -415,6 +415,7 @@
     if (e.altKey || e.ctrlKey || e.metaKey) return;
     var tag = e.target.tagName, onSlider = e.target === slider;
     if (tag === 'SELECT' || (tag === 'INPUT' && !onSlider && e.target.type !== 'checkbox')) return;
+    if (e.key === ' ' && (e.target.id === 'play' || e.target.type === 'checkbox')) return; /* own action */
     var order = varOrder(), pos = order.indexOf(state.v);
     switch (e.key) {
       case 'ArrowLeft': if (onSlider) return; setLead(state.k - 1); break;
