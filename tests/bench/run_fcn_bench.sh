@@ -43,16 +43,16 @@ wr, pt_r = pick(wx, "rollout"), pick(pt, "rollout")
 print(f"FourCastNet 64x128, 20 ch, patch 4, embed 256, depth 6, 8 blocks; train batch 2, rollout batch 1 x 40 steps")
 print(f"threads={os.environ['OMP_NUM_THREADS']} OMP_WAIT_POLICY={os.environ['OMP_WAIT_POLICY']} rounds={len(wt)} "
       f"params wx={wt[0]['params']} torch={pt_t[0]['params']}; load at end {sys.argv[3]}")
-print(f"{'':<26} {'wxcast':>10} {'torch':>10} {'torch/wx':>9}")
-def row(name, a, b, fmt="10.1f"):
-    print(f"{name:<26} {a:{fmt}} {b:{fmt}} {b / a:9.2f}")
+print(f"{'':<26} {'wxcast':>10} {'torch':>10} {'ratio':>6}  (times: torch/wx, speed-up; memory: wx/torch)")
+def row(name, a, b, mem=False):
+    print(f"{name:<26} {a:10.1f} {b:10.1f} {a / b if mem else b / a:6.2f}")
 row("train step ms (median)", med(wt, "step_ms"), med(pt_t, "step_ms"))
 row("  forward+loss ms", med(wt, "fwd_loss_ms"), med(pt_t, "fwd_loss_ms"))
 row("  backward ms", med(wt, "bwd_ms"), med(pt_t, "bwd_ms"))
-row("train peak RSS MB", max(r["peak_rss_mb"] for r in wt), max(r["peak_rss_mb"] for r in pt_t))
-row("  RSS before step 1 MB", med(wt, "rss_base_mb"), med(pt_t, "rss_base_mb"))
+row("train peak RSS MB", max(r["peak_rss_mb"] for r in wt), max(r["peak_rss_mb"] for r in pt_t), mem=True)
+row("  RSS before step 1 MB", med(wt, "rss_base_mb"), med(pt_t, "rss_base_mb"), mem=True)
 row("rollout 40 steps ms", med(wr, "rollout_ms"), med(pt_r, "rollout_ms"))
-row("rollout peak RSS MB", max(r["peak_rss_mb"] for r in wr), max(r["peak_rss_mb"] for r in pt_r))
+row("rollout peak RSS MB", max(r["peak_rss_mb"] for r in wr), max(r["peak_rss_mb"] for r in pt_r), mem=True)
 print("per round (train ms wx/torch, rollout ms wx/torch): " +
       "; ".join(f"{a['step_ms']:.0f}/{b['step_ms']:.0f}, {c['rollout_ms']:.0f}/{d['rollout_ms']:.0f}"
                 for a, b, c, d in zip(wt, pt_t, wr, pt_r)))
