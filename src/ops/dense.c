@@ -106,9 +106,13 @@ wx_status WXF(wx_cpu_layernorm_forward)(wx_ctx *ctx, WXR *y, WXR *mean, WXR *rst
         const WXR *xr = x + r * c;
         WXR *yr = y + r * c;
         /* Two passes in double: the one-pass E[x²]−E[x]² loses digits when |mean| ≫ std. */
+        /* simd reductions: a fixed lane split chosen at compile time, so results stay identical
+         * run to run and for any thread count, while the loops vectorise. */
         double s = 0;
+#pragma omp simd reduction(+ : s)
         for (int64_t j = 0; j < c; j++) s += xr[j];
         double mu = s / (double)c, v = 0;
+#pragma omp simd reduction(+ : v)
         for (int64_t j = 0; j < c; j++) v += (xr[j] - mu) * (xr[j] - mu);
         double rs = 1.0 / sqrt(v / (double)c + eps);
         for (int64_t j = 0; j < c; j++) yr[j] = (WXR)((xr[j] - mu) * rs * gamma[j] + beta[j]);
@@ -134,6 +138,7 @@ wx_status WXF(wx_cpu_layernorm_backward)(wx_ctx *ctx, WXR *dx, WXR *dgamma, WXR 
         for (int64_t r = 0; r < n; r++) {
             const WXR *xr = x + r * c, *dyr = dy + r * c;
             double mu = mean[r], rs = rstd[r], sg = 0, sgx = 0;
+#pragma omp simd reduction(+ : sg, sgx)
             for (int64_t j = 0; j < c; j++) {
                 double g = (double)dyr[j] * gamma[j];
                 sg += g;
