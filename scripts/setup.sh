@@ -13,6 +13,7 @@ packages=(
   python3-xarray python3-cfgrib python3-netcdf4 python3-matplotlib
   gmt-gshhg-low
   chromium chromium-driver python3-pil
+  cdo
 )
 
 missing=()

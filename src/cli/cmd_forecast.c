@@ -1,6 +1,7 @@
 /* wxcast forecast: one deterministic forecast from an archive state (src/infer/forecast.h). */
 #include <stdio.h>
 
+#include "cli/cmd_forecast_ext.h"
 #include "cli/wx_args.h"
 #include "cli/wx_cli.h"
 #include "core/wx_log.h"
@@ -14,6 +15,7 @@ int wx_cmd_forecast(int argc, char **argv) {
         {"steps", 1, "model steps to roll out (required; 40 = 10 days of 6 h)", "N"},
         {"output", 1, "NetCDF file to write (required)", "FILE.nc"},
         {"threads", 1, "compute threads (default: all cores)", "N"},
+        WX_FORECAST_EXT_OPTIONS
         {NULL, 0, NULL, NULL},
     };
     static const wx_arg_spec spec = {
@@ -28,8 +30,12 @@ int wx_cmd_forecast(int argc, char **argv) {
     int rc = wx_args_parse(&spec, argc, argv, &a);
     if (rc != WX_ARGS_CONTINUE) return rc;
     static const char *const req[] = {"model", "init", "time", "steps", "output"};
-    for (int i = 0; i < 5; i++)
-        if (!wx_args_get(&a, req[i])) {
+    wx_forecast_ext x;
+    wx_status xs = wx_forecast_ext_from_args(&a, &x);
+    if (xs != WX_OK) return wx_cli_error(WX_ERR_USAGE);
+    for (int i = 0; i < 5; i++) /* --time: archives only; --lead for --steps; --grib for --output */
+        if (!wx_args_get(&a, req[i]) && !(i == 2 && !wx_forecast_init_is_archive(wx_args_get(&a, "init"))) &&
+            !(i == 3 && x.lead_s > 0) && !(i == 4 && x.grib_dir)) {
             wx_error_set(WX_ERR_USAGE, "forecast: --%s is required (see 'wxcast forecast --help')",
                          req[i]);
             return wx_cli_error(WX_ERR_USAGE);
@@ -44,12 +50,12 @@ int wx_cmd_forecast(int argc, char **argv) {
     if (st == WX_OK) st = wx_args_int(&a, "threads", 0, &threads);
     if (st == WX_OK && (o.steps < 0 || threads < 0))
         st = wx_error_set(WX_ERR_USAGE, "forecast: --steps and --threads must be >= 0");
-    if (st == WX_OK) st = wx_time_parse(wx_args_get(&a, "time"), "--time", &o.time);
+    if (st == WX_OK && x.has_time) st = wx_time_parse(wx_args_get(&a, "time"), "--time", &o.time);
     if (st != WX_OK) return wx_cli_error(st == WX_ERR_RUN ? WX_ERR_USAGE : st);
     o.threads = (int)threads;
-    st = wx_forecast_run(&o);
+    st = wx_forecast_run_ext(&o, &x);
     if (st != WX_OK) return wx_cli_error(st);
-    printf("%s: %d variables x %lld times (lead 0..%lldh), %.1f s\n", o.output, o.nvars,
+    printf("%s: %d variables x %lld times (lead 0..%lldh), %.1f s\n", o.output ? o.output : x.grib_dir, o.nvars,
            (long long)(o.steps + 1), (long long)(o.steps * o.step_s / 3600), o.seconds);
     if (fflush(stdout) != 0)
         return wx_cli_error(wx_error_set(WX_ERR_RUN, "forecast: cannot write output"));

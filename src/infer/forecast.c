@@ -1,10 +1,14 @@
 #include "infer/forecast.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
 
 #include "core/wx_progress.h"
 #include "core/wx_timer.h"
+#include "infer/forecast_init.h"
 #include "infer/forecast_write.h"
 #include "infer/rollout.h"
 #include "io/archive.h"
@@ -24,56 +28,185 @@ static wx_status time_index(const wx_archive_meta *m, const char *dir, wx_time t
     return WX_OK;
 }
 
-wx_status wx_forecast_run(wx_forecast_opts *o) {
-    if (o->steps < 0) return wx_error_set(WX_ERR_USAGE, "--steps %lld: expected >= 0", (long long)o->steps);
+int wx_forecast_init_is_archive(const char *path) {
+    char buf[2048];
+    struct stat sb;
+    snprintf(buf, sizeof buf, "%s/manifest.json", path);
+    return stat(buf, &sb) == 0;
+}
+
+/* "<stem>_<what>.nc" beside the NetCDF output (its .nc suffix dropped). */
+static void beside(const char *path, const char *what, char *out, size_t len) {
+    size_t n = strlen(path);
+    if (n > 3 && !strcmp(path + n - 3, ".nc")) n -= 3;
+    snprintf(out, len, "%.*s_%s.nc", (int)n, path, what);
+}
+
+typedef struct {
+    wx_forecast_writer fw, mean, spread;
+    int open_fw, open_mean, open_spread;
+} writers;
+
+static void writers_abort(writers *w) {
+    if (w->open_fw) wx_forecast_writer_abort(&w->fw);
+    if (w->open_mean) wx_forecast_writer_abort(&w->mean);
+    if (w->open_spread) wx_forecast_writer_abort(&w->spread);
+    memset(w, 0, sizeof *w);
+}
+
+/* Writes one valid time of b members: out (b, nout, hw); mean/spread for ensembles. */
+static wx_status put_time(writers *w, wx_time valid, int64_t b, int nout, size_t hw,
+                          const float *out, float *tmp) {
+    if (!w->open_mean) return wx_forecast_writer_put(&w->fw, valid, out);
+    for (int64_t m = 0; m < b; m++)
+        WX_TRY(wx_forecast_writer_put_member(&w->fw, valid, (int)m, out + (size_t)m * nout * hw));
+    size_t n = (size_t)nout * hw;
+    float *sd = tmp + n;
+    for (size_t k = 0; k < n; k++) {
+        double s = 0, s2 = 0;
+        for (int64_t m = 0; m < b; m++) s += out[(size_t)m * n + k];
+        double mu = s / (double)b;
+        for (int64_t m = 0; m < b; m++) {
+            double d = out[(size_t)m * n + k] - mu;
+            s2 += d * d;
+        }
+        tmp[k] = (float)mu;
+        sd[k] = b > 1 ? (float)sqrt(s2 / (double)(b - 1)) : 0.0f;
+    }
+    WX_TRY(wx_forecast_writer_put(&w->mean, valid, tmp));
+    return wx_forecast_writer_put(&w->spread, valid, sd);
+}
+
+/* Lead 0 of every member: the (perturbed) state in physical units; output channels that are
+ * not inputs (diagnostics) keep the initial record. out (b, nout, hw) */
+static void lead0(const wx_rollout *r, const float *rec, const wx_archive_meta *m,
+                  const int *map_out, float *out) {
+    size_t hw = (size_t)(r->h * r->w), P = (size_t)wx_archive_points(m);
+    for (int64_t s = 0; s < r->b; s++)
+        for (int c = 0; c < r->nout; c++) {
+            float *dst = out + ((size_t)s * (size_t)r->nout + (size_t)c) * hw;
+            int i = 0;
+            while (i < r->nin && strcmp(r->in[i].name, r->out[c].name)) i++;
+            if (s == 0 || i == r->nin) { /* exact values, untouched by normalisation */
+                memcpy(dst, rec + (size_t)map_out[c] * P, sizeof(float) * hw);
+                continue;
+            }
+            const float *x = r->x + ((size_t)s * (size_t)r->nin + (size_t)i) * hw;
+            for (size_t p = 0; p < hw; p++) dst[p] = (float)(x[p] * r->in[i].std + r->in[i].mean);
+        }
+}
+
+wx_status wx_forecast_run(wx_forecast_opts *o) { return wx_forecast_run_ext(o, NULL); }
+
+wx_status wx_forecast_run_ext(wx_forecast_opts *o, wx_forecast_ext *xo) {
+    wx_forecast_ext none = {0};
+    wx_forecast_ext *x = xo ? xo : &none;
     double t0 = wx_time_now();
+    if (wx_forecast_init_is_archive(o->init) && !x->has_time && xo)
+        return wx_error_set(WX_ERR_USAGE, "forecast: --time is required with an archive (%s)", o->init);
+    int64_t B = x->members > 1 ? x->members : 1;
+    int ens = x->members > 1;
+    x->mean_path[0] = x->spread_path[0] = 0;
     wx_rollout *r = NULL;
     wx_archive *ar = NULL;
-    WX_TRY(wx_rollout_open(o->model, o->threads, 1, &r));
-    wx_archive_opts ao = {.threads = 2, .check_crc = 1};
-    wx_status st = wx_archive_open(o->init, &ao, &ar);
-    const wx_archive_meta *m = st == WX_OK ? wx_archive_meta_of(ar) : NULL;
-    int *map_in = wx_calloc((size_t)r->nin, sizeof(int)), *map_out = wx_calloc((size_t)r->nout, sizeof(int));
+    WX_TRY(wx_rollout_open(o->model, o->threads, B, &r));
+    if (x->lead_s > 0 && x->lead_s % r->step_s) {
+        wx_rollout_close(r);
+        return wx_error_set(WX_ERR_USAGE, "--lead %llds is not a multiple of the model step %llds",
+                            (long long)x->lead_s, (long long)r->step_s);
+    }
+    if (x->lead_s > 0) o->steps = x->lead_s / r->step_s;
+    if (o->steps < 0) {
+        wx_rollout_close(r);
+        return wx_error_set(WX_ERR_USAGE, "--steps %lld: expected >= 0", (long long)o->steps);
+    }
+    wx_status st = WX_OK;
+    wx_archive_meta fmeta = {0};
+    const wx_archive_meta *m = NULL;
+    float *rec = NULL;
     int64_t idx = 0;
+    if (wx_forecast_init_is_archive(o->init)) {
+        wx_archive_opts ao = {.threads = 2, .check_crc = 1};
+        st = wx_archive_open(o->init, &ao, &ar);
+        if (st == WX_OK) m = wx_archive_meta_of(ar);
+        if (st == WX_OK) st = time_index(m, o->init, o->time, &idx);
+        if (st == WX_OK) rec = wx_malloc(sizeof(float) * (size_t)wx_archive_points(m) * (size_t)m->nchan);
+        if (st == WX_OK) st = wx_archive_read(ar, &idx, 1, rec);
+    } else {
+        st = wx_forecast_init_from_file(o->init, r, x->has_time, &o->time, &fmeta, &rec);
+        if (st == WX_OK) m = &fmeta;
+    }
+    int *map_in = wx_calloc((size_t)r->nin, sizeof(int)), *map_out = wx_calloc((size_t)r->nout, sizeof(int));
     if (st == WX_OK) st = wx_rollout_match_archive(r, m, map_in, map_out);
-    if (st == WX_OK) st = time_index(m, o->init, o->time, &idx);
     size_t P = m ? (size_t)wx_archive_points(m) : 0, hw = (size_t)(r->h * r->w);
-    float *rec = m ? wx_malloc(sizeof(float) * P * (size_t)m->nchan) : NULL;
-    float *out = wx_malloc(sizeof(float) * hw * (size_t)r->nout);
-    if (st == WX_OK) st = wx_archive_read(ar, &idx, 1, rec);
-    wx_forecast_writer fw;
-    int open = 0;
+    float *recs = NULL;
+    if (st == WX_OK) { /* the initial record repeated for every member */
+        size_t R = P * (size_t)m->nchan;
+        recs = wx_malloc(sizeof(float) * R * (size_t)B);
+        for (int64_t b = 0; b < B; b++) memcpy(recs + (size_t)b * R, rec, sizeof(float) * R);
+    }
+    float *out = wx_malloc(sizeof(float) * hw * (size_t)r->nout * (size_t)B);
+    float *tmp = wx_malloc(sizeof(float) * hw * (size_t)r->nout * 2);
+    writers w = {0};
     if (st == WX_OK) {
         wx_archive_channel *chans = wx_calloc((size_t)r->nout, sizeof *chans);
         for (int c = 0; c < r->nout; c++) chans[c] = m->chan[map_out[c]];
-        st = wx_forecast_writer_open(&fw, o->output, &r->grid, r->nout, chans, o->time, o->model);
+        wx_forecast_write_opts wo = {o->output, x->grib_dir, NULL, x->deflate, x->grib_bits,
+                                     x->grib_packing, ens ? (int)B : 0, r->step_s, o->model};
+        st = wx_forecast_writer_open_opts(&w.fw, &wo, &r->grid, r->nout, chans, o->time);
+        w.open_fw = st == WX_OK;
+        if (st == WX_OK && ens && o->output) {
+            beside(o->output, "mean", x->mean_path, sizeof x->mean_path);
+            beside(o->output, "spread", x->spread_path, sizeof x->spread_path);
+            wx_forecast_write_opts wm = {.netcdf = x->mean_path, .deflate = x->deflate,
+                                         .step_s = r->step_s, .source = o->model};
+            st = wx_forecast_writer_open_opts(&w.mean, &wm, &r->grid, r->nout, chans, o->time);
+            w.open_mean = st == WX_OK;
+            wm.netcdf = x->spread_path;
+            if (st == WX_OK) st = wx_forecast_writer_open_opts(&w.spread, &wm, &r->grid, r->nout, chans, o->time);
+            w.open_spread = st == WX_OK;
+        }
         free(chans);
-        open = st == WX_OK;
     }
-    /* Lead 0: the archive's own values (model rows only), untouched by normalisation. */
-    for (int c = 0; st == WX_OK && c < r->nout; c++)
-        for (size_t p = 0; p < hw; p++) out[(size_t)c * hw + p] = rec[(size_t)map_out[c] * P + p];
-    if (st == WX_OK) st = wx_forecast_writer_put(&fw, o->time, out);
-    if (st == WX_OK) st = wx_rollout_set_state(r, rec, m, map_in, 1);
+    if (st == WX_OK) st = wx_rollout_set_state(r, recs, m, map_in, B);
+    if (st == WX_OK && ens)
+        st = wx_forecast_perturb(r, x->perturbation, x->amplitude > 0 ? x->amplitude : 0.05, x->seed,
+                                 x->bred_cycles > 0 ? x->bred_cycles : 3);
+    if (st == WX_OK) {
+        lead0(r, rec, m, map_out, out);
+        st = put_time(&w, o->time, B, r->nout, hw, out, tmp);
+    }
     wx_progress p;
     int show = o->progress && st == WX_OK;
     if (show) wx_progress_start(&p, "forecast", o->steps, "steps");
     for (int64_t k = 1; st == WX_OK && k <= o->steps; k++) {
         st = wx_rollout_step(r);
         if (st == WX_OK) wx_rollout_output(r, out);
-        if (st == WX_OK) st = wx_forecast_writer_put(&fw, o->time + k * r->step_s, out);
+        if (st == WX_OK) st = put_time(&w, o->time + k * r->step_s, B, r->nout, hw, out, tmp);
         if (show) wx_progress_update(&p, k, "lead +%lldh", (long long)(k * r->step_s / 3600));
     }
     if (show) wx_progress_finish(&p);
-    if (open) {
-        if (st == WX_OK) st = wx_forecast_writer_close(&fw);
-        else wx_forecast_writer_abort(&fw);
+    if (st == WX_OK && w.open_mean) {
+        st = wx_forecast_writer_close(&w.mean);
+        w.open_mean = 0;
+        if (st == WX_OK) st = wx_forecast_writer_close(&w.spread);
+        w.open_spread = 0;
+    }
+    if (st == WX_OK && w.open_fw) {
+        st = wx_forecast_writer_close(&w.fw);
+        w.open_fw = 0;
+    }
+    if (st != WX_OK) {
+        writers_abort(&w);
+        if (x->mean_path[0]) remove(x->mean_path), remove(x->spread_path);
+        x->mean_path[0] = x->spread_path[0] = 0;
     }
     o->step_s = r->step_s;
     o->nvars = r->nout;
     o->seconds = wx_time_now() - t0;
-    free(rec), free(out), free(map_in), free(map_out);
-    wx_archive_close(ar);
+    free(rec), free(recs), free(out), free(tmp), free(map_in), free(map_out);
+    if (ar) wx_archive_close(ar);
+    else wx_archive_meta_free(&fmeta);
     wx_rollout_close(r);
     return st;
 }

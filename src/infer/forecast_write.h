@@ -1,33 +1,73 @@
-/* A forecast product file (one initial time) through the project's NetCDF writer
- * (io/netcdf_write.h): CF-1.8, dimensions (time, latitude, longitude) with `time` the valid time,
- * latitude north→south as the model grid, longitude from 0 east; one float32 variable per channel
- * named as the channel ("z500", "t2m") with units, standard_name and long_name from the
- * catalogue; the scalar forecast_reference_time and forecast_period(time) in hours. Lead 0 (the
- * initial state) is the first time written. The file appears atomically on close. */
+/* A forecast product (one initial time) through the project's writers: CF-1.8 NetCDF
+ * (io/netcdf_write.h) and/or GRIB2 (io/grib_write.h). Lead 0 (the initial state) is the first
+ * time written; files appear atomically on close, all or none.
+ *
+ * NetCDF, deterministic: dimensions (time, [level], latitude, longitude) with `time` the valid
+ * time (unlimited), latitude north→south as the model grid, longitude from 0 east; one float32
+ * variable per single-level channel named as the channel ("t2m") and one per pressure-level
+ * parameter ("z", "t") on a `level` axis (hPa, decreasing: 1000 first); parameters on another
+ * level set get an axis of their own (level_2, ...), so no variable holds levels it lacks. Units,
+ * standard_name and long_name from the catalogue; the scalar forecast_reference_time and
+ * forecast_period(time) in hours.
+ * NetCDF, ensemble (members > 0): (time, realization, latitude, longitude), one variable per
+ * channel ("z500"): CDO reads at most 4 dimensions.
+ * GRIB2: <grib_dir>/<prefix>_sfc.grib2 (single-level channels) and <prefix>_pl.grib2 (pressure
+ * levels), typeOfProcessedData forecast (perturbed with perturbationNumber for members), step =
+ * lead; accumulated channels (tp) with PDT 4.8/4.11 over [lead − accumulation, lead] and no
+ * message at leads shorter than the accumulation (lead 0). */
 #ifndef WX_FORECAST_WRITE_H
 #define WX_FORECAST_WRITE_H
 
 #include <stdint.h>
 
 #include "io/archive.h"
+#include "io/grib_write.h"
 #include "io/netcdf_write.h"
 
 typedef struct {
+    const char *netcdf;      /* NetCDF path, or NULL */
+    const char *grib_dir;    /* folder for the GRIB2 files, or NULL */
+    const char *grib_prefix; /* file stem; NULL: "forecast_YYYYMMDDTHH" of the initial time */
+    int deflate;             /* NetCDF deflate level 0..9 */
+    int grib_bits;           /* bits per value, 0: 16 */
+    int grib_packing;        /* WX_GRIB_SIMPLE or WX_GRIB_CCSDS */
+    int members;             /* 0: deterministic; > 0: ensemble of this many members */
+    int64_t step_s;          /* model step: the accumulation of accumulated channels without one */
+    const char *source;      /* "source" global attribute (the checkpoint), may be NULL */
+} wx_forecast_write_opts;
+
+typedef struct {
     wx_nc_writer w;
-    int nvars;
+    int has_nc;
+    wx_grib_writer grib[2]; /* [0] surface, [1] pressure */
+    int has_grib[2];
+    char *grib_path[2];
+    int nvars, members;
     int64_t ntimes, points;
-    wx_time ref_time;
-    struct wx_forecast_attrs *attrs; /* [nvars] names and attribute strings kept for the writer */
+    wx_time ref_time, last_valid;
+    wx_archive_channel *chans;          /* [nvars] */
+    const wx_catalogue_entry **entries; /* [nvars] (NULL: unknown to the catalogue) */
+    int *nc_var, *nc_level;             /* [nvars] NetCDF variable and level index */
+    struct wx_forecast_attrs *attrs;    /* names and attribute strings kept for the writer */
     wx_nc_var *vars;
+    int64_t step_s;
+    wx_grid grid;
 } wx_forecast_writer;
 
-/* chans [nvars]: the archive description of each channel written (name, param, level, units).
- * source: the "source" global attribute (the checkpoint), may be NULL. */
+/* chans [nvars]: the description of each channel written (name, param, level, units). */
+wx_status wx_forecast_writer_open_opts(wx_forecast_writer *f, const wx_forecast_write_opts *o,
+                                       const wx_grid *g, int nvars,
+                                       const wx_archive_channel *chans, wx_time ref_time);
+/* Deterministic NetCDF only (the original interface). */
 wx_status wx_forecast_writer_open(wx_forecast_writer *f, const char *path, const wx_grid *g,
                                   int nvars, const wx_archive_channel *chans, wx_time ref_time,
                                   const char *source);
 /* Appends valid time `valid` (>= the previous one): fields (nvars, nlat, nlon), physical units. */
 wx_status wx_forecast_writer_put(wx_forecast_writer *f, wx_time valid, const float *fields);
+/* Ensemble: member m (0..members-1) at valid time `valid`; all members of one time before the
+ * next time. fields (nvars, nlat, nlon) */
+wx_status wx_forecast_writer_put_member(wx_forecast_writer *f, wx_time valid, int member,
+                                        const float *fields);
 wx_status wx_forecast_writer_close(wx_forecast_writer *f);
 void wx_forecast_writer_abort(wx_forecast_writer *f);
 

@@ -104,7 +104,7 @@ wx_status wx_grib_writer_add(wx_grib_writer *w, const wx_grib_field *f, const wx
     wx_time_split(f->ref_time, &y, &mo, &d, &hh, &mi, &s);
     SET_L("dataDate", y * 10000 + mo * 100 + d);
     SET_L("dataTime", hh * 100 + mi);
-    SET_L("typeOfProcessedData", f->member >= 0 ? 4 : (f->step_end > 0 ? 1 : 0));
+    SET_L("typeOfProcessedData", f->member >= 0 ? 4 : (f->step_end > 0 || w->forecast ? 1 : 0));
     if (f->var->accumulated)
         SET_L("productDefinitionTemplateNumber", f->member >= 0 ? 11 : 8);
     else if (f->member >= 0)
@@ -129,7 +129,7 @@ wx_status wx_grib_writer_add(wx_grib_writer *w, const wx_grib_field *f, const wx
     } else {
         SET_L("step", f->step_end / 3600);
     }
-    SET_S("packingType", "grid_simple");
+    SET_S("packingType", w->packing == WX_GRIB_CCSDS ? "grid_ccsds" : "grid_simple");
     SET_L("bitsPerValue", w->bits_per_value);
     vals = wx_malloc(sizeof(double) * n);
     int missing = 0;

@@ -5,7 +5,8 @@
  * ERA5), on a regular lat-lon grid scanned north→south (jScansPositively=0), with paramId,
  * typeOfLevel/level, dataDate/dataTime (the reference time), step (instantaneous fields) or
  * PDT 4.8 startStep/endStep (accumulations, stepType=accum), optional ensemble member (PDT 4.1 /
- * 4.11), and simple packing (bitsPerValue 16 by default) with a bitmap where values are NaN.
+ * 4.11), and simple or CCSDS packing (bitsPerValue 16 by default) with a bitmap where values
+ * are NaN.
  * The file is written to a temporary in the same folder and renamed on commit. */
 #ifndef WX_GRIB_WRITE_H
 #define WX_GRIB_WRITE_H
@@ -28,11 +29,17 @@ typedef struct {
     int members;                   /* numberOfForecastsInEnsemble (member ≥ 0 only) */
 } wx_grib_field;
 
+enum { WX_GRIB_SIMPLE = 0, WX_GRIB_CCSDS = 1 };
+
 typedef struct {
     wx_atomic_file file;
     char *path;
     int bits_per_value; /* default 16 */
     int64_t messages;
+    /* Set after open (defaults 0): */
+    int packing;        /* WX_GRIB_SIMPLE (grid_simple) or WX_GRIB_CCSDS (grid_ccsds, libaec) */
+    int forecast;       /* 1: typeOfProcessedData 1 (forecast) at step 0 too, so that every
+                           message of a product has one dataType (cfgrib indexes by it) */
 } wx_grib_writer;
 
 wx_status wx_grib_writer_open(wx_grib_writer *w, const char *path);

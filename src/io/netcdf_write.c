@@ -28,6 +28,7 @@ void wx_nc_writer_abort(wx_nc_writer *w) {
     free(w->path);
     free(w->tmp);
     free(w->varids);
+    free(w->ndims);
     memset(w, 0, sizeof *w);
 }
 
@@ -37,7 +38,14 @@ wx_status wx_nc_writer_open(wx_nc_writer *w, const char *path, const wx_nc_layou
 
 wx_status wx_nc_writer_open_time(wx_nc_writer *w, const char *path, const wx_nc_layout *L,
                                  const char *tname) {
+    return wx_nc_writer_open_ext(w, path, L, tname, NULL);
+}
+
+wx_status wx_nc_writer_open_ext(wx_nc_writer *w, const char *path, const wx_nc_layout *L,
+                                const char *tname, const wx_nc_layout_ext *ext) {
     wx_status st = WX_OK;
+    static const wx_nc_layout_ext none = {0};
+    const wx_nc_layout_ext *X = ext ? ext : &none;
     memset(w, 0, sizeof *w);
     w->path = wx_strdup(path);
     size_t n = strlen(path) + 64;
@@ -52,12 +60,29 @@ wx_status wx_nc_writer_open_time(wx_nc_writer *w, const char *path, const wx_nc_
     w->has_ref_time = L->has_ref_time;
     w->ref_time = L->ref_time;
     w->varids = wx_calloc(L->nvars > 0 ? L->nvars : 1, sizeof(int));
+    w->ndims = wx_calloc(L->nvars > 0 ? L->nvars : 1, sizeof(int));
+    w->members = X->members;
+    const char *lname = X->level_name ? X->level_name : "pressure_level";
+    int naxes = (L->nlevels > 0 ? 1 : 0) + X->nextra_axes;
+    int dl_axis[16], vl_axis[16], dm = -1, vm = -1;
+    if (naxes > 16 || (X->nextra_axes > 0 && L->nlevels <= 0)) {
+        st = wx_error_set(WX_ERR_RUN, "%s: %d level axes (expected the first one, then at most "
+                          "15 more)", path, naxes);
+        goto fail;
+    }
     int ncid = -1;
     NC_TRY(nc_create(w->tmp, NC_NETCDF4 | NC_CLOBBER, &ncid), "create");
     w->ncid = ncid;
-    int dt, dl = -1, dy, dx;
+    int dt, dy, dx;
+    if (X->members > 0) NC_TRY(nc_def_dim(ncid, "realization", X->members, &dm), "define realization");
     NC_TRY(nc_def_dim(ncid, tname, NC_UNLIMITED, &dt), "define the time dimension");
-    if (L->nlevels > 0) NC_TRY(nc_def_dim(ncid, "pressure_level", L->nlevels, &dl), "define pressure_level");
+    char axis_name[16][80];
+    for (int a = 0; a < naxes; a++) {
+        if (a == 0) snprintf(axis_name[a], sizeof axis_name[a], "%s", lname);
+        else snprintf(axis_name[a], sizeof axis_name[a], "%s_%d", lname, a + 1);
+        size_t len = a == 0 ? (size_t)L->nlevels : (size_t)X->extra_axes[a - 1].nlevels;
+        NC_TRY(nc_def_dim(ncid, axis_name[a], len, &dl_axis[a]), "define a level dimension");
+    }
     NC_TRY(nc_def_dim(ncid, "latitude", L->grid.nlat, &dy), "define latitude");
     NC_TRY(nc_def_dim(ncid, "longitude", L->grid.nlon, &dx), "define longitude");
     int vt, vl = -1, vy, vx;
@@ -81,8 +106,15 @@ wx_status wx_nc_writer_open_time(wx_nc_writer *w, const char *path, const wx_nc_
         NC_TRY(put_text(ncid, vp, "dtype", "timedelta64[ns]"), "attribute");
         w->period_var = vp;
     }
-    if (L->nlevels > 0) {
-        NC_TRY(nc_def_var(ncid, "pressure_level", NC_DOUBLE, 1, &dl, &vl), "define pressure_level");
+    if (X->members > 0) {
+        NC_TRY(nc_def_var(ncid, "realization", NC_INT, 1, &dm, &vm), "define realization");
+        NC_TRY(put_text(ncid, vm, "standard_name", "realization"), "attribute");
+        NC_TRY(put_text(ncid, vm, "long_name", "ensemble member"), "attribute");
+        NC_TRY(put_text(ncid, vm, "units", "1"), "attribute");
+    }
+    for (int a = 0; a < naxes; a++) {
+        NC_TRY(nc_def_var(ncid, axis_name[a], NC_DOUBLE, 1, &dl_axis[a], &vl), "define a level axis");
+        vl_axis[a] = vl;
         NC_TRY(put_text(ncid, vl, "units", "hPa"), "attribute");
         NC_TRY(put_text(ncid, vl, "standard_name", "air_pressure"), "attribute");
         NC_TRY(put_text(ncid, vl, "long_name", "pressure"), "attribute");
@@ -102,14 +134,19 @@ wx_status wx_nc_writer_open_time(wx_nc_writer *w, const char *path, const wx_nc_
     for (int v = 0; v < L->nvars; v++) {
         const wx_nc_var *d = &L->vars[v];
         int dims[4], nd = 0;
-        dims[nd++] = dt;
+        dims[nd++] = dt; /* CDO wants time first: (time, realization, lat, lon) */
+        if (X->members > 0) dims[nd++] = dm;
         if (d->has_level) {
-            if (L->nlevels <= 0) {
-                st = wx_error_set(WX_ERR_RUN, "%s: variable %s needs a pressure_level dimension",
-                                  path, d->name);
+            int axis = d->has_level - 1;
+            if (L->nlevels <= 0 || axis < 0 || axis >= naxes ||
+                X->members > 0) {
+                st = wx_error_set(WX_ERR_RUN, "%s: variable %s: level axis %d does not exist%s",
+                                  path, d->name, axis,
+                                  X->members > 0 ? " (an ensemble file keeps <= 4 dimensions: "
+                                                   "one variable per level)" : "");
                 goto fail;
             }
-            dims[nd++] = dl;
+            dims[nd++] = dl_axis[axis];
         }
         dims[nd++] = dy;
         dims[nd++] = dx;
@@ -128,6 +165,7 @@ wx_status wx_nc_writer_open_time(wx_nc_writer *w, const char *path, const wx_nc_
             NC_TRY(put_text(ncid, id, "standard_name", d->standard_name), "attribute");
         NC_TRY(put_text(ncid, id, "long_name", d->long_name ? d->long_name : d->name), "attribute");
         w->varids[v] = id;
+        w->ndims[v] = nd;
     }
     NC_TRY(put_text(ncid, NC_GLOBAL, "Conventions", "CF-1.8"), "attribute");
     NC_TRY(put_text(ncid, NC_GLOBAL, "institution", "wxcast"), "attribute");
@@ -141,7 +179,16 @@ wx_status wx_nc_writer_open_time(wx_nc_writer *w, const char *path, const wx_nc_
     if (rc == NC_NOERR) rc = nc_put_var_double(ncid, vx, buf);
     free(buf);
     NC_TRY(rc, "write coordinates");
-    if (L->nlevels > 0) NC_TRY(nc_put_var_double(ncid, vl, L->levels), "write pressure_level");
+    for (int a = 0; a < naxes; a++)
+        NC_TRY(nc_put_var_double(ncid, vl_axis[a], a == 0 ? L->levels : X->extra_axes[a - 1].levels),
+               "write a level axis");
+    if (X->members > 0) {
+        int *num = wx_malloc(sizeof(int) * (size_t)X->members);
+        for (int m = 0; m < X->members; m++) num[m] = m;
+        rc = nc_put_var_int(ncid, vm, num);
+        free(num);
+        NC_TRY(rc, "write realization");
+    }
     if (L->has_ref_time) {
         long long rt = L->ref_time;
         int vr;
@@ -156,8 +203,14 @@ fail:
 
 wx_status wx_nc_writer_put(wx_nc_writer *w, int64_t t, wx_time valid, int var, int level_index,
                            const float *values) {
+    return wx_nc_writer_put_member(w, t, valid, var, level_index, 0, values);
+}
+
+wx_status wx_nc_writer_put_member(wx_nc_writer *w, int64_t t, wx_time valid, int var,
+                                  int level_index, int member, const float *values) {
     wx_status st = WX_OK;
     WX_ASSERT(var >= 0 && var < w->nvars);
+    WX_ASSERT(member >= 0 && (member < w->members || (w->members == 0 && member == 0)));
     if (t > w->ntimes)
         return wx_error_set(WX_ERR_RUN, "%s: time index %lld written before %lld", w->path,
                             (long long)t, (long long)w->ntimes);
@@ -172,17 +225,13 @@ wx_status wx_nc_writer_put(wx_nc_writer *w, int64_t t, wx_time valid, int var, i
         }
         w->ntimes++;
     }
-    int ndims;
-    NC_TRY(nc_inq_varndims(w->ncid, w->varids[var], &ndims), "inquire variable");
-    size_t start[4] = {(size_t)t, 0, 0, 0}, count[4] = {1, 1, 1, 1};
-    if (ndims == 4) {
-        start[1] = (size_t)level_index;
-        count[2] = w->grid.nlat;
-        count[3] = w->grid.nlon;
-    } else {
-        count[1] = w->grid.nlat;
-        count[2] = w->grid.nlon;
-    }
+    int ndims = w->ndims[var], k = 0;
+    size_t start[4] = {0, 0, 0, 0}, count[4] = {1, 1, 1, 1};
+    start[k++] = (size_t)t;
+    if (w->members > 0) start[k++] = (size_t)member;
+    if (ndims - k == 3) start[k] = (size_t)level_index;
+    count[ndims - 2] = w->grid.nlat;
+    count[ndims - 1] = w->grid.nlon;
     NC_TRY(nc_put_vara_float(w->ncid, w->varids[var], start, count, values), "write field");
     return WX_OK;
 fail:

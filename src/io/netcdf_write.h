@@ -20,8 +20,17 @@ typedef struct {
     const char *units;         /* UDUNITS: "K", "m2 s-2" */
     const char *standard_name; /* "" or NULL: none */
     const char *long_name;
-    int has_level;             /* 1: (valid_time, pressure_level, lat, lon) */
+    int has_level;             /* 1: (valid_time, pressure_level, lat, lon); k >= 2: on the
+                                  extension's extra_axes[k-2] instead (wx_nc_writer_open_ext) */
 } wx_nc_var;
+
+/* A further vertical axis, for parameters on another set of levels than the first one (z at
+ * 50..1000 hPa, r at 500 and 850): each axis is a dimension and coordinate of its own, so no
+ * variable carries levels it does not have (CDO reads several z-axes). */
+typedef struct {
+    int nlevels;
+    const double *levels; /* (nlevels) hPa */
+} wx_nc_level_axis;
 
 typedef struct {
     wx_grid grid;
@@ -36,11 +45,23 @@ typedef struct {
     int deflate;            /* 0..9; 0 = no compression */
 } wx_nc_layout;
 
+/* Optional parts of a layout (forecast products). */
+typedef struct {
+    const char *level_name; /* NULL: "pressure_level"; extra axes are <level_name>_2, _3, ... */
+    int nextra_axes;
+    const wx_nc_level_axis *extra_axes; /* (nextra_axes) */
+    int members;            /* > 0: a leading dimension and coordinate "realization" (0..members-1,
+                               standard_name realization); variables are then (time, realization,
+                               latitude, longitude; CDO wants time first) and may not have a level (CDO: <= 4 dims) */
+} wx_nc_layout_ext;
+
 typedef struct {
     int ncid;
     char *path, *tmp;
     int nvars, nlevels;
     int *varids;
+    int *ndims;     /* per variable */
+    int members;
     int time_var, period_var;
     int64_t ntimes;
     wx_time ref_time;
@@ -53,10 +74,17 @@ wx_status wx_nc_writer_open(wx_nc_writer *w, const char *path, const wx_nc_layou
  * coordinate ("time": the classic CF layout of `wxcast dump`). */
 wx_status wx_nc_writer_open_time(wx_nc_writer *w, const char *path, const wx_nc_layout *layout,
                                  const char *time_name);
+/* As wx_nc_writer_open_time with the optional parts (ext may be NULL). */
+wx_status wx_nc_writer_open_ext(wx_nc_writer *w, const char *path, const wx_nc_layout *layout,
+                                const char *time_name, const wx_nc_layout_ext *ext);
 /* Writes one field of variable `var` at time index t (0, 1, ... in order; a new index appends
  * valid_time = valid). values: [nlat, nlon] in grid order; NaN becomes the _FillValue. */
 wx_status wx_nc_writer_put(wx_nc_writer *w, int64_t t, wx_time valid, int var, int level_index,
                            const float *values);
+/* As wx_nc_writer_put for ensemble member `member` (0..members-1) of a layout with members > 0;
+ * level_index indexes the variable's own level axis. */
+wx_status wx_nc_writer_put_member(wx_nc_writer *w, int64_t t, wx_time valid, int var,
+                                  int level_index, int member, const float *values);
 /* nc_close, fsync, rename. On failure the temporary is removed. Releases the writer. */
 wx_status wx_nc_writer_close(wx_nc_writer *w);
 void wx_nc_writer_abort(wx_nc_writer *w);

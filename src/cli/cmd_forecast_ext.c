@@ -1,0 +1,30 @@
+#include "cli/cmd_forecast_ext.h"
+
+#include <string.h>
+
+#include "io/grib_write.h"
+
+wx_status wx_forecast_ext_from_args(const wx_args *a, wx_forecast_ext *x) {
+    memset(x, 0, sizeof *x);
+    x->has_time = wx_args_get(a, "time") != NULL;
+    if (wx_args_get(a, "lead"))
+        WX_TRY(wx_time_parse_duration(wx_args_get(a, "lead"), "--lead", &x->lead_s));
+    x->grib_dir = wx_args_get(a, "grib");
+    int64_t bits = 0, members = 0, seed = 1;
+    WX_TRY(wx_args_int(a, "grib-bits", 0, &bits));
+    WX_TRY(wx_args_int(a, "members", 0, &members));
+    WX_TRY(wx_args_int(a, "seed", 1, &seed));
+    WX_TRY(wx_args_double(a, "amplitude", 0.05, &x->amplitude));
+    if (bits < 0 || bits > 32) return wx_error_set(WX_ERR_USAGE, "--grib-bits %lld: expected 1..32", (long long)bits);
+    if (members < 0 || members > 1024)
+        return wx_error_set(WX_ERR_USAGE, "--members %lld: expected 1..1024", (long long)members);
+    x->grib_bits = (int)bits, x->members = (int)members, x->seed = (uint64_t)seed;
+    const char *pk = wx_args_get(a, "grib-packing");
+    if (pk && !strcmp(pk, "ccsds")) x->grib_packing = WX_GRIB_CCSDS;
+    else if (pk && strcmp(pk, "simple"))
+        return wx_error_set(WX_ERR_USAGE, "--grib-packing %s: expected simple or ccsds", pk);
+    if (wx_args_flag(a, "compress")) x->deflate = 4;
+    if (wx_args_get(a, "perturbation"))
+        WX_TRY(wx_perturbation_parse(wx_args_get(a, "perturbation"), &x->perturbation));
+    return WX_OK;
+}

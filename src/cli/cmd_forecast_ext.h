@@ -1,0 +1,22 @@
+/* The product, lead and ensemble options of `wxcast forecast` (kept apart from cmd_forecast.c). */
+#ifndef WX_CMD_FORECAST_EXT_H
+#define WX_CMD_FORECAST_EXT_H
+
+#include "cli/wx_args.h"
+#include "infer/forecast.h"
+
+#define WX_FORECAST_EXT_OPTIONS                                                                   \
+    {"lead", 1, "forecast length instead of --steps (\"240h\", \"10d\")", "DURATION"},              \
+    {"grib", 1, "also (or only) write GRIB2: DIR/forecast_<init>_sfc.grib2 and _pl.grib2", "DIR"}, \
+    {"grib-bits", 1, "GRIB2 bits per value (default 16)", "N"},                                   \
+    {"grib-packing", 1, "GRIB2 packing: simple (default) or ccsds", "KIND"},                       \
+    {"compress", 0, "deflate the NetCDF variables (level 4, shuffle)", NULL},                      \
+    {"members", 1, "ensemble members run as one batch (member 0 unperturbed)", "N"},               \
+    {"perturbation", 1, "gaussian (default), spherical-gaussian or bred", "KIND"},                \
+    {"amplitude", 1, "perturbation size in channel standard deviations (default 0.05)", "A"},      \
+    {"seed", 1, "ensemble random seed (default 1)", "S"},
+
+/* Fills x from the parsed options; usage errors name the option. */
+wx_status wx_forecast_ext_from_args(const wx_args *a, wx_forecast_ext *x);
+
+#endif

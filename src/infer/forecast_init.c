@@ -1,0 +1,121 @@
+#include "infer/forecast_init.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "io/wx_source.h"
+
+wx_status wx_forecast_channel_from_name(const char *name, int64_t step_s, wx_archive_channel *out) {
+    memset(out, 0, sizeof *out);
+    snprintf(out->name, sizeof out->name, "%s", name);
+    const wx_catalogue_entry *e = wx_catalogue_find_kind(name, WX_LEVEL_SINGLE);
+    if (!e) e = wx_catalogue_find_kind(name, WX_LEVEL_STATIC);
+    if (e) {
+        out->kind = e->level_kind;
+    } else {
+        size_t n = strlen(name), k = n;
+        while (k > 0 && name[k - 1] >= '0' && name[k - 1] <= '9') k--;
+        char param[64];
+        snprintf(param, sizeof param, "%.*s", (int)k, name);
+        if (k > 0 && k < n) e = wx_catalogue_find_kind(param, WX_LEVEL_PRESSURE);
+        if (!e)
+            return wx_error_set(WX_ERR_USAGE, "model channel '%s': not a catalogue field name nor "
+                                "a pressure-level parameter with its level (\"z500\")", name);
+        out->kind = WX_LEVEL_PRESSURE;
+        out->level = atof(name + k);
+    }
+    snprintf(out->param, sizeof out->param, "%s", e->short_name);
+    snprintf(out->units, sizeof out->units, "%s", e->cf_units[0] ? e->cf_units : e->units);
+    out->accum_s = e->accumulated ? step_s : 0;
+    return WX_OK;
+}
+
+static int matches(const wx_field_info *f, const wx_archive_channel *ch) {
+    if (f->kind != ch->kind || fabs(f->level - ch->level) > 1e-6) return 0;
+    return !strcmp(f->param, ch->param) || (f->entry && wx_catalogue_matches(f->entry, ch->param));
+}
+
+wx_status wx_forecast_init_from_file(const char *path, const wx_rollout *r, int has_time,
+                                     wx_time *time, wx_archive_meta *meta, float **rec) {
+    memset(meta, 0, sizeof *meta);
+    *rec = NULL;
+    int n = r->nout;
+    meta->chan = wx_calloc((size_t)(r->nout + r->nin), sizeof *meta->chan);
+    int *need = wx_calloc((size_t)(r->nout + r->nin), sizeof(int));
+    wx_status st = WX_OK;
+    for (int o = 0; st == WX_OK && o < r->nout; o++)
+        st = wx_forecast_channel_from_name(r->out[o].name, r->step_s, &meta->chan[o]);
+    for (int i = 0; st == WX_OK && i < r->nin; i++) {
+        int o = 0;
+        while (o < r->nout && strcmp(r->out[o].name, r->in[i].name)) o++;
+        if (o < r->nout) {
+            need[o] = 1;
+            continue;
+        }
+        need[n] = 1;
+        st = wx_forecast_channel_from_name(r->in[i].name, r->step_s, &meta->chan[n++]);
+    }
+    meta->nchan = n;
+    wx_source *src = NULL;
+    if (st == WX_OK) st = wx_source_open(path, &src);
+    int nf = src ? wx_source_count(src) : 0;
+    int *field = wx_malloc(sizeof(int) * (size_t)(n ? n : 1));
+    if (st == WX_OK && !has_time) { /* the earliest time of any channel's field */
+        int any = 0;
+        for (int i = 0; i < nf; i++) {
+            const wx_field_info *f = wx_source_info(src, i);
+            for (int c = 0; c < n && f->has_time; c++)
+                if (matches(f, &meta->chan[c]) && (!any || f->valid < *time)) *time = f->valid, any = 1;
+        }
+        if (!any) st = wx_error_set(WX_ERR_USAGE, "%s: no field of the model's channels with a "
+                                    "valid time", path);
+    }
+    for (int c = 0; st == WX_OK && c < n; c++) {
+        field[c] = -1;
+        for (int i = 0; i < nf && field[c] < 0; i++) {
+            const wx_field_info *f = wx_source_info(src, i);
+            /* an ensemble file starts from its first member */
+            if (matches(f, &meta->chan[c]) && (!f->has_time || f->valid == *time) && f->member <= 0)
+                field[c] = i;
+        }
+        if (field[c] < 0 && need[c]) {
+            char t[32];
+            wx_time_format(*time, t);
+            st = wx_error_set(WX_ERR_USAGE, "%s: no field for model channel %s at %s", path,
+                              meta->chan[c].name, t);
+        }
+    }
+    for (int c = 0; st == WX_OK && c < n; c++) {
+        if (field[c] < 0) continue;
+        const wx_grid *g = &wx_source_info(src, field[c])->grid;
+        if (!meta->grid.nlat) {
+            meta->grid = *g;
+        } else if (!wx_grid_same(g, &meta->grid, 1e-6)) {
+            st = wx_error_set(WX_ERR_USAGE, "%s: channel %s is on another grid than %s", path,
+                              meta->chan[c].name, meta->chan[0].name);
+        }
+    }
+    size_t P = (size_t)meta->grid.nlat * (size_t)meta->grid.nlon;
+    if (st == WX_OK) *rec = wx_malloc(sizeof(float) * P * (size_t)n);
+    for (int c = 0; st == WX_OK && c < n; c++) {
+        float *dst = *rec + (size_t)c * P;
+        if (field[c] < 0) {
+            for (size_t p = 0; p < P; p++) dst[p] = NAN;
+            continue;
+        }
+        st = wx_source_read(src, field[c], WX_MISSING_ERROR, dst);
+    }
+    meta->start = *time;
+    meta->step = r->step_s;
+    meta->count = 1;
+    free(field), free(need);
+    if (src) wx_source_close(src);
+    if (st != WX_OK) {
+        free(*rec);
+        *rec = NULL;
+        wx_archive_meta_free(meta);
+    }
+    return st;
+}

@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# Forecast products on a tiny synthetic world (z500 u500 v500 t850 msl t2m tp, a FourCastNet
+# trained a few steps): CF NetCDF with level axes (--compress), GRIB2 per level type (simple and
+# CCSDS), round trips through --init FILE.nc / FILE.grib2, an ensemble (--members 4) with mean
+# and spread files, all checked by forecast_products.py with netCDF4, xarray, cfgrib and eccodes;
+# `cdo sinfo` reads the NetCDF; errors. Skips (77) when a tool is absent.
+# Usage: forecast_products.sh WXCAST SRCDIR
+set -u
+W=$1; S=$2
+PY=/usr/bin/python3
+$PY -c "import netCDF4, xarray, cfgrib, eccodes" 2>/dev/null || { echo "skip: python3-netcdf4/xarray/cfgrib/eccodes missing"; exit 77; }
+T=$(mktemp -d /tmp/wx_cli_fproducts.XXXXXX); trap 'rm -rf "$T"' EXIT
+pass=0; fail=0
+ok() { if eval "$2"; then pass=$((pass+1)); else echo "FAIL: $1"; fail=$((fail+1)); fi; }
+cd "$T"
+cat > synth.yaml <<'Y'
+truncation: 21
+nlat: 33
+nlon: 64
+start_year: 2000
+days: 370
+spin_up_days: 10
+variables: [z500, u500, v500, t850, msl, t2m, tp]
+formats: [netcdf]
+Y
+cat > recipe.yaml <<'Y'
+sources: ["world/*.nc"]
+variables:
+  - {name: z500, param: z, level: 500}
+  - {name: t850, param: t, level: 850}
+  - {name: msl, param: msl}
+  - {name: t2m, param: 2t}
+  - {name: u500, param: u, level: 500}
+  - {name: v500, param: v, level: 500}
+  - {name: tp, param: tp}
+dates: {start: "2000-12-23T00:00", end: "2001-01-03T18:00", step: "6h"}
+drop_south_pole: true
+statistics: {start: "2000-12-23T00:00", end: "2000-12-31T18:00"}
+output: archive
+Y
+cat > model.yaml <<'Y'
+type: fourcastnet
+img_size: [32, 64]
+patch_size: 8
+in_channels: 7
+out_channels: 7
+embed_dim: 16
+depth: 1
+num_blocks: 2
+Y
+cat > train.yaml <<'Y'
+model: model.yaml
+data: {archive: archive, train_years: [2000, 2000], valid_years: [2001, 2001]}
+threads: 1
+checkpoint_dir: ck
+validation: {leads: [1], max_samples: 2}
+pretrain: {steps: 3, batch_size: 2}
+Y
+"$W" -q synth synth.yaml --output world >/dev/null 2>&1 && "$W" -q ingest recipe.yaml >/dev/null 2>&1 &&
+    "$W" -q train train.yaml >/dev/null 2>&1
+
+CK=ck/pretrain/last.ckpt
+F() { "$W" -q forecast --model $CK "$@" >/dev/null 2>err.txt; }
+F --init archive --time 2000-12-27T06:00 --lead 24h --output f.nc --grib g --compress
+ok "deterministic NetCDF + GRIB (err: $(cat err.txt))" '[ $? -eq 0 ] && [ -f f.nc ] && [ -f g/forecast_20001227T06_sfc.grib2 ] && [ -f g/forecast_20001227T06_pl.grib2 ]'
+F --init f.nc --steps 4 --output r.nc
+ok "round trip from the NetCDF file (err: $(cat err.txt))" '[ $? -eq 0 ]'
+cat g/forecast_20001227T06_sfc.grib2 g/forecast_20001227T06_pl.grib2 > all.grib2
+F --init all.grib2 --time 2000-12-27T12:00 --steps 1 --output r3.nc --grib g3 --grib-packing ccsds --grib-bits 12
+ok "round trip from GRIB at +6h (err: $(cat err.txt))" '[ $? -eq 0 ]'
+F --init archive --time 2000-12-27T06:00 --steps 2 --output e.nc --grib ge --members 4 --perturbation spherical-gaussian --seed 3
+ok "ensemble (err: $(cat err.txt))" '[ $? -eq 0 ] && [ -f e_mean.nc ] && [ -f e_spread.nc ]'
+$PY "$S/tests/cli/forecast_products.py" "$T" > py.txt 2>&1
+ok "python checks: $(tail -1 py.txt) $(grep FAIL py.txt | head -5)" '[ $? -eq 0 ]'
+if command -v cdo >/dev/null; then
+    cdo -s sinfo f.nc > cdo.txt 2>&1
+    ok "cdo sinfo reads the NetCDF: 7 variables, 5 times, 2 pressure axes" '[ $? -eq 0 ] && grep -q "points=2048 (64x32)" cdo.txt && grep -q "2000-12-28 06:00:00" cdo.txt && [ $(grep -c "pressure  *: levels=1" cdo.txt) -eq 2 ]'
+    cdo -s sinfo e.nc > cdo.txt 2>&1
+    ok "cdo sinfo reads the ensemble file" '[ $? -eq 0 ]'
+else
+    echo "note: cdo absent, its checks skipped"
+fi
+for p in gaussian bred; do
+    F --init archive --time 2000-12-27T06:00 --steps 1 --output p_$p.nc --members 3 --perturbation $p
+    ok "--perturbation $p (err: $(cat err.txt))" '[ $? -eq 0 ] && [ -f p_${p}_spread.nc ]'
+done
+F --init f.nc --steps 1 --output r.nc --members 2 --perturbation gaussian --seed 5 && cp r_spread.nc s1.nc
+F --init f.nc --steps 1 --output r.nc --members 2 --perturbation gaussian --seed 5
+ok "same seed, same ensemble" 'cmp -s s1.nc r_spread.nc || [ "$(ncdump s1.nc | tail -n +3 | md5sum)" = "$(ncdump r_spread.nc | tail -n +3 | md5sum)" ]'
+# Errors: one line, exit code, no output left
+"$W" forecast --model $CK --init all.grib2 --time 2000-12-29T00:00 --steps 1 --output x.nc >/dev/null 2>err.txt
+ok "time absent from the file: exit 2 naming channel and time" '[ $? -eq 2 ] && grep -q "no field for model channel .* at 2000-12-29T00:00" err.txt && [ ! -e x.nc ]'
+"$W" forecast --model $CK --init g/forecast_20001227T06_pl.grib2 --steps 1 --output x.nc >/dev/null 2>err.txt
+ok "partial analysis (no surface fields): exit 2 naming msl" '[ $? -eq 2 ] && grep -q "no field for model channel msl" err.txt && [ ! -e x.nc ]'
+"$W" forecast --model $CK --init archive --time 2000-12-27T06:00 --lead 5h --output x.nc >/dev/null 2>err.txt
+ok "--lead not a multiple of the step: exit 2" '[ $? -eq 2 ] && grep -q "not a multiple" err.txt && [ ! -e x.nc ]'
+"$W" forecast --model $CK --init archive --time 2000-12-27T06:00 --steps 1 --grib x --grib-packing jpeg >/dev/null 2>err.txt
+ok "bad packing: exit 2" '[ $? -eq 2 ] && grep -q "expected simple or ccsds" err.txt'
+"$W" forecast --model $CK --init archive --steps 1 --output x.nc >/dev/null 2>err.txt
+ok "archive without --time: exit 2" '[ $? -eq 2 ] && grep -q "time is required" err.txt'
+ls -A . g | grep -q "tmp" && { echo "FAIL: temporary left"; fail=$((fail+1)); }
+echo "$pass passed, $fail failed"
+[ $fail -eq 0 ]
