@@ -17,6 +17,7 @@ const wx_command wx_commands[] = {
     {"dump", "write an archive's fields (or a subset) as CF NetCDF", wx_cmd_dump},
     {"train", "train a model (FourCastNet) from a training config; checkpoints, resume", wx_cmd_train},
     {"forecast", "roll a trained model out from an archive state; CF NetCDF with lead 0", wx_cmd_forecast},
+    {"demo", "synthetic world -> archive -> FourCastNet -> 10-day forecasts scored vs baselines", wx_cmd_demo},
     {"export-weights", "checkpoint -> safetensors with the PyTorch (NVlabs) parameter names", wx_cmd_export_weights},
     {"import-weights", "safetensors with the PyTorch (NVlabs) names -> checkpoint", wx_cmd_import_weights},
     {"export", "forecast file -> PNG maps per variable and lead, wind layers, static web viewer", wx_cmd_export},

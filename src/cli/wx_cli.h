@@ -22,6 +22,7 @@ int wx_cmd_verify(int argc, char **argv);
 int wx_cmd_dump(int argc, char **argv);
 int wx_cmd_train(int argc, char **argv);
 int wx_cmd_forecast(int argc, char **argv);
+int wx_cmd_demo(int argc, char **argv);
 int wx_cmd_export_weights(int argc, char **argv);
 int wx_cmd_import_weights(int argc, char **argv);
 int wx_cmd_mesh(int argc, char **argv);
