@@ -22,6 +22,7 @@ const wx_command wx_commands[] = {
     {"import-weights", "safetensors with the PyTorch (NVlabs) names -> checkpoint", wx_cmd_import_weights},
     {"export", "forecast file -> PNG maps per variable and lead, wind layers, static web viewer", wx_cmd_export},
     {"eval", "WeatherBench2 scores of forecast files vs an archive, baselines, CSV/JSON/plots", wx_cmd_eval},
+    {"daily", "the day's forecast, ensemble, GRIB, maps and viewer from the latest analysis", wx_cmd_daily},
     {NULL, NULL, NULL},
 };
 

@@ -28,5 +28,6 @@ int wx_cmd_import_weights(int argc, char **argv);
 int wx_cmd_mesh(int argc, char **argv);
 int wx_cmd_eval(int argc, char **argv);
 int wx_cmd_export(int argc, char **argv);
+int wx_cmd_daily(int argc, char **argv);
 
 #endif

@@ -1,0 +1,41 @@
+/* wxcast daily: the day's forecast products from the latest analysis (src/infer/daily.h). */
+#include <stdio.h>
+
+#include "cli/wx_args.h"
+#include "cli/wx_cli.h"
+#include "infer/daily.h"
+
+int wx_cmd_daily(int argc, char **argv) {
+    static const wx_arg_option opts[] = {
+        {"date", 1, "day to run (default: today, UTC)", "YYYY-MM-DD"},
+        {"threads", 1, "compute threads (default: the config's)", "N"},
+        {NULL, 0, NULL, NULL},
+    };
+    static const wx_arg_spec spec = {
+        "daily", "CONFIG.yaml [--date YYYY-MM-DD]",
+        "Finds the day's analysis in the drop folder of the config, runs the deterministic forecast "
+        "(and the ensemble when configured) and writes NetCDF, GRIB2, PNG maps and the web viewer "
+        "into <output>/<YYYYMMDD>T<HH>/, built in a temporary folder and renamed when complete. A "
+        "finished day is skipped. Example config: configs/daily/example.yaml.",
+        opts, 1, 1};
+    wx_args a;
+    int rc = wx_args_parse(&spec, argc, argv, &a);
+    if (rc != WX_ARGS_CONTINUE) return rc;
+    wx_daily_opts o = {0};
+    o.config = a.positionals[0];
+    o.date = wx_args_get(&a, "date");
+    int64_t threads = 0;
+    wx_status st = wx_args_int(&a, "threads", 0, &threads);
+    if (st == WX_OK && threads < 0) st = wx_error_set(WX_ERR_USAGE, "daily: --threads must be >= 0");
+    if (st != WX_OK) return wx_cli_error(st);
+    o.threads = (int)threads;
+    st = wx_daily_run(&o);
+    if (st != WX_OK) return wx_cli_error(st);
+    if (o.skipped)
+        printf("daily: %s already done, skipped\n", o.folder);
+    else
+        printf("daily: %s: forecast%s, %d maps (%.1f s)\n", o.folder, o.members ? " + ensemble" : "",
+               o.npng, o.seconds);
+    if (fflush(stdout) != 0) return wx_cli_error(wx_error_set(WX_ERR_RUN, "daily: cannot write output"));
+    return 0;
+}

@@ -1,0 +1,320 @@
+#define _XOPEN_SOURCE 700
+#include "infer/daily.h"
+
+#include <errno.h>
+#include <ftw.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/wx_config.h"
+#include "core/wx_fs.h"
+#include "core/wx_log.h"
+#include "core/wx_timer.h"
+#include "core/wx_yaml.h"
+#include "infer/export.h"
+#include "infer/forecast.h"
+#include "io/grib_write.h"
+
+static const char *const packing_choices[] = {"simple", "ccsds", NULL};
+static const char *const perturbation_choices[] = {"gaussian", "spherical-gaussian", "bred", NULL};
+
+static const wx_cfg_field root_fields[] = {
+    {"analysis", WX_CFG_MAP, 1, WX_CFG_NO_RANGE, NULL, "where the day's analysis is dropped", NULL},
+    {"model", WX_CFG_STR, 1, WX_CFG_NO_RANGE, NULL, "checkpoint (relative to this file)", NULL},
+    {"lead", WX_CFG_STR, 0, WX_CFG_NO_RANGE, "24h", "forecast length (a multiple of the model step)", NULL},
+    {"output", WX_CFG_STR, 1, WX_CFG_NO_RANGE, NULL,
+     "folder holding one <YYYYMMDD>T<HH> folder per run (relative to this file)", NULL},
+    {"compress", WX_CFG_BOOL, 0, WX_CFG_NO_RANGE, "false", "deflate the NetCDF variables", NULL},
+    {"threads", WX_CFG_INT, 0, 0, 4096, "0", "compute threads (0: all cores)", NULL},
+    {"grib", WX_CFG_MAP, 0, WX_CFG_NO_RANGE, NULL, "GRIB2 output", NULL},
+    {"ensemble", WX_CFG_MAP, 0, WX_CFG_NO_RANGE, NULL, "ensemble run (members > 1)", NULL},
+    {"maps", WX_CFG_MAP, 0, WX_CFG_NO_RANGE, NULL, "PNG maps and the web viewer", NULL},
+    WX_CFG_END,
+};
+static const wx_cfg_field analysis_fields[] = {
+    {"folder", WX_CFG_STR, 1, WX_CFG_NO_RANGE, NULL, "drop folder (relative to this file)", NULL},
+    {"pattern", WX_CFG_STR, 1, WX_CFG_NO_RANGE, NULL,
+     "file name; {YYYYMMDD} {YYYY} {MM} {DD} {HH} are filled in", NULL},
+    {"init_hour", WX_CFG_INT, 0, 0, 23, "0", "hour (UTC) of the analysis and initial time", NULL},
+    WX_CFG_END,
+};
+static const wx_cfg_field grib_fields[] = {
+    {"enabled", WX_CFG_BOOL, 0, WX_CFG_NO_RANGE, "false", "write GRIB2 beside the NetCDF", NULL},
+    {"bits", WX_CFG_INT, 0, 1, 32, "16", "bits per value", NULL},
+    {"packing", WX_CFG_STR, 0, WX_CFG_NO_RANGE, "simple", "simple or ccsds", packing_choices},
+    WX_CFG_END,
+};
+static const wx_cfg_field ensemble_fields[] = {
+    {"members", WX_CFG_INT, 0, 0, 1024, "0", "members (0 or 1: no ensemble; member 0 is the control)", NULL},
+    {"perturbation", WX_CFG_STR, 0, WX_CFG_NO_RANGE, "gaussian", "initial-state perturbation",
+     perturbation_choices},
+    {"amplitude", WX_CFG_FLOAT, 0, 0, 100, "0.05", "perturbation size in channel standard deviations", NULL},
+    {"seed", WX_CFG_INT, 0, 0, 9.0e18, "1", "random seed", NULL},
+    WX_CFG_END,
+};
+static const wx_cfg_field maps_fields[] = {
+    {"enabled", WX_CFG_BOOL, 0, WX_CFG_NO_RANGE, "true", "PNG maps + viewer of the deterministic forecast", NULL},
+    {"vars", WX_CFG_STR, 0, WX_CFG_NO_RANGE, "", "variables (\"2t,msl,z500\"; empty: all)", NULL},
+    {"leads", WX_CFG_STR, 0, WX_CFG_NO_RANGE, "", "leads in hours (\"0-240/24\"; empty: all)", NULL},
+    {"kelvin", WX_CFG_BOOL, 0, WX_CFG_NO_RANGE, "false", "temperatures in K instead of °C", NULL},
+    {"coast", WX_CFG_BOOL, 0, WX_CFG_NO_RANGE, "true", "draw coastlines", NULL},
+    {"wind", WX_CFG_BOOL, 0, WX_CFG_NO_RANGE, "true", "wind-particle layers from u/v pairs", NULL},
+    {"width", WX_CFG_INT, 0, 0, 16384, "0", "map width in pixels (0: from the grid)", NULL},
+    WX_CFG_END,
+};
+
+typedef struct {
+    char model[WX_DAILY_PATH_MAX], output[WX_DAILY_PATH_MAX], drop[WX_DAILY_PATH_MAX];
+    const char *pattern;
+    int64_t init_hour, threads, lead_s;
+    int compress, grib, grib_bits, grib_packing;
+    int members, seed;
+    wx_perturbation perturbation;
+    double amplitude;
+    int maps, kelvin, coast, wind, width;
+    const char *vars, *leads;
+} daily_config;
+
+/* Paths in the config are relative to the config file's folder. */
+static wx_status join(const char *dir, const char *p, char *out, size_t cap) {
+    int n = p[0] == '/' || !dir[0] ? snprintf(out, cap, "%s", p) : snprintf(out, cap, "%s/%s", dir, p);
+    if (n < 0 || (size_t)n >= cap) return wx_error_set(WX_ERR_USAGE, "path too long: %s/%s", dir, p);
+    return WX_OK;
+}
+
+static wx_status parse_config(const wx_yaml *root, const char *dir, daily_config *c) {
+    memset(c, 0, sizeof *c);
+    const char *s;
+    int64_t v;
+    WX_TRY(wx_cfg_validate(root, "", root_fields));
+    const wx_yaml *an = wx_yaml_get(root, "analysis"), *gr = wx_yaml_get(root, "grib"),
+                  *en = wx_yaml_get(root, "ensemble"), *mp = wx_yaml_get(root, "maps");
+    WX_TRY(wx_cfg_validate(an, "analysis", analysis_fields));
+    WX_TRY(wx_cfg_validate(gr, "grib", grib_fields));
+    WX_TRY(wx_cfg_validate(en, "ensemble", ensemble_fields));
+    WX_TRY(wx_cfg_validate(mp, "maps", maps_fields));
+    WX_TRY(wx_cfg_str(root, root_fields, "model", &s));
+    WX_TRY(join(dir, s, c->model, sizeof c->model));
+    WX_TRY(wx_cfg_str(root, root_fields, "output", &s));
+    WX_TRY(join(dir, s, c->output, sizeof c->output));
+    WX_TRY(wx_cfg_str(root, root_fields, "lead", &s));
+    if (wx_time_parse_duration(s, "lead", &c->lead_s) != WX_OK)
+        return wx_error_wrap(WX_ERR_USAGE, "%s: line %d: ", root->file, wx_yaml_key_line(root, "lead"));
+    WX_TRY(wx_cfg_bool(root, root_fields, "compress", &c->compress));
+    WX_TRY(wx_cfg_int(root, root_fields, "threads", &c->threads));
+    WX_TRY(wx_cfg_str(an, analysis_fields, "folder", &s));
+    WX_TRY(join(dir, s, c->drop, sizeof c->drop));
+    WX_TRY(wx_cfg_str(an, analysis_fields, "pattern", &c->pattern));
+    WX_TRY(wx_cfg_int(an, analysis_fields, "init_hour", &c->init_hour));
+    WX_TRY(wx_cfg_bool(gr, grib_fields, "enabled", &c->grib));
+    WX_TRY(wx_cfg_int(gr, grib_fields, "bits", &v));
+    c->grib_bits = (int)v;
+    WX_TRY(wx_cfg_str(gr, grib_fields, "packing", &s));
+    c->grib_packing = !strcmp(s, "ccsds") ? WX_GRIB_CCSDS : WX_GRIB_SIMPLE;
+    WX_TRY(wx_cfg_int(en, ensemble_fields, "members", &v));
+    c->members = v > 1 ? (int)v : 0;
+    WX_TRY(wx_cfg_str(en, ensemble_fields, "perturbation", &s));
+    WX_TRY(wx_perturbation_parse(s, &c->perturbation));
+    WX_TRY(wx_cfg_double(en, ensemble_fields, "amplitude", &c->amplitude));
+    WX_TRY(wx_cfg_int(en, ensemble_fields, "seed", &v));
+    c->seed = (int)v;
+    WX_TRY(wx_cfg_bool(mp, maps_fields, "enabled", &c->maps));
+    WX_TRY(wx_cfg_bool(mp, maps_fields, "kelvin", &c->kelvin));
+    WX_TRY(wx_cfg_bool(mp, maps_fields, "coast", &c->coast));
+    WX_TRY(wx_cfg_bool(mp, maps_fields, "wind", &c->wind));
+    WX_TRY(wx_cfg_int(mp, maps_fields, "width", &v));
+    c->width = (int)v;
+    WX_TRY(wx_cfg_str(mp, maps_fields, "vars", &c->vars));
+    WX_TRY(wx_cfg_str(mp, maps_fields, "leads", &c->leads));
+    return WX_OK;
+}
+
+wx_status wx_daily_pattern_fill(const char *pattern, wx_time t, char *out, size_t cap) {
+    int64_t y;
+    int mo, d, h, mi, s;
+    wx_time_split(t, &y, &mo, &d, &h, &mi, &s);
+    size_t n = 0;
+    out[0] = 0;
+    for (const char *p = pattern; *p;) {
+        char piece[32];
+        const char *close = *p == '{' ? strchr(p, '}') : NULL;
+        if (close) {
+            size_t len = (size_t)(close - p + 1);
+            if (len == 10 && !strncmp(p, "{YYYYMMDD}", len))
+                snprintf(piece, sizeof piece, "%04lld%02d%02d", (long long)y, mo, d);
+            else if (len == 6 && !strncmp(p, "{YYYY}", len)) snprintf(piece, sizeof piece, "%04lld", (long long)y);
+            else if (len == 4 && !strncmp(p, "{MM}", len)) snprintf(piece, sizeof piece, "%02d", mo);
+            else if (len == 4 && !strncmp(p, "{DD}", len)) snprintf(piece, sizeof piece, "%02d", d);
+            else if (len == 4 && !strncmp(p, "{HH}", len)) snprintf(piece, sizeof piece, "%02d", h);
+            else
+                return wx_error_set(WX_ERR_USAGE, "analysis.pattern '%s': unknown placeholder '%.*s' "
+                                                  "(expected {YYYYMMDD}, {YYYY}, {MM}, {DD} or {HH})",
+                                    pattern, (int)len, p);
+            p = close + 1;
+        } else {
+            piece[0] = *p++, piece[1] = 0;
+        }
+        size_t len = strlen(piece);
+        if (n + len + 1 > cap) return wx_error_set(WX_ERR_USAGE, "analysis.pattern '%s': path too long", pattern);
+        memcpy(out + n, piece, len + 1);
+        n += len;
+    }
+    return WX_OK;
+}
+
+static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw) {
+    (void)sb, (void)flag, (void)ftw;
+    return remove(path);
+}
+
+/* Removes a folder tree (our own temporary folder only). */
+static void remove_tree(const char *path) {
+    if (nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS) != 0 && errno != ENOENT)
+        wx_log_warn("daily: could not remove %s completely", path);
+}
+
+static int is_dir(const char *path) {
+    struct stat sb;
+    return stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
+}
+
+static wx_status parse_date(const char *text, int64_t hour, wx_time *out) {
+    int y, m, d;
+    char extra;
+    if (!text) {
+        wx_time now = (wx_time)time(NULL);
+        *out = now - now % 86400 + hour * 3600;
+        return WX_OK;
+    }
+    if (sscanf(text, "%4d-%2d-%2d%c", &y, &m, &d, &extra) != 3 || m < 1 || m > 12 || d < 1 || d > 31 ||
+        strlen(text) != 10)
+        return wx_error_set(WX_ERR_USAGE, "--date '%s': expected YYYY-MM-DD", text);
+    *out = wx_time_make(y, m, d, (int)hour, 0, 0);
+    int64_t yy;
+    int mo, dd, h, mi, s;
+    wx_time_split(*out, &yy, &mo, &dd, &h, &mi, &s);
+    if (mo != m || dd != d) return wx_error_set(WX_ERR_USAGE, "--date '%s': no such day", text);
+    return WX_OK;
+}
+
+/* The forecast runs of the day into the temporary folder `tmp`. */
+static wx_status run_products(const daily_config *c, wx_daily_opts *o, const char *tmp) {
+    char nc[WX_DAILY_PATH_MAX + 128], grib[WX_DAILY_PATH_MAX + 128];
+    snprintf(nc, sizeof nc, "%s/forecast.nc", tmp);
+    snprintf(grib, sizeof grib, "%s/grib", tmp);
+    wx_forecast_opts fo = {0};
+    fo.model = c->model;
+    fo.init = o->analysis;
+    fo.time = o->init;
+    fo.output = nc;
+    fo.threads = o->threads > 0 ? o->threads : (int)c->threads;
+    wx_forecast_ext x;
+    memset(&x, 0, sizeof x);
+    x.has_time = 1;
+    x.lead_s = c->lead_s;
+    x.grib_dir = c->grib ? grib : NULL;
+    x.deflate = c->compress ? 4 : 0;
+    x.grib_bits = c->grib_bits, x.grib_packing = c->grib_packing;
+    if (c->grib) WX_TRY(wx_mkdir_p(grib));
+    wx_status st = wx_forecast_run_ext(&fo, &x);
+    if (st != WX_OK) return wx_error_wrap(WX_ERR_RUN, "daily: deterministic forecast from %s: ", o->analysis);
+    char lead[32];
+    wx_time_format_duration(c->lead_s, lead);
+    wx_log_info("daily: deterministic forecast: %d variables, lead %s -> forecast.nc%s (%.1f s)", fo.nvars,
+                lead, c->grib ? " + grib/" : "", fo.seconds);
+    if (c->members > 1) {
+        snprintf(nc, sizeof nc, "%s/ensemble.nc", tmp);
+        snprintf(grib, sizeof grib, "%s/grib_ensemble", tmp);
+        if (c->grib) WX_TRY(wx_mkdir_p(grib));
+        wx_forecast_opts eo = fo;
+        eo.output = nc;
+        x.members = c->members;
+        x.perturbation = c->perturbation;
+        x.amplitude = c->amplitude;
+        x.seed = (uint64_t)c->seed;
+        st = wx_forecast_run_ext(&eo, &x);
+        if (st != WX_OK) return wx_error_wrap(WX_ERR_RUN, "daily: ensemble from %s: ", o->analysis);
+        o->members = c->members;
+        wx_log_info("daily: ensemble: %d members -> ensemble.nc, ensemble_mean.nc, ensemble_spread.nc%s "
+                    "(%.1f s)", c->members, c->grib ? " + grib_ensemble/" : "", eo.seconds);
+    }
+    if (c->maps) {
+        snprintf(nc, sizeof nc, "%s/forecast.nc", tmp);
+        wx_export_opts eo;
+        wx_export_opts_default(&eo);
+        eo.forecast = nc;
+        eo.output = tmp;
+        eo.vars = c->vars[0] ? c->vars : NULL;
+        eo.leads = c->leads[0] ? c->leads : NULL;
+        eo.celsius = !c->kelvin, eo.coast = c->coast, eo.wind = c->wind, eo.width = c->width;
+        wx_export_result r;
+        st = wx_export_run(&eo, &r);
+        if (st != WX_OK) return wx_error_wrap(WX_ERR_RUN, "daily: maps: ");
+        o->npng = r.npng;
+        wx_log_info("daily: maps: %d variables x %d leads = %d PNG, %d wind layers, index.html", r.nvars,
+                    r.nleads, r.npng, r.nwind_files);
+    }
+    return WX_OK;
+}
+
+static wx_status run(wx_daily_opts *o, const wx_yaml *root, const char *dir) {
+    daily_config c;
+    WX_TRY(parse_config(root, dir, &c));
+    WX_TRY(parse_date(o->date, c.init_hour, &o->init));
+    char name[WX_DAILY_PATH_MAX];
+    WX_TRY(wx_daily_pattern_fill(c.pattern, o->init, name, sizeof name));
+    WX_TRY(join(c.drop, name, o->analysis, sizeof o->analysis));
+    char stamp[32];
+    WX_TRY(wx_daily_pattern_fill("{YYYYMMDD}T{HH}", o->init, stamp, sizeof stamp));
+    WX_TRY(join(c.output, stamp, o->folder, sizeof o->folder));
+    if (is_dir(o->folder)) {
+        o->skipped = 1;
+        wx_log_info("daily: %s: already done, skipped", o->folder);
+        return WX_OK;
+    }
+    if (access(o->analysis, R_OK) != 0)
+        return wx_error_set(WX_ERR_RUN, "daily: analysis for %s not found: %s (analysis.folder %s, "
+                                        "pattern %s)", stamp, o->analysis, c.drop, c.pattern);
+    wx_log_info("daily: %s: analysis %s", stamp, o->analysis);
+    WX_TRY(wx_mkdir_p(c.output));
+    char tmp[WX_DAILY_PATH_MAX + 64];
+    int n = snprintf(tmp, sizeof tmp, "%s/.tmp-%s-%ld", c.output, stamp, (long)getpid());
+    if (n < 0 || (size_t)n >= sizeof tmp) return wx_error_set(WX_ERR_USAGE, "output path too long: %s", c.output);
+    remove_tree(tmp); /* a leftover of a crashed run with our pid */
+    if (mkdir(tmp, 0777) != 0)
+        return wx_error_set(WX_ERR_RUN, "daily: mkdir %s: %s", tmp, strerror(errno));
+    wx_status st = run_products(&c, o, tmp);
+    if (st == WX_OK && rename(tmp, o->folder) != 0) {
+        if (is_dir(o->folder)) { /* a concurrent run finished first: its folder is complete */
+            o->skipped = 1;
+            wx_log_info("daily: %s: finished by another run meanwhile, skipped", o->folder);
+        } else {
+            st = wx_error_set(WX_ERR_RUN, "daily: rename %s -> %s: %s", tmp, o->folder, strerror(errno));
+        }
+    }
+    if (st != WX_OK || o->skipped) remove_tree(tmp);
+    return st;
+}
+
+wx_status wx_daily_run(wx_daily_opts *o) {
+    o->skipped = 0, o->members = 0, o->npng = 0;
+    o->analysis[0] = o->folder[0] = 0;
+    double t0 = wx_time_now();
+    wx_yaml *root = NULL;
+    wx_status st = wx_yaml_load_file(o->config, &root);
+    if (st != WX_OK) return wx_error_wrap(WX_ERR_USAGE, "config: ");
+    char *tmp = wx_strdup(o->config);
+    char dir[WX_DAILY_PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", dirname(tmp));
+    free(tmp);
+    if (!strcmp(dir, ".")) dir[0] = 0;
+    st = run(o, root, dir);
+    wx_yaml_free(root);
+    o->seconds = wx_time_now() - t0;
+    return st;
+}

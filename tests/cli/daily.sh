@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# wxcast daily on a tiny synthetic world (setup as tests/cli/forecast.sh: z500 t850 msl t2m, a
+# FourCastNet trained a few steps): the day's analysis (lead 0 of `wxcast forecast`, i.e. the
+# archive's state) in a drop folder → <out>/20001227T06/ with forecast.nc (5 valid times read
+# back with ncdump), GRIB2 (grib_count of messages), a 3-member ensemble with mean/spread, 4 x 5 PNG maps and index.html,
+# no temporaries left; a rerun skips and leaves every file byte-identical (md5); a missing
+# analysis and a partial one (msl absent) exit 1 with one "wxcast: error:" line and leave no
+# dated or temporary folder; a config error exits 2. Usage: daily.sh WXCAST SRCDIR
+set -u
+W=$1
+T=$(mktemp -d /tmp/wx_cli_daily.XXXXXX); trap 'rm -rf "$T"' EXIT
+pass=0; fail=0
+ok() { if eval "$2"; then pass=$((pass+1)); else echo "FAIL: $1"; fail=$((fail+1)); fi; }
+cd "$T"
+cat > synth.yaml <<'Y'
+truncation: 21
+nlat: 33
+nlon: 64
+start_year: 2000
+days: 370
+spin_up_days: 10
+variables: [z500, t850, msl, t2m]
+formats: [netcdf]
+Y
+cat > recipe.yaml <<'Y'
+sources: ["world/*.nc"]
+variables:
+  - {name: z500, param: z, level: 500}
+  - {name: t850, param: t, level: 850}
+  - {name: msl, param: msl}
+  - {name: t2m, param: 2t}
+dates: {start: "2000-12-23T00:00", end: "2001-01-03T18:00", step: "6h"}
+drop_south_pole: true
+statistics: {start: "2000-12-23T00:00", end: "2000-12-31T18:00"}
+output: archive
+Y
+cat > model.yaml <<'Y'
+type: fourcastnet
+img_size: [32, 64]
+patch_size: 8
+in_channels: 4
+out_channels: 4
+embed_dim: 16
+depth: 1
+num_blocks: 2
+Y
+cat > train.yaml <<'Y'
+model: model.yaml
+data: {archive: archive, train_years: [2000, 2000], valid_years: [2001, 2001]}
+threads: 1
+checkpoint_dir: ck
+validation: {leads: [1], max_samples: 2}
+pretrain: {steps: 3, batch_size: 2}
+Y
+"$W" -q synth synth.yaml --output world >/dev/null 2>&1 && "$W" -q ingest recipe.yaml >/dev/null 2>&1 &&
+    "$W" -q train train.yaml >/dev/null 2>&1
+ok "tiny world, archive and checkpoint made" '[ -f ck/pretrain/last.ckpt ]'
+
+mkdir -p ops/drop
+# An analysis = lead 0 of a forecast (the archive's state); the partial one is a copy without msl.
+"$W" -q forecast --model ck/pretrain/last.ckpt --init archive --time 2000-12-27T06:00 --steps 0 --output ops/drop/analysis_20001227_06.nc >/dev/null 2>&1
+"$W" -q forecast --model ck/pretrain/last.ckpt --init archive --time 2000-12-28T06:00 --steps 0 --output full.nc >/dev/null 2>&1
+nccopy -V z,t,t2m,forecast_reference_time,forecast_period,time,level,level_2,latitude,longitude full.nc ops/drop/analysis_20001228_06.nc
+ok "analysis files written (full, and one without msl)" '[ -f ops/drop/analysis_20001227_06.nc ] && [ -f ops/drop/analysis_20001228_06.nc ]'
+cat > ops/daily.yaml <<'Y'
+analysis: {folder: drop, pattern: "analysis_{YYYYMMDD}_{HH}.nc", init_hour: 6}
+model: ../ck/pretrain/last.ckpt
+lead: 24h
+output: products
+threads: 1
+grib: {enabled: true, bits: 12}
+ensemble: {members: 3, perturbation: gaussian, amplitude: 0.1, seed: 5}
+maps: {coast: false}
+Y
+D=ops/products/20001227T06
+"$W" daily ops/daily.yaml --date 2000-12-27 > out.txt 2> err.txt
+ok "daily exits 0 (err: $(tail -3 err.txt))" '[ $? -eq 0 ] && [ -d $D ]'
+ok "log names the analysis and the products" 'grep -q "analysis ops/drop/analysis_20001227_06.nc" err.txt && grep -q "ensemble: 3 members" err.txt && grep -q "20 PNG" err.txt'
+ncdump -h $D/forecast.nc > h.txt 2>&1
+ok "forecast.nc readable by ncdump: 5 times, z, t, msl, t2m" '[ $? -eq 0 ] && grep -q "time = UNLIMITED ; // (5 currently)" h.txt && grep -q "float msl(time, latitude, longitude)" h.txt && grep -q "float t2m(" h.txt && grep -q "float z(" h.txt'
+ncdump -v forecast_period $D/forecast.nc > fp.txt 2>&1
+ok "forecast_period 0..24 h" 'tr -d " \n" < fp.txt | grep -q "forecast_period=0,6,12,18,24;"'
+ncdump -h $D/ensemble.nc > eh.txt 2>&1
+ok "ensemble.nc has 3 realizations, mean and spread files" '[ $? -eq 0 ] && grep -q "realization = 3 ;" eh.txt && [ -f $D/ensemble_mean.nc ] && [ -f $D/ensemble_spread.nc ]'
+if command -v grib_count >/dev/null; then
+    # surface: msl, t2m x 5 leads; pressure: z500, t850 x 5 leads; ensemble: x 3 members
+    ok "GRIB2: 10 + 10 deterministic messages, 30 + 30 ensemble" '[ "$(grib_count $D/grib/forecast_20001227T06_sfc.grib2)" = 10 ] && [ "$(grib_count $D/grib/forecast_20001227T06_pl.grib2)" = 10 ] && [ "$(grib_count $D/grib_ensemble/forecast_20001227T06_sfc.grib2)" = 30 ] && [ "$(grib_count $D/grib_ensemble/forecast_20001227T06_pl.grib2)" = 30 ]'
+fi
+ok "20 PNG maps (4 variables x 5 leads), index.html, manifest" '[ $(ls $D/maps/*.png | wc -l) -eq 20 ] && [ -f $D/index.html ] && [ -f $D/manifest.json ] && head -c 8 $D/maps/msl_f024.png | od -An -c | grep -q "P   N   G"'
+ok "no temporary folder or file left" '[ -z "$(find ops/products -name ".tmp*")" ] && [ -z "$(find ops/products -name "*.tmp.*")" ]'
+(cd ops/products && find . -type f | sort | xargs md5sum) > sums1.txt
+sleep 1
+"$W" daily ops/daily.yaml --date 2000-12-27 > out2.txt 2> err2.txt
+ok "rerun exits 0 and says skipped (out: $(cat out2.txt))" '[ $? -eq 0 ] && grep -q "already done, skipped" out2.txt && grep -q "already done, skipped" err2.txt'
+(cd ops/products && find . -type f | sort | xargs md5sum) > sums2.txt
+ok "rerun leaves every file unchanged ($(wc -l < sums1.txt) files)" 'cmp -s sums1.txt sums2.txt && [ $(wc -l < sums1.txt) -gt 25 ]'
+ok "rerun does not rewrite (mtimes)" '[ -z "$(find ops/products -newer sums1.txt)" ]'
+
+"$W" daily ops/daily.yaml --date 2000-12-29 > out3.txt 2> err3.txt
+rc=$?
+ok "missing analysis: exit 1, one error line naming the file (rc $rc: $(cat err3.txt))" '[ $rc -eq 1 ] && [ $(grep -c "^wxcast: error:" err3.txt) -eq 1 ] && grep -q "analysis for 20001229T06 not found: ops/drop/analysis_20001229_06.nc" err3.txt'
+ok "missing analysis: no dated or temporary folder" '[ ! -e ops/products/20001229T06 ] && [ $(ls -A ops/products | wc -l) -eq 1 ]'
+"$W" daily ops/daily.yaml --date 2000-12-28 > out4.txt 2> err4.txt
+rc=$?
+ok "partial analysis: exit 1, one error line naming msl (rc $rc: $(cat err4.txt))" '[ $rc -eq 1 ] && [ $(grep -c "^wxcast: error:" err4.txt) -eq 1 ] && grep "^wxcast: error:" err4.txt | grep -q msl'
+ok "partial analysis: no dated or temporary folder" '[ ! -e ops/products/20001228T06 ] && [ $(ls -A ops/products | wc -l) -eq 1 ]'
+
+printf 'analysis: {folder: drop, pattern: "a_{DATE}.nc"}\nmodel: m\noutput: p\n' > bad.yaml
+"$W" daily bad.yaml --date 2000-12-27 > /dev/null 2> err5.txt
+rc=$?
+ok "unknown placeholder: exit 2 naming it (rc $rc: $(cat err5.txt))" '[ $rc -eq 2 ] && grep -q "{DATE}" err5.txt'
+printf 'analysis: {folder: drop, pattern: "x"}\nmodel: m\noutput: p\nlaed: 24h\n' > bad2.yaml
+"$W" daily bad2.yaml > /dev/null 2> err6.txt
+rc=$?
+ok "unknown key: exit 2 naming it and the line (rc $rc: $(cat err6.txt))" '[ $rc -eq 2 ] && grep -q "laed" err6.txt && grep -q "line 4" err6.txt'
+"$W" daily ops/daily.yaml --date 2000-02-30 > /dev/null 2> err7.txt
+ok "bad --date: exit 2" '[ $? -eq 2 ] && grep -q "2000-02-30" err7.txt'
+
+echo "$pass passed, $fail failed"
+[ $fail -eq 0 ]
