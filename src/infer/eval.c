@@ -84,13 +84,16 @@ static int match_channel(const wx_archive_meta *m, const wx_field_info *f) {
 }
 
 typedef struct {
-    int field, chan;
+    int field, chan, member; /* member: -1 in a deterministic file */
     wx_time valid;
 } job;
 
+/* By valid time, then channel, so the members of one (valid time, channel) are adjacent. */
 static int job_cmp(const void *a, const void *b) {
     const job *x = a, *y = b;
-    return x->valid < y->valid ? -1 : x->valid > y->valid ? 1 : x->field - y->field;
+    if (x->valid != y->valid) return x->valid < y->valid ? -1 : 1;
+    if (x->chan != y->chan) return x->chan - y->chan;
+    return x->member != y->member ? x->member - y->member : x->field - y->field;
 }
 
 /* One forecast file: every matched field against the truth at its valid time. */
@@ -104,7 +107,7 @@ static wx_status eval_file(const char *path, int model, wx_archive *ar, wx_clima
     wx_status st = WX_OK;
     int nf = wx_source_count(src), nj = 0, found = 0;
     job *jobs = wx_malloc(sizeof(job) * (size_t)(nf ? nf : 1));
-    float *fc = wx_malloc(sizeof(float) * (size_t)P), *truth = wx_malloc(sizeof(float) * (size_t)R);
+    float *fc = wx_malloc(sizeof(float) * (size_t)P), *ens = NULL, *truth = wx_malloc(sizeof(float) * (size_t)R);
     float *pers = NULL, *cl = clim ? wx_malloc(sizeof(float) * (size_t)R) : NULL;
     double *w = wx_malloc(sizeof(double) * (size_t)m->grid.nlat);
     wx_grid_area_weights(&m->grid, w);
@@ -123,7 +126,7 @@ static wx_status eval_file(const char *path, int model, wx_archive *ar, wx_clima
             goto done;
         }
         if (!found && (nj == 0 || f->valid < init)) init = f->valid;
-        jobs[nj++] = (job){i, c, f->valid};
+        jobs[nj++] = (job){i, c, f->member, f->valid};
     }
     if (nj == 0) {
         st = wx_error_set(WX_ERR_RUN, "%s: no field matches a channel of the truth archive "
@@ -138,8 +141,12 @@ static wx_status eval_file(const char *path, int model, wx_archive *ar, wx_clima
     }
     tmap_find(inits, init, 0, 0, 1);
     wx_time loaded = INT64_MIN;
-    for (int k = 0; k < nj; k++) {
+    for (int k = 0, next; k < nj; k = next) {
         const job *j = &jobs[k];
+        /* An ensemble file (realization/number axis): jobs k..next-1 are the members of one
+         * (valid time, channel). */
+        next = k + 1;
+        while (j->member >= 0 && next < nj && jobs[next].valid == j->valid && jobs[next].chan == j->chan) next++;
         int64_t lead = j->valid - init;
         if (lead < 0) {
             st = wx_error_set(WX_ERR_RUN, "%s: valid time before the initial time", path);
@@ -152,9 +159,25 @@ static wx_status eval_file(const char *path, int model, wx_archive *ar, wx_clima
             if (cl && (st = wx_climatology_get_time(clim, j->valid, cl))) goto done;
             loaded = j->valid;
         }
-        if ((st = wx_source_read(src, j->field, WX_MISSING_NAN, fc))) goto done;
         const float *o = truth + j->chan * P, *c = cl ? cl + j->chan * P : NULL;
-        wx_score_add(cell(r, cells, model, j->chan, lead), w, m->grid.nlat, m->grid.nlon, fc, o, c);
+        wx_score_sums *sums = cell(r, cells, model, j->chan, lead);
+        if (j->member < 0) {
+            if ((st = wx_source_read(src, j->field, WX_MISSING_NAN, fc))) goto done;
+        } else { /* deterministic scores of the ensemble mean (WB2), CRPS and spread/skill */
+            int M = next - k;
+            if (!ens) ens = wx_malloc(sizeof(float) * (size_t)(P * M));
+            else ens = realloc(ens, sizeof(float) * (size_t)(P * M));
+            WX_ASSERT(ens);
+            for (int e = 0; e < M; e++)
+                if ((st = wx_source_read(src, jobs[k + e].field, WX_MISSING_NAN, ens + e * P))) goto done;
+            for (int64_t p = 0; p < P; p++) {
+                double sum = 0;
+                for (int e = 0; e < M; e++) sum += ens[e * P + p];
+                fc[p] = (float)(sum / M);
+            }
+            wx_score_add_ensemble(sums, w, m->grid.nlat, m->grid.nlon, M, ens, o);
+        }
+        wx_score_add(sums, w, m->grid.nlat, m->grid.nlon, fc, o, c);
         slot *d = baselines ? tmap_find(done, init, j->chan, lead, 1) : NULL;
         if (d && d->val < 0) { /* first time this (init, channel, lead) is seen */
             d->val = 1;
@@ -167,7 +190,7 @@ static wx_status eval_file(const char *path, int model, wx_archive *ar, wx_clima
         }
     }
 done:
-    free(jobs), free(fc), free(truth), free(pers), free(cl), free(w);
+    free(jobs), free(fc), free(ens), free(truth), free(pers), free(cl), free(w);
     wx_source_close(src);
     return st;
 }
@@ -249,7 +272,8 @@ static void csv_num(FILE *f, double v) {
 wx_status wx_eval_write_csv(const wx_eval_result *r, const char *path) {
     wx_atomic_file f;
     WX_TRY(wx_atomic_open(&f, path));
-    fprintf(f.fp, "model,variable,units,lead_hours,n,rmse,bias,mae,acc\n");
+    fprintf(f.fp, "model,variable,units,lead_hours,n,rmse,bias,mae,acc,n_ens,crps,spread,"
+                  "spread_skill,spread_skill_fair\n");
     for (int i = 0; i < r->ncells; i++) {
         const wx_eval_cell *c = &r->cells[i];
         wx_scores s;
@@ -257,6 +281,9 @@ wx_status wx_eval_write_csv(const wx_eval_result *r, const char *path) {
         fprintf(f.fp, "%s,%s,%s,%g,%lld", r->models[c->model], r->chan_names[c->chan],
                 r->chan_units[c->chan], c->lead_s / 3600.0, (long long)s.n);
         csv_num(f.fp, s.rmse), csv_num(f.fp, s.bias), csv_num(f.fp, s.mae), csv_num(f.fp, s.acc);
+        fprintf(f.fp, ",%lld", (long long)s.n_ens);
+        csv_num(f.fp, s.crps), csv_num(f.fp, s.spread), csv_num(f.fp, s.spread_skill);
+        csv_num(f.fp, s.spread_skill_fair);
         fputc('\n', f.fp);
     }
     return wx_atomic_commit(&f);
@@ -290,6 +317,13 @@ wx_status wx_eval_write_json(const wx_eval_result *r, const char *path) {
         wx_json_kv_number(&j, "bias", s.bias);
         wx_json_kv_number(&j, "mae", s.mae);
         wx_json_kv_number(&j, "acc", s.acc);
+        if (s.n_ens > 0) {
+            wx_json_kv_int(&j, "n_ens", s.n_ens);
+            wx_json_kv_number(&j, "crps", s.crps);
+            wx_json_kv_number(&j, "spread", s.spread);
+            wx_json_kv_number(&j, "spread_skill", s.spread_skill);
+            wx_json_kv_number(&j, "spread_skill_fair", s.spread_skill_fair);
+        }
         wx_json_object_end(&j);
     }
     wx_json_array_end(&j);

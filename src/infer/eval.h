@@ -7,7 +7,10 @@
  * Truth at valid time v is the archive record v (which must lie on the archive's time axis).
  * Baselines are scored once per (initial time, channel, lead) present in any forecast file:
  * persistence = the truth at the initial time; climatology = the climatology at the valid time
- * (when one is open). ACC is scored for every model when a climatology is open. */
+ * (when one is open). ACC is scored for every model when a climatology is open.
+ * An ensemble file (a realization/number axis: fields with member >= 0) is scored as WB2 scores
+ * probabilistic forecasts: the deterministic scores (RMSE, bias, MAE, ACC) of its ensemble mean,
+ * plus fair CRPS and the spread-skill ratio over its members (metrics.h). */
 #ifndef WX_EVAL_H
 #define WX_EVAL_H
 
@@ -54,10 +57,13 @@ void wx_eval_result_free(wx_eval_result *r);
 const wx_eval_cell *wx_eval_find(const wx_eval_result *r, const char *model, const char *chan,
                                  int64_t lead_s);
 
-/* scores.csv: model,variable,units,lead_hours,n,rmse,bias,mae,acc (NaN written as empty). */
+/* scores.csv: model,variable,units,lead_hours,n,rmse,bias,mae,acc,n_ens,crps,spread,
+ * spread_skill,spread_skill_fair (NaN written as empty; the ensemble columns are empty and n_ens 0
+ * for deterministic forecasts). */
 wx_status wx_eval_write_csv(const wx_eval_result *r, const char *path);
 /* scores.json: {"models": [...], "variables": [...], "scores": [{model, variable, lead_hours,
- * n, rmse, bias, mae, acc}, ...]} with NaN as null. */
+ * n, rmse, bias, mae, acc[, n_ens, crps, spread, spread_skill, spread_skill_fair]}, ...]} with
+ * NaN as null; the ensemble keys only for ensemble forecasts. */
 wx_status wx_eval_write_json(const wx_eval_result *r, const char *path);
 /* rmse_<var>.png and (with a climatology) acc_<var>.png per channel: every model on one plot. */
 wx_status wx_eval_write_plots(const wx_eval_result *r, const char *dir);
