@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -205,11 +206,15 @@ wx_status wx_grib_scan(wx_source *s) {
         pos = at + len;
     }
     if (s->count == 0) return wx_error_set(WX_ERR_RUN, "%s: no GRIB messages found", s->path);
-    /* Descriptions in parallel; the first failing message (in file order) is reported. */
+    /* Descriptions in parallel; the first failing message (in file order) is reported.
+     * Message 0 goes first on this thread alone: eccodes initialises its definitions and caches
+     * lazily on first use, and that first use must not race (LeakSanitizer caught allocations
+     * lost to it when several threads made their first handle together). */
     wx_status *sts = wx_calloc((size_t)s->count, sizeof *sts);
     char **errs = wx_calloc((size_t)s->count, sizeof *errs);
-#pragma omp parallel for schedule(dynamic, 4)
-    for (int i = 0; i < s->count; i++) {
+    for (int pass = 0; pass < 2; pass++) {
+#pragma omp parallel for schedule(dynamic, 4) if (pass == 1)
+    for (int i = pass; i < (pass ? s->count : 1); i++) {
         wx_field_info *f = &s->fields[i];
         char where[600];
         snprintf(where, sizeof where, "%s: message %lld", s->path, (long long)f->msg);
@@ -224,6 +229,7 @@ wx_status wx_grib_scan(wx_source *s) {
         }
         if (sts[i] != WX_OK) errs[i] = wx_strdup(wx_error_message());
     }
+    }
     wx_status st = WX_OK;
     for (int i = 0; i < s->count && st == WX_OK; i++)
         if (sts[i] != WX_OK) st = wx_error_set(sts[i], "%s", errs[i]);
@@ -234,16 +240,37 @@ wx_status wx_grib_scan(wx_source *s) {
 }
 
 /* eccodes decodes to double only (2.28): one buffer per thread, kept and grown, so that every
- * field does not map and fault in fresh pages (it lives as long as the thread). */
+ * field does not map and fault in fresh pages. Held through a pthread key whose destructor frees
+ * it when the thread exits (ingest's decode threads come and go per batch). */
+typedef struct {
+    double *buf;
+    size_t cap;
+} decode_buf;
+
+static pthread_key_t decode_key;
+static pthread_once_t decode_key_once = PTHREAD_ONCE_INIT;
+
+static void decode_buf_free(void *p) {
+    decode_buf *d = p;
+    free(d->buf);
+    free(d);
+}
+
+static void decode_key_make(void) { WX_ASSERT(pthread_key_create(&decode_key, decode_buf_free) == 0); }
+
 static double *decode_buffer(size_t n) {
-    static _Thread_local double *buf;
-    static _Thread_local size_t cap;
-    if (n > cap) {
-        free(buf);
-        buf = wx_malloc(sizeof(double) * n);
-        cap = n;
+    pthread_once(&decode_key_once, decode_key_make);
+    decode_buf *d = pthread_getspecific(decode_key);
+    if (!d) {
+        d = wx_calloc(1, sizeof *d);
+        WX_ASSERT(pthread_setspecific(decode_key, d) == 0);
     }
-    return buf;
+    if (n > d->cap) {
+        free(d->buf);
+        d->buf = wx_malloc(sizeof(double) * n);
+        d->cap = n;
+    }
+    return d->buf;
 }
 
 wx_status wx_grib_read(wx_source *s, int i, wx_missing_policy policy, float *values) {
