@@ -188,7 +188,7 @@ static wx_status write_map(wx_demo_opts *o, const wx_grid *g, const char *chan, 
     for (int k = 0; k < 2 && st == WX_OK; k++) {
         char t1[256], t2[256], title[320];
         wx_map_titles(param, level, &s, valid, k ? -1 : lead_s, t1, sizeof t1, t2, sizeof t2);
-        snprintf(title, sizeof title, "%s: %s", k ? "truth (archive)" : "FourCastNet forecast", t1);
+        snprintf(title, sizeof title, "%s: %s", k ? "truth" : "FourCastNet", t1);
         wx_map_opts mo;
         wx_map_opts_default(&mo);
         mo.title = title, mo.subtitle = t2;

@@ -219,6 +219,6 @@ void wx_demo_print_table(FILE *out, const wx_demo_scores *s, const int *hours, i
                     a.rmse, b.rmse, d.rmse, a.acc, b.acc,
                     a.rmse < b.rmse && a.rmse < d.rmse ? "*" : "");
         }
-    fprintf(out, "(%s; latitude-weighted RMSE in %s units, uncentred ACC; * = model beats both "
-            "baselines)\n", s->nchan ? "WeatherBench2 definitions" : "", "the channels'");
+    fprintf(out, "(WeatherBench2 definitions: latitude-weighted RMSE in the channel's units, uncentred "
+            "ACC; * = the model beats both baselines)\n");
 }
