@@ -15,7 +15,7 @@ const wx_command wx_commands[] = {
     {"inspect", "channels, grid, time axis, shards, size and statistics of an archive", wx_cmd_inspect},
     {"verify", "read every record of an archive and check every checksum", wx_cmd_verify},
     {"dump", "write an archive's fields (or a subset) as CF NetCDF", wx_cmd_dump},
-    {"train", "train a model (FourCastNet) from a training config; checkpoints, resume", wx_cmd_train},
+    {"train", "train FourCastNet or GraphCast from a training config; checkpoints, resume, MPI", wx_cmd_train},
     {"forecast", "roll a trained model out from an archive state; CF NetCDF with lead 0", wx_cmd_forecast},
     {"demo", "synthetic world -> archive -> FourCastNet -> 10-day forecasts scored vs baselines", wx_cmd_demo},
     {"export-weights", "checkpoint -> safetensors with the PyTorch (NVlabs) parameter names", wx_cmd_export_weights},
