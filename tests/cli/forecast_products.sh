@@ -13,51 +13,7 @@ T=$(mktemp -d /tmp/wx_cli_fproducts.XXXXXX); trap 'rm -rf "$T"' EXIT
 pass=0; fail=0
 ok() { if eval "$2"; then pass=$((pass+1)); else echo "FAIL: $1"; fail=$((fail+1)); fi; }
 cd "$T"
-cat > synth.yaml <<'Y'
-truncation: 21
-nlat: 33
-nlon: 64
-start_year: 2000
-days: 370
-spin_up_days: 10
-variables: [z500, u500, v500, t850, msl, t2m, tp]
-formats: [netcdf]
-Y
-cat > recipe.yaml <<'Y'
-sources: ["world/*.nc"]
-variables:
-  - {name: z500, param: z, level: 500}
-  - {name: t850, param: t, level: 850}
-  - {name: msl, param: msl}
-  - {name: t2m, param: 2t}
-  - {name: u500, param: u, level: 500}
-  - {name: v500, param: v, level: 500}
-  - {name: tp, param: tp}
-dates: {start: "2000-12-23T00:00", end: "2001-01-03T18:00", step: "6h"}
-drop_south_pole: true
-statistics: {start: "2000-12-23T00:00", end: "2000-12-31T18:00"}
-output: archive
-Y
-cat > model.yaml <<'Y'
-type: fourcastnet
-img_size: [32, 64]
-patch_size: 8
-in_channels: 7
-out_channels: 7
-embed_dim: 16
-depth: 1
-num_blocks: 2
-Y
-cat > train.yaml <<'Y'
-model: model.yaml
-data: {archive: archive, train_years: [2000, 2000], valid_years: [2001, 2001]}
-threads: 1
-checkpoint_dir: ck
-validation: {leads: [1], max_samples: 2}
-pretrain: {steps: 3, batch_size: 2}
-Y
-"$W" -q synth synth.yaml --output world >/dev/null 2>&1 && "$W" -q ingest recipe.yaml >/dev/null 2>&1 &&
-    "$W" -q train train.yaml >/dev/null 2>&1
+TINY_WIND_TP=1 . "$S/tests/cli/lib/tiny_fcn_world.sh"
 
 CK=ck/pretrain/last.ckpt
 F() { "$W" -q forecast --model $CK "$@" >/dev/null 2>err.txt; }

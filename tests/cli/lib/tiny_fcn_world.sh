@@ -2,35 +2,44 @@
 # (T21, 33x64, the year 2000 plus 5 days), an archive of its last 12 days with z500 t850 msl t2m
 # (south-pole row dropped) and a FourCastNet trained 3 steps, checkpoint ck/pretrain/last.ckpt.
 # Source it after `cd` into the test's temp folder with W set to the wxcast binary; returns the
-# status of the last command.
-cat > synth.yaml <<'Y'
+# status of the last command. TINY_WIND_TP=1 adds u500, v500 and tp (7 channels).
+if [ "${TINY_WIND_TP:-0}" = 1 ]; then
+    tiny_vars="z500, u500, v500, t850, msl, t2m, tp"; tiny_nch=7
+    tiny_extra='  - {name: u500, param: u, level: 500}
+  - {name: v500, param: v, level: 500}
+  - {name: tp, param: tp}'
+else
+    tiny_vars="z500, t850, msl, t2m"; tiny_nch=4; tiny_extra=''
+fi
+cat > synth.yaml <<Y
 truncation: 21
 nlat: 33
 nlon: 64
 start_year: 2000
 days: 370
 spin_up_days: 10
-variables: [z500, t850, msl, t2m]
+variables: [$tiny_vars]
 formats: [netcdf]
 Y
-cat > recipe.yaml <<'Y'
+cat > recipe.yaml <<Y
 sources: ["world/*.nc"]
 variables:
   - {name: z500, param: z, level: 500}
   - {name: t850, param: t, level: 850}
   - {name: msl, param: msl}
   - {name: t2m, param: 2t}
+$tiny_extra
 dates: {start: "2000-12-23T00:00", end: "2001-01-03T18:00", step: "6h"}
 drop_south_pole: true
 statistics: {start: "2000-12-23T00:00", end: "2000-12-31T18:00"}
 output: archive
 Y
-cat > model.yaml <<'Y'
+cat > model.yaml <<Y
 type: fourcastnet
 img_size: [32, 64]
 patch_size: 8
-in_channels: 4
-out_channels: 4
+in_channels: $tiny_nch
+out_channels: $tiny_nch
 embed_dim: 16
 depth: 1
 num_blocks: 2
