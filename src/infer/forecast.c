@@ -28,6 +28,77 @@ static wx_status time_index(const wx_archive_meta *m, const char *dir, wx_time t
     return WX_OK;
 }
 
+/* The window's earlier records (models reading W states: t − (W−1)·step .. t) inside the archive. */
+static wx_status window_index(const wx_archive_meta *m, const char *dir, wx_time t, int64_t idx,
+                              int64_t W, int64_t step_s) {
+    if (W <= 1) return WX_OK;
+    if (step_s % m->step)
+        return wx_error_set(WX_ERR_USAGE, "%s: the model step %llds is not a multiple of the "
+                            "archive step %llds", dir, (long long)step_s, (long long)m->step);
+    if (idx - (W - 1) * (step_s / m->step) < 0) {
+        char s[32], a[32];
+        wx_time_format(t, s);
+        wx_time_format(m->start, a);
+        return wx_error_set(WX_ERR_USAGE, "--time %s: the model reads %lld states (every %llds) "
+                            "up to the initial time; %s starts at %s", s, (long long)W,
+                            (long long)step_s, dir, a);
+    }
+    return WX_OK;
+}
+
+/* The window of analyses from a file (or, for window > 1, the same file's earlier times):
+ * rec (W, nchan, P). Without has_time the newest is the earliest time in the file + (W−1)·step,
+ * so the file's first W times make the initial condition. */
+static wx_status init_window_from_file(const char *path, const wx_rollout *r, int has_time,
+                                       wx_time *time, wx_archive_meta *meta, float **rec) {
+    const int64_t W = r->window;
+    if (W == 1) return wx_forecast_init_from_file(path, r, has_time, time, meta, rec);
+    wx_archive_meta mw;
+    float *one = NULL;
+    if (!has_time) { /* the file's earliest time starts the window */
+        WX_TRY(wx_forecast_init_from_file(path, r, 0, time, &mw, &one));
+        *time += (W - 1) * r->step_s;
+        free(one);
+        wx_archive_meta_free(&mw);
+    }
+    *rec = NULL;
+    memset(meta, 0, sizeof *meta);
+    wx_status st = WX_OK;
+    size_t R = 0;
+    for (int64_t w = 0; st == WX_OK && w < W; w++) {
+        wx_time tw = *time - (W - 1 - w) * r->step_s;
+        st = wx_forecast_init_from_file(path, r, 1, &tw, &mw, &one);
+        if (st != WX_OK) {
+            char a[32];
+            wx_time_format(*time, a);
+            st = wx_error_wrap(st, "the %s model starts from %lld analyses every %llds up to %s: ",
+                               r->family, (long long)W, (long long)r->step_s, a);
+            break;
+        }
+        if (w == 0) {
+            R = (size_t)wx_archive_points(&mw) * (size_t)mw.nchan;
+            *rec = wx_malloc(sizeof(float) * R * (size_t)W);
+        } else if ((size_t)wx_archive_points(&mw) * (size_t)mw.nchan != R ||
+                   !wx_grid_same(&mw.grid, &meta->grid, 1e-6)) {
+            st = wx_error_set(WX_ERR_USAGE, "%s: the fields at the window's times are on different "
+                              "grids", path);
+        }
+        if (st == WX_OK) memcpy(*rec + (size_t)w * R, one, sizeof(float) * R);
+        free(one);
+        one = NULL;
+        if (w > 0) wx_archive_meta_free(meta);
+        *meta = mw; /* the newest time's description */
+    }
+    if (st != WX_OK) {
+        free(*rec);
+        *rec = NULL;
+        wx_archive_meta_free(meta);
+        return st;
+    }
+    meta->start = *time;
+    return WX_OK;
+}
+
 int wx_forecast_init_is_archive(const char *path) {
     char buf[2048];
     struct stat sb;
@@ -123,27 +194,36 @@ wx_status wx_forecast_run_ext(wx_forecast_opts *o, wx_forecast_ext *xo) {
     wx_status st = WX_OK;
     wx_archive_meta fmeta = {0};
     const wx_archive_meta *m = NULL;
-    float *rec = NULL;
-    int64_t idx = 0;
+    float *rec = NULL; /* (window, nchan, P): the analyses at time − (window−1)·step .. time */
+    int64_t idx = 0, W = r->window;
     if (wx_forecast_init_is_archive(o->init)) {
         wx_archive_opts ao = {.threads = 2, .check_crc = 1};
         st = wx_archive_open(o->init, &ao, &ar);
         if (st == WX_OK) m = wx_archive_meta_of(ar);
         if (st == WX_OK) st = time_index(m, o->init, o->time, &idx);
-        if (st == WX_OK) rec = wx_malloc(sizeof(float) * (size_t)wx_archive_points(m) * (size_t)m->nchan);
-        if (st == WX_OK) st = wx_archive_read(ar, &idx, 1, rec);
+        if (st == WX_OK) st = window_index(m, o->init, o->time, idx, W, r->step_s);
+        if (st == WX_OK) rec = wx_malloc(sizeof(float) * (size_t)wx_archive_points(m) * (size_t)m->nchan * (size_t)W);
+        for (int64_t w = 0; st == WX_OK && w < W; w++) {
+            int64_t i = idx - (W - 1 - w) * (r->step_s / m->step);
+            st = wx_archive_read(ar, &i, 1, rec + (size_t)w * (size_t)wx_archive_points(m) * (size_t)m->nchan);
+        }
     } else {
-        st = wx_forecast_init_from_file(o->init, r, x->has_time, &o->time, &fmeta, &rec);
+        st = init_window_from_file(o->init, r, x->has_time, &o->time, &fmeta, &rec);
         if (st == WX_OK) m = &fmeta;
     }
     int *map_in = wx_calloc((size_t)r->nin, sizeof(int)), *map_out = wx_calloc((size_t)r->nout, sizeof(int));
     if (st == WX_OK) st = wx_rollout_match_archive(r, m, map_in, map_out);
     size_t P = m ? (size_t)wx_archive_points(m) : 0, hw = (size_t)(r->h * r->w);
+    size_t R = m ? P * (size_t)m->nchan : 0;
+    const float *newest = rec ? rec + (size_t)(W - 1) * R : NULL;
     float *recs = NULL;
-    if (st == WX_OK) { /* the initial record repeated for every member */
-        size_t R = P * (size_t)m->nchan;
-        recs = wx_malloc(sizeof(float) * R * (size_t)B);
-        for (int64_t b = 0; b < B; b++) memcpy(recs + (size_t)b * R, rec, sizeof(float) * R);
+    wx_time *tinit = wx_malloc(sizeof(wx_time) * (size_t)B);
+    for (int64_t b = 0; b < B; b++) tinit[b] = o->time;
+    if (st == WX_OK) { /* (window, B, nchan, P): each analysis repeated for every member */
+        recs = wx_malloc(sizeof(float) * R * (size_t)B * (size_t)W);
+        for (int64_t w = 0; w < W; w++)
+            for (int64_t b = 0; b < B; b++)
+                memcpy(recs + ((size_t)w * (size_t)B + (size_t)b) * R, rec + (size_t)w * R, sizeof(float) * R);
     }
     float *out = wx_malloc(sizeof(float) * hw * (size_t)r->nout * (size_t)B);
     float *tmp = wx_malloc(sizeof(float) * hw * (size_t)r->nout * 2);
@@ -168,12 +248,12 @@ wx_status wx_forecast_run_ext(wx_forecast_opts *o, wx_forecast_ext *xo) {
         }
         free(chans);
     }
-    if (st == WX_OK) st = wx_rollout_set_state(r, recs, m, map_in, B);
+    if (st == WX_OK) st = wx_rollout_set_state(r, recs, m, map_in, tinit, B);
     if (st == WX_OK && ens)
         st = wx_forecast_perturb(r, x->perturbation, x->amplitude > 0 ? x->amplitude : 0.05, x->seed,
                                  x->bred_cycles > 0 ? x->bred_cycles : 3);
     if (st == WX_OK) {
-        lead0(r, rec, m, map_out, out);
+        lead0(r, newest, m, map_out, out);
         st = put_time(&w, o->time, B, r->nout, hw, out, tmp);
     }
     wx_progress p;
@@ -204,7 +284,7 @@ wx_status wx_forecast_run_ext(wx_forecast_opts *o, wx_forecast_ext *xo) {
     o->step_s = r->step_s;
     o->nvars = r->nout;
     o->seconds = wx_time_now() - t0;
-    free(rec), free(recs), free(out), free(tmp), free(map_in), free(map_out);
+    free(rec), free(recs), free(tinit), free(out), free(tmp), free(map_in), free(map_out);
     if (ar) wx_archive_close(ar);
     else wx_archive_meta_free(&fmeta);
     wx_rollout_close(r);

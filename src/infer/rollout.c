@@ -8,9 +8,9 @@
 #include <cblas.h>
 
 #include "core/wx_yaml.h"
-#include "models/fourcastnet.h"
 #include "ops/wx_ctx.h"
 #include "train/checkpoint.h"
+#include "train/train_model.h"
 
 /* One channel list of the DATA section: - {name, units, mean, std}. */
 static wx_status parse_channels(const wx_yaml *root, const char *key, const char *path,
@@ -76,35 +76,30 @@ static wx_status parse_data(wx_rollout *r, const char *text) {
     return WX_OK;
 }
 
-static wx_status build_model(wx_rollout *r, const char *model_text) {
-    wx_yaml *root = NULL;
-    char name[1100];
-    snprintf(name, sizeof name, "%s (MODL section)", r->path);
-    WX_TRY(wx_yaml_load_string(model_text, name, &root));
-    const wx_yaml *t = wx_yaml_get(root, "type");
-    const char *type = NULL;
-    wx_status st = t ? wx_yaml_as_string(t, "type", &type)
-                     : wx_error_set(WX_ERR_RUN, "%s: checkpoint model config has no 'type'", r->path);
-    if (st == WX_OK && strcmp(type, "fourcastnet"))
-        st = wx_error_set(WX_ERR_USAGE, "%s: model type '%s' cannot be rolled out yet (expected "
-                          "fourcastnet)", r->path, type);
-    wx_fcn_config d;
-    if (st == WX_OK) st = wx_fcn_config_parse(root, "", &d);
-    wx_yaml_free(root);
-    if (st != WX_OK) return st;
-    snprintf(r->family, sizeof r->family, "fourcastnet");
-    if (d.in_channels != r->nin || d.out_channels != r->nout || d.img_h != r->grid.nlat ||
-        d.img_w != r->grid.nlon)
+/* The network from the checkpoint, checked against the DATA section it came with. */
+static wx_status build_model(wx_rollout *r) {
+    WX_TRY(wx_train_model_load(r->path, r->ctx, r->be, r->max_batch, &r->model));
+    wx_train_model *m = r->model;
+    snprintf(r->family, sizeof r->family, "%s", m->family);
+    r->h = m->h, r->w = m->w;
+    r->builder = m->ops->make_input != NULL;
+    r->window = r->builder && m->window > 1 ? m->window : 1;
+    /* A builder model's input channels are its own (forcings, statics): only FourCastNet's are
+     * the DATA channels_in. */
+    if ((!r->builder && m->in_channels != r->nin) || m->out_channels != r->nout ||
+        m->h != r->grid.nlat || m->w != r->grid.nlon)
         return wx_error_set(WX_ERR_RUN, "%s: the model (%lld in, %lld out, %lldx%lld) does not match "
                             "its DATA section (%d in, %d out, %dx%d)", r->path,
-                            (long long)d.in_channels, (long long)d.out_channels, (long long)d.img_h,
-                            (long long)d.img_w, r->nin, r->nout, r->grid.nlat, r->grid.nlon);
-    /* No tapes: inference needs none (wx_fcn_predict), which keeps the paper model's footprint
-     * at the scratch arena. */
-    wx_fcn *f = wx_fcn_create(r->ctx, r->be, &d, 0, r->max_batch, 0);
-    if (!f) return wx_error_wrap(WX_ERR_RUN, "%s: model: ", r->path);
-    r->model = f;
-    r->h = d.img_h, r->w = d.img_w;
+                            (long long)m->in_channels, (long long)m->out_channels, (long long)m->h,
+                            (long long)m->w, r->nin, r->nout, r->grid.nlat, r->grid.nlon);
+    /* A builder model's state is its output: same channels, same order, in and out. */
+    for (int i = 0; r->builder && i < r->nin; i++)
+        if (r->nin != r->nout || r->next_in[i] != i)
+            return wx_error_set(WX_ERR_RUN, "%s: %s model: DATA channels_in must be channels_out "
+                                "(the state), in the same order", r->path, r->family);
+    if (m->data.dt_s != r->step_s)
+        return wx_error_set(WX_ERR_RUN, "%s: the model's time step %llds is not DATA.time_step_s "
+                            "%llds", r->path, (long long)m->data.dt_s, (long long)r->step_s);
     return WX_OK;
 }
 
@@ -122,34 +117,44 @@ wx_status wx_rollout_open(const char *ckpt_path, int threads, int64_t max_batch,
         st = wx_error_set(WX_ERR_RUN, "%s: the checkpoint has no %s section (not written by wxcast "
                           "train?)", ckpt_path, !ck.model_text ? "MODL" : "DATA");
     if (st == WX_OK) st = parse_data(r, ck.data_text);
+    wx_checkpoint_free(&ck); /* the model reads it again: one copy of the weights at a time */
     if (st == WX_OK) {
         r->ctx = wx_ctx_create(threads);
         openblas_set_num_threads(r->ctx->threads); /* fixed GEMM split: same result run to run */
         r->be = wx_backend_cpu();
-        st = build_model(r, ck.model_text);
+        st = build_model(r);
     }
-    if (st == WX_OK) st = wx_checkpoint_load(&ck, WX_CKPT_PARAM, &((wx_fcn *)r->model)->params, NULL);
-    wx_checkpoint_free(&ck);
     if (st != WX_OK) {
         wx_rollout_close(r);
         return st;
     }
-    size_t hw = (size_t)(r->h * r->w);
-    r->x = wx_malloc(sizeof(float) * (size_t)max_batch * (size_t)r->nin * hw);
-    r->y = wx_malloc(sizeof(float) * (size_t)max_batch * (size_t)r->nout * hw);
+    size_t hw = (size_t)(r->h * r->w), B = (size_t)max_batch;
+    r->t0 = wx_calloc(2 * B, sizeof(wx_time)); /* and the step's target times after them */
+    r->x = wx_malloc(sizeof(float) * B * (size_t)r->nin * hw);
+    r->y = wx_malloc(sizeof(float) * B * (size_t)r->nout * hw);
+    if (r->builder) {
+        size_t cin = (size_t)r->model->in_channels;
+        r->prev = wx_malloc(sizeof(float) * ((size_t)(r->window - 1) * B * (size_t)r->nout + 1) * hw);
+        r->xm = wx_malloc(sizeof(float) * B * cin * hw);
+        r->xm2 = wx_malloc(sizeof(float) * B * cin * hw);
+    }
     *out = r;
     return WX_OK;
 }
 
 void wx_rollout_close(wx_rollout *r) {
     if (!r) return;
-    wx_fcn_destroy(r->model);
+    wx_train_model_destroy(r->model);
     if (r->ctx) wx_ctx_destroy(r->ctx);
     free(r->in);
     free(r->out);
     free(r->next_in);
+    free(r->t0);
     free(r->x);
     free(r->y);
+    free(r->prev);
+    free(r->xm);
+    free(r->xm2);
     free(r);
 }
 
@@ -193,34 +198,75 @@ wx_status wx_rollout_match_archive(const wx_rollout *r, const wx_archive_meta *m
     return WX_OK;
 }
 
+/* Record (b, nchan, P) of initial time s, input channel i → dst (hw), normalised. */
+static void normalise(const wx_rollout *r, float *dst, const float *rec, const wx_archive_meta *m,
+                      int map, int i, int64_t s) {
+    size_t hw = (size_t)(r->h * r->w), P = (size_t)wx_archive_points(m);
+    /* The model rows are a prefix of the archive rows (checked by match_archive). */
+    const float *src = rec + ((size_t)s * (size_t)m->nchan + (size_t)map) * P;
+    double mu = r->in[i].mean, inv = 1.0 / r->in[i].std;
+    for (size_t p = 0; p < hw; p++) dst[p] = (float)((src[p] - mu) * inv);
+}
+
 wx_status wx_rollout_set_state(wx_rollout *r, const float *rec, const wx_archive_meta *m,
-                               const int *map_in, int64_t b) {
+                               const int *map_in, const wx_time *t0, int64_t b) {
     if (b < 1 || b > r->max_batch)
         return wx_error_set(WX_ERR_USAGE, "rollout: %lld initial times, expected 1..%lld",
                             (long long)b, (long long)r->max_batch);
-    size_t hw = (size_t)(r->h * r->w), P = (size_t)wx_archive_points(m);
-    for (int64_t s = 0; s < b; s++)
-        for (int i = 0; i < r->nin; i++) {
-            /* The model rows are a prefix of the archive rows (checked by match_archive). */
-            const float *src = rec + ((size_t)s * (size_t)m->nchan + (size_t)map_in[i]) * P;
-            float *dst = r->x + ((size_t)s * (size_t)r->nin + (size_t)i) * hw;
-            double mu = r->in[i].mean, inv = 1.0 / r->in[i].std;
-            for (size_t p = 0; p < hw; p++) dst[p] = (float)((src[p] - mu) * inv);
-        }
+    if (!t0 && r->builder)
+        return wx_error_set(WX_ERR_USAGE, "rollout: the %s model needs the initial times", r->family);
+    size_t hw = (size_t)(r->h * r->w), R = (size_t)b * (size_t)m->nchan * (size_t)wx_archive_points(m);
+    const float *newest = rec + (size_t)(r->window - 1) * R;
+    for (int64_t s = 0; s < b; s++) {
+        r->t0[s] = t0 ? t0[s] : 0;
+        for (int i = 0; i < r->nin; i++)
+            normalise(r, r->x + ((size_t)s * (size_t)r->nin + (size_t)i) * hw, newest, m, map_in[i], i, s);
+        /* earlier states (builder models: in = out channels, so map_in serves them too) */
+        for (int64_t w = 0; w + 1 < r->window; w++)
+            for (int i = 0; i < r->nin; i++)
+                normalise(r, r->prev + (((size_t)w * (size_t)b + (size_t)s) * (size_t)r->nin + (size_t)i) * hw,
+                          rec + (size_t)w * R, m, map_in[i], i, s);
+    }
     r->b = b;
     r->steps = 0;
     return WX_OK;
 }
 
+/* The model input of the next step into r->xm (builder models; FourCastNet reads x itself). */
+static wx_status next_model_input(wx_rollout *r, const wx_time *t) {
+    if (r->steps > 0) { /* from the last input and prediction: the model shifts its window */
+        WX_TRY(wx_train_model_next_input(r->model, r->xm2, r->xm, r->y, t, r->b));
+        float *swap = r->xm;
+        r->xm = r->xm2, r->xm2 = swap;
+        return WX_OK;
+    }
+    /* First step (or after an ensemble edit of x): states (window, b, Cout, H, W), oldest first:
+     * the earlier analyses, then the current state x (which is the whole window when it is 1). */
+    size_t n = (size_t)r->b * (size_t)r->nout * (size_t)(r->h * r->w);
+    float *states = r->window == 1 ? r->x : wx_malloc(sizeof(float) * n * (size_t)r->window);
+    if (r->window > 1) {
+        memcpy(states, r->prev, sizeof(float) * n * (size_t)(r->window - 1));
+        memcpy(states + n * (size_t)(r->window - 1), r->x, sizeof(float) * n);
+    }
+    wx_status st = wx_train_model_make_input(r->model, r->xm, states, t, r->b);
+    if (states != r->x) free(states);
+    return st;
+}
+
 wx_status wx_rollout_step(wx_rollout *r) {
-    WX_TRY(wx_fcn_predict(r->model, r->y, r->x, r->b));
+    wx_time *t = r->t0 + r->max_batch; /* target times: valid times of this step's prediction */
+    for (int64_t s = 0; s < r->b; s++) t[s] = r->t0[s] + (r->steps + 1) * r->step_s;
+    if (r->builder) WX_TRY(next_model_input(r, t));
+    WX_TRY(r->model->ops->predict(r->model, r->y, r->builder ? r->xm : r->x, r->b));
+    r->steps++;
+    /* Diagnostic models hook in here: r->y is the predicted state, not yet fed back. */
+    if (r->hook) WX_TRY(r->hook(r, r->hook_user));
     size_t hw = (size_t)(r->h * r->w);
     for (int64_t s = 0; s < r->b; s++)
         for (int i = 0; i < r->nin; i++)
             memcpy(r->x + ((size_t)s * (size_t)r->nin + (size_t)i) * hw,
                    r->y + ((size_t)s * (size_t)r->nout + (size_t)r->next_in[i]) * hw,
                    sizeof(float) * hw);
-    r->steps++;
     return WX_OK;
 }
 
