@@ -18,8 +18,17 @@
 #include "train/trainer.h"
 
 static const char *const config_files[] = {"synth.yaml", "recipe.yaml", "model.yaml", "train.yaml",
-                                           "demo.yaml"};
-#define NCONFIG 5
+                                           "demo.yaml", "recipe_graphcast.yaml",
+                                           "model_graphcast.yaml", "train_graphcast.yaml"};
+#define NCONFIG_FCN 5 /* the first five: FourCastNet's chain; the last three: GraphCast's */
+#define NCONFIG 8
+
+/* One model's chain: its ingest recipe (and the archive folder that recipe writes), its training
+ * config and its fine-tune switch. */
+typedef struct {
+    const char *name, *label, *recipe, *archive, *train;
+    int finetune;
+} demo_model;
 
 static const wx_cfg_field demo_fields[] = {
     {"init_every", WX_CFG_STR, 0, WX_CFG_NO_RANGE, "72h", "spacing of the scored initial times", NULL},
@@ -29,13 +38,15 @@ static const wx_cfg_field demo_fields[] = {
     {"map_channel", WX_CFG_STR, 0, WX_CFG_NO_RANGE, "z500", "channel of the forecast-vs-truth map", NULL},
     {"map_lead_hours", WX_CFG_INT, 0, 1, 1e6, "72", "lead of the forecast-vs-truth map", NULL},
     {"finetune", WX_CFG_BOOL, 0, WX_CFG_NO_RANGE, "false", "run train.yaml's finetune stage after pretrain", NULL},
+    {"graphcast_finetune", WX_CFG_BOOL, 0, WX_CFG_NO_RANGE, "false",
+     "run train_graphcast.yaml's finetune stage (rollout curriculum) after pretrain", NULL},
     WX_CFG_END,
 };
 
 typedef struct {
     int64_t init_every_s, lead_steps, max_inits, batch, map_lead_h;
     const char *map_channel;
-    int finetune;
+    int finetune, gc_finetune;
     wx_yaml *root;
 } demo_config;
 
@@ -52,6 +63,7 @@ static wx_status load_demo_config(const char *path, demo_config *d) {
     WX_TRY(wx_cfg_str(d->root, demo_fields, "map_channel", &d->map_channel));
     WX_TRY(wx_cfg_int(d->root, demo_fields, "map_lead_hours", &d->map_lead_h));
     WX_TRY(wx_cfg_bool(d->root, demo_fields, "finetune", &d->finetune));
+    WX_TRY(wx_cfg_bool(d->root, demo_fields, "graphcast_finetune", &d->gc_finetune));
     return WX_OK;
 }
 
@@ -104,13 +116,13 @@ static wx_status stage_world(wx_demo_opts *o) {
     return wx_atomic_commit(&f);
 }
 
-static wx_status stage_archive(wx_demo_opts *o) {
+static wx_status stage_archive(wx_demo_opts *o, const demo_model *dm) {
     char recipe[4200];
-    snprintf(recipe, sizeof recipe, "%s/recipe.yaml", o->output);
+    snprintf(recipe, sizeof recipe, "%s/%s", o->output, dm->recipe);
     char manifest[4300];
-    snprintf(manifest, sizeof manifest, "%s/archive/manifest.json", o->output);
+    snprintf(manifest, sizeof manifest, "%s/%s/manifest.json", o->output, dm->archive);
     if (exists(manifest)) { /* complete: the manifest is written last */
-        if (o->report) fprintf(o->report, "reusing %s/archive\n", o->output);
+        if (o->report) fprintf(o->report, "reusing %s/%s\n", o->output, dm->archive);
         return WX_OK;
     }
     wx_ingest_opts io;
@@ -124,9 +136,10 @@ static wx_status stage_archive(wx_demo_opts *o) {
 
 /* Runs one training stage unless its last checkpoint says it is finished; resumes a stopped one.
  * ckpt: the checkpoint the stage leaves for scoring (best.ckpt, else last.ckpt). */
-static wx_status train_stage(wx_demo_opts *o, const char *stage, char *ckpt, size_t cap) {
+static wx_status train_stage(wx_demo_opts *o, const demo_model *dm, const char *stage, char *ckpt,
+                             size_t cap) {
     char cfg[4200];
-    snprintf(cfg, sizeof cfg, "%s/train.yaml", o->output);
+    snprintf(cfg, sizeof cfg, "%s/%s", o->output, dm->train);
     wx_train_config c;
     wx_status st = wx_train_config_load(cfg, stage, &c);
     char last[WX_TRAIN_PATH_MAX + 32], best[WX_TRAIN_PATH_MAX + 32];
@@ -148,8 +161,8 @@ static wx_status train_stage(wx_demo_opts *o, const char *stage, char *ckpt, siz
         wx_train_summary sum;
         st = wx_train_run(&c, &to, &sum);
         if (st == WX_OK && o->report)
-            fprintf(o->report, "%s: steps %lld..%lld, last loss %.4g, best validation loss %.4g at "
-                    "step %lld\n", stage, (long long)sum.first_step, (long long)sum.step,
+            fprintf(o->report, "%s %s: steps %lld..%lld, last loss %.4g, best validation loss %.4g at "
+                    "step %lld\n", dm->label, stage, (long long)sum.first_step, (long long)sum.step,
                     sum.last_loss, sum.best_loss, (long long)sum.best_step);
     }
     wx_train_config_free(&c);
@@ -158,8 +171,8 @@ static wx_status train_stage(wx_demo_opts *o, const char *stage, char *ckpt, siz
 }
 
 /* Forecast over truth, one map each, in one PNG. */
-static wx_status write_map(wx_demo_opts *o, const wx_grid *g, const char *chan, const float *fc,
-                           const float *truth, wx_time valid, int64_t lead_s) {
+static wx_status write_map(const char *png, const char *label, const wx_grid *g, const char *chan,
+                           const float *fc, const float *truth, wx_time valid, int64_t lead_s) {
     /* z500 → shortName z at 500 hPa for the style; other names keep their single-level style. */
     char param[64];
     double level = 0;
@@ -188,7 +201,7 @@ static wx_status write_map(wx_demo_opts *o, const wx_grid *g, const char *chan, 
     for (int k = 0; k < 2 && st == WX_OK; k++) {
         char t1[256], t2[256], title[320];
         wx_map_titles(param, level, &s, valid, k ? -1 : lead_s, t1, sizeof t1, t2, sizeof t2);
-        snprintf(title, sizeof title, "%s: %s", k ? "truth" : "FourCastNet", t1);
+        snprintf(title, sizeof title, "%s: %s", k ? "truth" : label, t1);
         wx_map_opts mo;
         wx_map_opts_default(&mo);
         mo.title = title, mo.subtitle = t2;
@@ -205,34 +218,22 @@ static wx_status write_map(wx_demo_opts *o, const wx_grid *g, const char *chan, 
             for (int y = 0; y < cv[k].h; y++)
                 memcpy(all.rgb + ((size_t)(y0 + y) * (size_t)w) * 3, cv[k].rgb + (size_t)y * (size_t)cv[k].w * 3,
                        (size_t)cv[k].w * 3);
-        st = wx_canvas_write_png(&all, o->map_png);
+        st = wx_canvas_write_png(&all, png);
         wx_canvas_free(&all);
     }
     for (int k = 0; k < made; k++) wx_canvas_free(&cv[k]);
     return st;
 }
 
-static wx_status run(wx_demo_opts *o, demo_config *d) {
-    double t = wx_time_now();
-    header(o, 1, "synthetic world (wxcast synth synth.yaml)");
-    WX_TRY(stage_world(o));
-    o->stage_s[0] = wx_time_since(t), t = wx_time_now();
-
-    header(o, 2, "training archive through the NetCDF reader (wxcast ingest recipe.yaml)");
-    WX_TRY(stage_archive(o));
-    o->stage_s[1] = wx_time_since(t), t = wx_time_now();
-
-    header(o, 3, "FourCastNet training (wxcast train train.yaml)");
-    char ckpt[WX_TRAIN_PATH_MAX + 64];
-    WX_TRY(train_stage(o, "pretrain", ckpt, sizeof ckpt));
-    if (d->finetune) WX_TRY(train_stage(o, "finetune", ckpt, sizeof ckpt));
-    o->stage_s[2] = wx_time_since(t), t = wx_time_now();
-
-    header(o, 4, "10-day rollouts on the held-out years, scored against persistence and climatology");
+/* Scores one model's checkpoint on its archive's held-out years and writes its forecast NetCDF
+ * and forecast-vs-truth map (file names suffixed with the model name unless it is the first). */
+static wx_status score_model(wx_demo_opts *o, demo_config *d, const demo_model *dm, const char *ckpt,
+                             int first, int64_t score_nlat, wx_demo_scores *sc, wx_time *init_out) {
     char cfg[4200];
-    snprintf(cfg, sizeof cfg, "%s/train.yaml", o->output);
+    snprintf(cfg, sizeof cfg, "%s/%s", o->output, dm->train);
     wx_train_config c;
     wx_status st = wx_train_config_load(cfg, "pretrain", &c);
+    if (st != WX_OK) return st;
     int64_t years[2] = {c.test_years[0], c.test_years[1]};
     char archive[WX_TRAIN_PATH_MAX];
     snprintf(archive, sizeof archive, "%s", c.archive);
@@ -240,75 +241,141 @@ static wx_status run(wx_demo_opts *o, demo_config *d) {
     /* Without --threads, rollouts use the training config's thread count, as training did. */
     int threads = o->threads > 0 ? o->threads : c.threads;
     wx_train_config_free(&c);
-    WX_TRY(st);
     if (years[0] <= 0 || years[1] < years[0])
         return wx_error_set(WX_ERR_USAGE, "%s: data.test_years must name the held-out years the demo "
                             "scores", cfg);
-    wx_grid g = {0};
-    float *mf = NULL, *mt = NULL;
-    {
-        wx_archive_meta m;
-        WX_TRY(wx_archive_read_manifest(archive, &m));
-        g = m.grid;
-        wx_archive_meta_free(&m);
-    }
-    mf = wx_malloc(sizeof(float) * (size_t)g.nlat * (size_t)g.nlon);
-    mt = wx_malloc(sizeof(float) * (size_t)g.nlat * (size_t)g.nlon);
+    wx_archive_meta m;
+    WX_TRY(wx_archive_read_manifest(archive, &m));
+    size_t np = (size_t)m.grid.nlat * (size_t)m.grid.nlon;
+    wx_archive_meta_free(&m);
+    float *mf = wx_malloc(sizeof(float) * np), *mt = wx_malloc(sizeof(float) * np);
+    if (o->report) fprintf(o->report, "%s:\n", dm->label);
     wx_demo_score_opts so = {ckpt, archive, {years[0], years[1]}, d->init_every_s, d->lead_steps,
                              d->max_inits, d->batch, threads, d->map_channel,
-                             d->map_lead_h * 3600 / step_s, mf, mt, 0};
-    st = wx_demo_score(&so, &o->scores);
-    o->ninit = o->scores.res.ninit;
-    o->stage_s[3] = wx_time_since(t), t = wx_time_now();
-
+                             d->map_lead_h * 3600 / step_s, mf, mt, 0, dm->name, score_nlat};
+    st = wx_demo_score(&so, sc);
+    *init_out = so.first_init;
+    char init[32], fc[4200], png[4200];
+    wx_time_format(so.first_init, init);
+    for (char *p = init; *p; p++)
+        if (*p == ':') *p = '-';
+    snprintf(fc, sizeof fc, "%s/forecast_%s%s%s.nc", o->output, init, first ? "" : "_", first ? "" : dm->name);
+    snprintf(png, sizeof png, "%s/%s_forecast_vs_truth%s%s.png", o->output, d->map_channel,
+             first ? "" : "_", first ? "" : dm->name);
     if (st == WX_OK) {
-        header(o, 5, "products: forecast NetCDF, maps, RMSE/ACC plots, scores.json");
-        char init[32];
-        wx_time_format(so.first_init, init);
-        for (char *p = init; *p; p++)
-            if (*p == ':') *p = '-';
-        snprintf(o->forecast_nc, sizeof o->forecast_nc, "%s/forecast_%s.nc", o->output, init);
-        wx_forecast_opts fo = {ckpt, archive, so.first_init, d->lead_steps, o->forecast_nc,
-                               threads, 0, 0, 0, 0};
+        wx_forecast_opts fo = {ckpt, archive, so.first_init, d->lead_steps, fc, threads, 0, 0, 0, 0};
         st = wx_forecast_run(&fo);
     }
     if (st == WX_OK) {
-        snprintf(o->map_png, sizeof o->map_png, "%s/%s_forecast_vs_truth.png", o->output, d->map_channel);
         /* The model grid: the archive's rows, less the south pole row when the model drops it. */
         wx_rollout *r = NULL;
         st = wx_rollout_open(ckpt, 1, 1, &r);
         if (st == WX_OK)
-            st = write_map(o, &r->grid, d->map_channel, mf, mt, so.first_init + d->map_lead_h * 3600,
-                           d->map_lead_h * 3600);
+            st = write_map(png, dm->label, &r->grid, d->map_channel, mf, mt,
+                           so.first_init + d->map_lead_h * 3600, d->map_lead_h * 3600);
         wx_rollout_close(r);
     }
+    if (st == WX_OK && o->report) fprintf(o->report, "wrote %s and %s\n", fc, png);
+    if (st == WX_OK && first) {
+        snprintf(o->forecast_nc, sizeof o->forecast_nc, "%s", fc);
+        snprintf(o->map_png, sizeof o->map_png, "%s", png);
+    }
+    free(mf), free(mt);
+    return st;
+}
+
+static wx_status run(wx_demo_opts *o, demo_config *d, const demo_model *dms, int nm) {
+    double t = wx_time_now();
+    header(o, 1, "synthetic world (wxcast synth synth.yaml)");
+    WX_TRY(stage_world(o));
+    o->stage_s[0] = wx_time_since(t), t = wx_time_now();
+
+    header(o, 2, nm > 1 ? "training archives through the NetCDF reader (wxcast ingest recipe.yaml, "
+                          "recipe_graphcast.yaml)"
+                        : "training archive through the NetCDF reader (wxcast ingest RECIPE)");
+    for (int i = 0; i < nm; i++) WX_TRY(stage_archive(o, &dms[i]));
+    o->stage_s[1] = wx_time_since(t), t = wx_time_now();
+
+    char what[160], ckpt[2][WX_TRAIN_PATH_MAX + 64];
+    snprintf(what, sizeof what, "%s%s%s training (wxcast train %s%s%s)", dms[0].label,
+             nm > 1 ? " and " : "", nm > 1 ? dms[1].label : "", dms[0].train, nm > 1 ? ", " : "",
+             nm > 1 ? dms[1].train : "");
+    header(o, 3, what);
+    for (int i = 0; i < nm; i++) {
+        WX_TRY(train_stage(o, &dms[i], "pretrain", ckpt[i], sizeof ckpt[i]));
+        if (dms[i].finetune) WX_TRY(train_stage(o, &dms[i], "finetune", ckpt[i], sizeof ckpt[i]));
+    }
+    o->stage_s[2] = wx_time_since(t), t = wx_time_now();
+
+    header(o, 4, "10-day rollouts on the held-out years, scored against persistence and climatology; "
+                 "forecast NetCDF and map");
+    wx_demo_scores sc[2];
+    memset(sc, 0, sizeof sc);
+    wx_time first = 0;
+    wx_status st = WX_OK;
+    for (int i = 0; i < nm && st == WX_OK; i++)
+        /* Both: every model scored on the rows of the first one's grid (FourCastNet drops the
+         * south pole that GraphCast keeps), so the baselines are the same numbers for both. */
+        st = score_model(o, d, &dms[i], ckpt[i], i == 0, i ? sc[0].nlat : 0, &sc[i], &first);
+    if (st == WX_OK && nm > 1) {
+        double dev = 0;
+        st = wx_demo_scores_merge(&sc[0], &sc[1], &o->scores, &dev);
+        if (st == WX_OK && o->report)
+            fprintf(o->report, "baselines on the two archives differ by at most %.2g (relative RMSE); "
+                    "the table shows the first's\n", dev);
+    } else if (st == WX_OK) {
+        o->scores = sc[0];
+        memset(&sc[0], 0, sizeof sc[0]);
+    }
+    for (int i = 0; i < nm; i++) wx_demo_scores_free(&sc[i]);
+    o->ninit = o->scores.res.ninit;
+    o->stage_s[3] = wx_time_since(t), t = wx_time_now();
+
     if (st == WX_OK) {
+        header(o, 5, "products: RMSE/ACC plots (every model on one plot), scores.json");
         snprintf(o->scores_json, sizeof o->scores_json, "%s/scores.json", o->output);
         st = wx_eval_write_json(&o->scores.res, o->scores_json);
     }
     if (st == WX_OK) st = wx_eval_write_plots(&o->scores.res, o->output);
     o->stage_s[4] = wx_time_since(t);
-    free(mf), free(mt);
     return st;
 }
 
 wx_status wx_demo_run(wx_demo_opts *o) {
     memset(o->stage_s, 0, sizeof o->stage_s);
+    const char *which = o->model ? o->model : "fourcastnet";
+    int fcn = !strcmp(which, "fourcastnet") || !strcmp(which, "both");
+    int gc = !strcmp(which, "graphcast") || !strcmp(which, "both");
+    if (!fcn && !gc)
+        return wx_error_set(WX_ERR_USAGE, "demo: --model %s: expected fourcastnet, graphcast or both",
+                            which);
     WX_TRY(wx_mkdir_p(o->output));
     for (int i = 0; i < NCONFIG; i++) {
+        /* recipe/model/train.yaml only for FourCastNet, the *_graphcast.yaml only for GraphCast */
+        if ((i >= NCONFIG_FCN && !gc) || (i >= 1 && i <= 3 && !fcn)) continue;
         char from[4200], to[4200];
         snprintf(from, sizeof from, "%s/%s", o->configs, config_files[i]);
         snprintf(to, sizeof to, "%s/%s", o->output, config_files[i]);
         if (!exists(from))
             return wx_error_set(WX_ERR_USAGE, "demo: %s is missing (--configs names the folder with "
-                                "synth.yaml, recipe.yaml, model.yaml, train.yaml, demo.yaml)", from);
+                                "synth.yaml, demo.yaml and, per model, recipe.yaml, model.yaml, "
+                                "train.yaml (FourCastNet) or recipe_graphcast.yaml, "
+                                "model_graphcast.yaml, train_graphcast.yaml (GraphCast))", from);
         WX_TRY(copy_file(from, to));
     }
     char path[4200];
     snprintf(path, sizeof path, "%s/demo.yaml", o->output);
     demo_config d;
     wx_status st = load_demo_config(path, &d);
-    if (st == WX_OK) st = run(o, &d);
+    demo_model dms[2];
+    int nm = 0;
+    if (st == WX_OK && fcn)
+        dms[nm++] = (demo_model){"fourcastnet", "FourCastNet", "recipe.yaml", "archive", "train.yaml",
+                                 d.finetune};
+    if (st == WX_OK && gc)
+        dms[nm++] = (demo_model){"graphcast", "GraphCast", "recipe_graphcast.yaml",
+                                 "archive_graphcast", "train_graphcast.yaml", d.gc_finetune};
+    if (st == WX_OK) st = run(o, &d, dms, nm);
     wx_yaml_free(d.root);
     return st;
 }

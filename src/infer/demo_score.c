@@ -13,19 +13,18 @@
 #include "io/climatology.h"
 
 enum { M_MODEL = 0, M_PERSIST = 1, M_CLIM = 2, NMODELS = 3 };
-static const char *const model_names[NMODELS] = {"fourcastnet", WX_EVAL_PERSISTENCE,
-                                                 WX_EVAL_CLIMATOLOGY};
 
 /* Initial-time record indices within the test years, every `every` records, with every target
- * (lead_steps·dt records later) inside the years and the archive. */
+ * (lead_steps·dt records later) inside the years and the archive, and the `back` records before
+ * it (the earlier states of a model's window) inside the archive. */
 static int64_t list_inits(const wx_archive_meta *m, const int64_t *years, int64_t every,
-                          int64_t reach, int64_t max_inits, int64_t **out) {
+                          int64_t reach, int64_t back, int64_t max_inits, int64_t **out) {
     wx_time y0 = wx_time_make(years[0], 1, 1, 0, 0, 0), y1 = wx_time_make(years[1] + 1, 1, 1, 0, 0, 0);
     int64_t n = 0;
     *out = wx_malloc(sizeof(int64_t) * (size_t)(m->count + 1));
     for (int64_t t = 0; t + reach < m->count; t += every) {
         wx_time a = m->start + t * m->step, b = m->start + (t + reach) * m->step;
-        if (a < y0 || b >= y1) continue;
+        if (a < y0 || b >= y1 || t < back) continue;
         if (max_inits > 0 && n >= max_inits) break;
         (*out)[n++] = t;
     }
@@ -33,7 +32,8 @@ static int64_t list_inits(const wx_archive_meta *m, const int64_t *years, int64_
 }
 
 static wx_status alloc_result(wx_demo_scores *s, const wx_rollout *r, const wx_archive_meta *m,
-                              const int *map_out, int64_t lead_steps) {
+                              const int *map_out, int64_t lead_steps, const char *name) {
+    const char *const model_names[NMODELS] = {name, WX_EVAL_PERSISTENCE, WX_EVAL_CLIMATOLOGY};
     memset(s, 0, sizeof *s);
     s->nleads = (int)lead_steps;
     s->lead_s = wx_malloc(sizeof(int64_t) * (size_t)lead_steps);
@@ -76,8 +76,12 @@ typedef struct {
     const wx_archive_meta *m;
     int *map_in, *map_out;
     double *w;                /* (H) area weights of the model grid */
-    float *init, *truth, *fc, *cl; /* init/truth records (B, nchan, P); fc (B, Cout, H·W); cl (nchan, P) */
+    /* init (window, B, nchan, P) the analyses up to each initial time; truth (B, nchan, P);
+     * fc (B, Cout, H·W); cl (nchan, P) */
+    float *init, *truth, *fc, *cl;
     int64_t *times;
+    wx_time *t0;              /* (B) initial valid times */
+    int H;                    /* rows scored: the model grid's or the first o->score_nlat */
     int64_t dt;               /* archive records per model step */
 } scorer;
 
@@ -86,9 +90,15 @@ static wx_status score_batch(scorer *z, wx_demo_score_opts *o, const int64_t *in
     const wx_archive_meta *m = z->m;
     wx_rollout *r = z->r;
     size_t P = (size_t)wx_archive_points(m), hw = (size_t)(r->h * r->w), nc = (size_t)m->nchan;
-    int H = (int)r->h, W = (int)r->w;
-    WX_TRY(wx_archive_read(z->ar, inits, (int)b, z->init));
-    WX_TRY(wx_rollout_set_state(r, z->init, m, z->map_in, b));
+    int H = z->H, W = (int)r->w;
+    const int64_t win = r->window;
+    for (int64_t w = 0; w < win; w++) { /* oldest first: init − (window−1−w) steps */
+        for (int64_t i = 0; i < b; i++) z->times[i] = inits[i] - (win - 1 - w) * z->dt;
+        WX_TRY(wx_archive_read(z->ar, z->times, (int)b, z->init + (size_t)w * (size_t)b * nc * P));
+    }
+    const float *init = z->init + (size_t)(win - 1) * (size_t)b * nc * P; /* the newest */
+    for (int64_t i = 0; i < b; i++) z->t0[i] = m->start + inits[i] * m->step;
+    WX_TRY(wx_rollout_set_state(r, z->init, m, z->map_in, z->t0, b));
     for (int k = 0; k < s->nleads; k++) {
         WX_TRY(wx_rollout_step(r));
         wx_rollout_output(r, z->fc);
@@ -101,7 +111,7 @@ static wx_status score_batch(scorer *z, wx_demo_score_opts *o, const int64_t *in
                 size_t a = (size_t)z->map_out[c];
                 const float *f = z->fc + ((size_t)i * (size_t)r->nout + (size_t)c) * hw;
                 const float *obs = z->truth + ((size_t)i * nc + a) * P; /* model rows: a prefix */
-                const float *per = z->init + ((size_t)i * nc + a) * P;
+                const float *per = init + ((size_t)i * nc + a) * P;
                 const float *cli = z->cl + a * P;
                 wx_score_add(sums(s, M_MODEL, c, k), z->w, H, W, f, obs, cli);
                 wx_score_add(sums(s, M_PERSIST, c, k), z->w, H, W, per, obs, cli);
@@ -126,6 +136,8 @@ wx_status wx_demo_score(wx_demo_score_opts *o, wx_demo_scores *out) {
     scorer z;
     memset(&z, 0, sizeof z);
     WX_TRY(wx_rollout_open(o->ckpt, o->threads, o->batch, &z.r));
+    z.H = (int)z.r->h;
+    if (o->score_nlat > 0 && o->score_nlat < z.r->h) z.H = (int)o->score_nlat;
     wx_archive_opts ao = {.threads = 2, .check_crc = 1};
     wx_status st = wx_archive_open(o->archive, &ao, &z.ar);
     if (st == WX_OK) st = wx_climatology_open(o->archive, &z.clim);
@@ -143,18 +155,26 @@ wx_status wx_demo_score(wx_demo_score_opts *o, wx_demo_scores *out) {
     if (st == WX_OK) {
         z.dt = z.r->step_s / z.m->step;
         n = list_inits(z.m, o->test_years, o->init_every_s / z.m->step, o->lead_steps * z.dt,
-                       o->max_inits, &inits);
+                       (z.r->window - 1) * z.dt, o->max_inits, &inits);
         if (n == 0)
             st = wx_error_set(WX_ERR_USAGE, "demo: no initial time in the test years %lld..%lld of %s "
                               "with %lld steps of data after it", (long long)o->test_years[0],
                               (long long)o->test_years[1], o->archive, (long long)o->lead_steps);
     }
-    if (st == WX_OK) st = alloc_result(out, z.r, z.m, z.map_out, o->lead_steps);
+    if (st == WX_OK)
+        st = alloc_result(out, z.r, z.m, z.map_out, o->lead_steps,
+                          o->model_name ? o->model_name : z.r->family);
     if (st == WX_OK) {
+        out->nlat = z.H;
         size_t P = (size_t)wx_archive_points(z.m), nc = (size_t)z.m->nchan, B = (size_t)o->batch;
-        z.w = wx_malloc(sizeof(double) * (size_t)z.r->h);
-        wx_grid_area_weights(&z.r->grid, z.w);
-        z.init = wx_malloc(sizeof(float) * B * nc * P);
+        /* Scored rows: the model grid, or its first score_nlat rows (a grid shared with another
+         * model), weighted as that grid's cells. */
+        wx_grid sg = z.r->grid;
+        sg.nlat = z.H;
+        z.w = wx_malloc(sizeof(double) * (size_t)z.H);
+        wx_grid_area_weights(&sg, z.w);
+        z.init = wx_malloc(sizeof(float) * B * nc * P * (size_t)z.r->window);
+        z.t0 = wx_malloc(sizeof(wx_time) * B);
         z.truth = wx_malloc(sizeof(float) * B * nc * P);
         z.fc = wx_malloc(sizeof(float) * B * (size_t)(z.r->nout * z.r->h * z.r->w));
         z.cl = wx_malloc(sizeof(float) * nc * P);
@@ -171,7 +191,7 @@ wx_status wx_demo_score(wx_demo_score_opts *o, wx_demo_scores *out) {
         out->res.ninit = n;
     }
     free(inits), free(z.map_in), free(z.map_out), free(z.w);
-    free(z.init), free(z.truth), free(z.fc), free(z.cl), free(z.times);
+    free(z.init), free(z.truth), free(z.fc), free(z.cl), free(z.times), free(z.t0);
     wx_climatology_close(z.clim);
     wx_archive_close(z.ar);
     wx_rollout_close(z.r);
@@ -190,35 +210,141 @@ static int lead_index(const wx_demo_scores *s, int hours) {
     return -1;
 }
 
-static void finish(const wx_demo_scores *s, int model, int chan, int k, wx_scores *sc) {
-    wx_score_finish(&s->res.cells[((size_t)model * (size_t)s->nchan + (size_t)chan) *
-                                      (size_t)s->nleads + (size_t)k].sums, sc);
+/* Scores of (model, channel c, lead k); 0 when the model does not predict the channel. */
+static int get(const wx_demo_scores *s, const char *model, int c, int k, wx_scores *sc) {
+    const wx_eval_cell *e = wx_eval_find(&s->res, model, s->chan[c], s->lead_s[k]);
+    if (!e) return 0;
+    wx_score_finish(&e->sums, sc);
+    return sc->n > 0;
 }
 
-int wx_demo_model_wins(const wx_demo_scores *s, const char *chan, int hours) {
+static int wins(const wx_demo_scores *s, const char *model, int c, int k) {
+    wx_scores a, b, d;
+    return get(s, model, c, k, &a) && get(s, WX_EVAL_PERSISTENCE, c, k, &b) &&
+           get(s, WX_EVAL_CLIMATOLOGY, c, k, &d) && a.rmse < b.rmse && a.rmse < d.rmse;
+}
+
+int wx_demo_model_wins(const wx_demo_scores *s, const char *model, const char *chan, int hours) {
     int k = lead_index(s, hours);
-    for (int c = 0; k >= 0 && c < s->nchan; c++) {
-        if (strcmp(s->chan[c], chan)) continue;
-        wx_scores a, b, d;
-        finish(s, M_MODEL, c, k, &a), finish(s, M_PERSIST, c, k, &b), finish(s, M_CLIM, c, k, &d);
-        return a.rmse < b.rmse && a.rmse < d.rmse;
-    }
+    for (int c = 0; k >= 0 && c < s->nchan; c++)
+        if (!strcmp(s->chan[c], chan)) return wins(s, model, c, k);
     return 0;
 }
 
+static int is_baseline(const char *name) {
+    return !strcmp(name, WX_EVAL_PERSISTENCE) || !strcmp(name, WX_EVAL_CLIMATOLOGY);
+}
+
 void wx_demo_print_table(FILE *out, const wx_demo_scores *s, const int *hours, int nhours) {
-    fprintf(out, "%-8s %6s  %12s %12s %12s   %9s %9s\n", "variable", "lead", "RMSE model",
-            "persistence", "climatology", "ACC model", "persist.");
+    const wx_eval_result *r = &s->res;
+    fprintf(out, "%-8s %6s ", "variable", "lead");
+    for (int m = 0; m < r->nmodels; m++) fprintf(out, " %13.13s", r->models[m]);
+    fprintf(out, "  |ACC");
+    for (int m = 0; m < r->nmodels; m++)
+        if (strcmp(r->models[m], WX_EVAL_CLIMATOLOGY)) fprintf(out, " %11.11s", r->models[m]);
+    fprintf(out, "\n");
     for (int c = 0; c < s->nchan; c++)
         for (int h = 0; h < nhours; h++) {
             int k = lead_index(s, hours[h]);
             if (k < 0) continue;
-            wx_scores a, b, d;
-            finish(s, M_MODEL, c, k, &a), finish(s, M_PERSIST, c, k, &b), finish(s, M_CLIM, c, k, &d);
-            fprintf(out, "%-8s %5dh  %12.5g %12.5g %12.5g   %9.4f %9.4f %s\n", s->chan[c], hours[h],
-                    a.rmse, b.rmse, d.rmse, a.acc, b.acc,
-                    a.rmse < b.rmse && a.rmse < d.rmse ? "*" : "");
+            fprintf(out, "%-8s %5dh ", s->chan[c], hours[h]);
+            for (int m = 0; m < r->nmodels; m++) {
+                wx_scores a;
+                if (get(s, r->models[m], c, k, &a))
+                    fprintf(out, " %12.5g%s", a.rmse, !is_baseline(r->models[m]) && wins(s, r->models[m], c, k) ? "*" : " ");
+                else
+                    fprintf(out, " %12s ", "-");
+            }
+            fprintf(out, "     ");
+            for (int m = 0; m < r->nmodels; m++) {
+                wx_scores a;
+                if (!strcmp(r->models[m], WX_EVAL_CLIMATOLOGY)) continue;
+                if (get(s, r->models[m], c, k, &a)) fprintf(out, " %11.4f", a.acc);
+                else fprintf(out, " %11s", "-");
+            }
+            fprintf(out, "\n");
         }
-    fprintf(out, "(WeatherBench2 definitions: latitude-weighted RMSE in the channel's units, uncentred "
-            "ACC; * = the model beats both baselines)\n");
+    fprintf(out, "(RMSE: WeatherBench2's latitude-weighted RMSE in the channel's units; ACC "
+            "uncentred; * = the model beats both baselines)\n");
+}
+
+static int cell_cmp(const void *pa, const void *pb) {
+    const wx_eval_cell *a = pa, *b = pb;
+    if (a->model != b->model) return a->model < b->model ? -1 : 1;
+    if (a->chan != b->chan) return a->chan < b->chan ? -1 : 1;
+    return (a->lead_s > b->lead_s) - (a->lead_s < b->lead_s);
+}
+
+wx_status wx_demo_scores_merge(const wx_demo_scores *a, const wx_demo_scores *b, wx_demo_scores *out,
+                               double *dev) {
+    memset(out, 0, sizeof *out);
+    *dev = 0;
+    int same = a->nleads == b->nleads && a->res.ninit == b->res.ninit && a->nlat == b->nlat;
+    for (int k = 0; same && k < a->nleads; k++) same = a->lead_s[k] == b->lead_s[k];
+    if (!same)
+        return wx_error_set(WX_ERR_USAGE, "demo: the two models were scored on different initial "
+                            "times, leads or rows (%lld/%lld initial times, %d/%d leads, %lld/%lld "
+                            "rows): check demo.yaml and the two train configs' test years and time "
+                            "steps", (long long)a->res.ninit, (long long)b->res.ninit, a->nleads,
+                            b->nleads, (long long)a->nlat, (long long)b->nlat);
+    out->nleads = a->nleads, out->nlat = a->nlat;
+    out->lead_s = wx_malloc(sizeof(int64_t) * (size_t)a->nleads);
+    memcpy(out->lead_s, a->lead_s, sizeof(int64_t) * (size_t)a->nleads);
+    int *bmap = wx_malloc(sizeof(int) * (size_t)(b->nchan + 1)), n = a->nchan;
+    for (int c = 0; c < b->nchan; c++) {
+        bmap[c] = -1;
+        for (int i = 0; i < a->nchan; i++)
+            if (!strcmp(a->chan[i], b->chan[c])) bmap[c] = i;
+        if (bmap[c] < 0) bmap[c] = n++;
+    }
+    out->nchan = n;
+    out->chan = wx_calloc((size_t)n, sizeof *out->chan);
+    out->units = wx_calloc((size_t)n, sizeof *out->units);
+    for (int i = 0; i < a->nchan; i++) {
+        memcpy(out->chan[i], a->chan[i], sizeof out->chan[i]);
+        memcpy(out->units[i], a->units[i], sizeof out->units[i]);
+    }
+    for (int c = 0; c < b->nchan; c++) {
+        memcpy(out->chan[bmap[c]], b->chan[c], sizeof out->chan[0]);
+        memcpy(out->units[bmap[c]], b->units[c], sizeof out->units[0]);
+    }
+    wx_eval_result *e = &out->res;
+    e->nmodels = 4;
+    e->models = wx_calloc(4, sizeof *e->models);
+    snprintf(e->models[0], 64, "%s", a->res.models[M_MODEL]);
+    snprintf(e->models[1], 64, "%s", b->res.models[M_MODEL]);
+    snprintf(e->models[2], 64, "%s", WX_EVAL_PERSISTENCE);
+    snprintf(e->models[3], 64, "%s", WX_EVAL_CLIMATOLOGY);
+    e->nchan = n;
+    e->chan_names = wx_calloc((size_t)n, sizeof *e->chan_names);
+    e->chan_units = wx_calloc((size_t)n, sizeof *e->chan_units);
+    for (int i = 0; i < n; i++) {
+        snprintf(e->chan_names[i], 64, "%s", out->chan[i]);
+        snprintf(e->chan_units[i], 32, "%s", out->units[i]);
+    }
+    e->cells = wx_calloc((size_t)(a->res.ncells + b->res.ncells), sizeof *e->cells);
+    for (int i = 0; i < a->res.ncells; i++) { /* a: model 0, baselines 2 and 3 */
+        wx_eval_cell c = a->res.cells[i];
+        c.model = c.model == M_MODEL ? 0 : c.model + 1;
+        e->cells[e->ncells++] = c;
+    }
+    for (int i = 0; i < b->res.ncells; i++) {
+        wx_eval_cell c = b->res.cells[i];
+        if (c.model != M_MODEL) { /* b's baselines: only compared with a's */
+            const wx_eval_cell *o = wx_eval_find(&a->res, b->res.models[c.model], b->chan[c.chan], c.lead_s);
+            if (o) {
+                wx_scores x, y;
+                wx_score_finish(&o->sums, &x), wx_score_finish(&c.sums, &y);
+                if (x.rmse > 0) *dev = fmax(*dev, fabs(x.rmse - y.rmse) / x.rmse);
+            }
+            continue;
+        }
+        c.model = 1, c.chan = bmap[c.chan];
+        e->cells[e->ncells++] = c;
+    }
+    qsort(e->cells, (size_t)e->ncells, sizeof *e->cells, cell_cmp);
+    e->ninit = a->res.ninit;
+    e->has_climatology = a->res.has_climatology;
+    free(bmap);
+    return WX_OK;
 }
