@@ -3,12 +3,14 @@
  * (float32, and float64 with the _f64 suffix) through ops/wx_real.h.
  *
  * Determinism: every reduction over rows (bias, gamma/beta, pos grads) is done per column in row
- * order, so results do not depend on the thread count either. GEMMs go to OpenBLAS. */
+ * order, so results do not depend on the thread count either. GEMMs go to OpenBLAS through
+ * wx_gemm_par (ops/wx_gemm.h): one slab of the output per OpenMP thread, one thread pool. */
 #include <limits.h>
 #include <math.h>
 #include <omp.h>
 #include <string.h>
 
+#include "ops/wx_gemm.h"
 #include "ops/wx_ops.h"
 #include "ops/wx_real.h"
 #define WXR wx_real
@@ -66,8 +68,8 @@ wx_status WXF(wx_cpu_linear_forward)(wx_ctx *ctx, WXR *y, const WXR *x, const WX
         if (!b) memset(y, 0, sizeof(WXR) * n * out);
         return WX_OK;
     }
-    WX_GEMM(CblasRowMajor, CblasNoTrans, CblasTrans, (int)n, (int)out, (int)in, 1, x, (int)in, w,
-            (int)in, b ? 1 : 0, y, (int)out);
+    WX_FN(wx_gemm_par)(ctx, CblasNoTrans, CblasTrans, n, out, in, 1, x, in, w, in, b ? 1 : 0, y,
+                       out);
     return WX_OK;
 }
 
@@ -81,13 +83,12 @@ wx_status WXF(wx_cpu_linear_backward)(wx_ctx *ctx, WXR *dx, WXR *dw, WXR *db, co
         if (out == 0)
             memset(dx, 0, sizeof(WXR) * n * in);
         else
-            WX_GEMM(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)n, (int)in, (int)out, 1, dy,
-                    (int)out, w, (int)in, 0, dx, (int)in);
+            WX_FN(wx_gemm_par)(ctx, CblasNoTrans, CblasNoTrans, n, in, out, 1, dy, out, w, in, 0,
+                               dx, in);
     }
     if (n == 0) return WX_OK;
     if (dw && out > 0 && in > 0)
-        WX_GEMM(CblasRowMajor, CblasTrans, CblasNoTrans, (int)out, (int)in, (int)n, 1, dy,
-                (int)out, x, (int)in, 1, dw, (int)in);
+        WX_FN(wx_gemm_par)(ctx, CblasTrans, CblasNoTrans, out, in, n, 1, dy, out, x, in, 1, dw, in);
     if (db) dense_col_sum_acc(ctx, db, dy, n, out);
     return WX_OK;
 }
@@ -186,13 +187,6 @@ wx_status WXF(wx_cpu_layernorm_backward)(wx_ctx *ctx, WXR *dx, WXR *dgamma, WXR 
         for (int64_t i = 0; i < n; i++) { stmt; }                                              \
     } while (0)
 
-/* The same loop, vectorised (for loops free of libm calls without a vector variant). */
-#define DENSE_MAP_SIMD(stmt)                                                                        \
-    do {                                                                                            \
-        _Pragma("omp parallel for simd num_threads(dense_threads(ctx)) if (n > WX_DENSE_PAR_MIN)") \
-        for (int64_t i = 0; i < n; i++) { stmt; }                                                   \
-    } while (0)
-
 /* GCC will not if-convert (so not vectorise) the clamps below under -ftrapping-math. Allowing
  * no traps changes no result (no reassociation, no contraction): only which code may run. */
 #define DENSE_NO_TRAP __attribute__((optimize("no-trapping-math")))
@@ -255,12 +249,63 @@ DENSE_NO_TRAP static inline float dense_exp(float x) {
 #define DENSE_PHI_PDF(v) (dense_exp(-0.5f * (v) * (v)) * (float)(0.5 * M_2_SQRTPI * M_SQRT1_2))
 #endif
 
+#ifndef WX_REAL_DOUBLE
+/* The float GELU loops exist twice: for the build's baseline ISA and for AVX2, picked at run time.
+ * Both are the same element-wise source without FMA (no contraction possible), so they give
+ * identical bits; AVX2 only doubles the vector width of these compute-bound loops. */
+#define DENSE_AVX2 __attribute__((target("avx2")))
+#define DENSE_MAP_CHUNK (1 << 14)
+
+typedef void (*dense_map2_fn)(float *out, const float *a, const float *b, int64_t n);
+
+#define DENSE_GELU_FWD_LOOP                                                  \
+    _Pragma("omp simd") for (int64_t i = 0; i < n; i++) {                    \
+        float v = a[i];                                                      \
+        out[i] = v * DENSE_PHI_CDF(v);                                       \
+    }
+#define DENSE_GELU_BWD_LOOP                                                  \
+    _Pragma("omp simd") for (int64_t i = 0; i < n; i++) {                    \
+        float v = b[i];                                                      \
+        out[i] = a[i] * (DENSE_PHI_CDF(v) + v * DENSE_PHI_PDF(v));           \
+    }
+/* out = GELU(a) */
+DENSE_NO_TRAP static void dense_gelu_fwd_base(float *out, const float *a, const float *b, int64_t n) {
+    (void)b;
+    DENSE_GELU_FWD_LOOP
+}
+DENSE_NO_TRAP DENSE_AVX2 static void dense_gelu_fwd_avx2(float *out, const float *a, const float *b,
+                                                         int64_t n) {
+    (void)b;
+    DENSE_GELU_FWD_LOOP
+}
+/* out = a·GELU'(b) */
+DENSE_NO_TRAP static void dense_gelu_bwd_base(float *out, const float *a, const float *b, int64_t n) {
+    DENSE_GELU_BWD_LOOP
+}
+DENSE_NO_TRAP DENSE_AVX2 static void dense_gelu_bwd_avx2(float *out, const float *a, const float *b,
+                                                         int64_t n) {
+    DENSE_GELU_BWD_LOOP
+}
+
+/* f over n elements in fixed chunks shared by the team (b may be NULL). */
+static void dense_map2(const wx_ctx *ctx, dense_map2_fn f, float *out, const float *a,
+                       const float *b, int64_t n) {
+    int64_t nchunk = (n + DENSE_MAP_CHUNK - 1) / DENSE_MAP_CHUNK;
+#pragma omp parallel for num_threads(dense_threads(ctx)) if (n > WX_DENSE_PAR_MIN) schedule(static)
+    for (int64_t k = 0; k < nchunk; k++) {
+        int64_t i0 = k * DENSE_MAP_CHUNK, len = n - i0 < DENSE_MAP_CHUNK ? n - i0 : DENSE_MAP_CHUNK;
+        f(out + i0, a + i0, b ? b + i0 : NULL, len);
+    }
+}
+#endif
+
 DENSE_NO_TRAP wx_status WXF(wx_cpu_gelu_forward)(wx_ctx *ctx, WXR *y, const WXR *x, int64_t n) {
     /* y(n), x(n): y = x·Φ(x) */
 #ifdef WX_REAL_DOUBLE
     DENSE_MAP(WXR v = x[i]; y[i] = v * DENSE_PHI_CDF(v));
 #else
-    DENSE_MAP_SIMD(WXR v = x[i]; y[i] = v * DENSE_PHI_CDF(v));
+    dense_map2(ctx, __builtin_cpu_supports("avx2") ? dense_gelu_fwd_avx2 : dense_gelu_fwd_base, y,
+               x, NULL, n);
 #endif
     return WX_OK;
 }
@@ -272,7 +317,8 @@ DENSE_NO_TRAP wx_status WXF(wx_cpu_gelu_backward)(wx_ctx *ctx, WXR *dx, const WX
 #ifdef WX_REAL_DOUBLE
     DENSE_MAP(WXR v = x[i]; dx[i] = dy[i] * (DENSE_PHI_CDF(v) + v * DENSE_PHI_PDF(v)));
 #else
-    DENSE_MAP_SIMD(WXR v = x[i]; dx[i] = dy[i] * (DENSE_PHI_CDF(v) + v * DENSE_PHI_PDF(v)));
+    dense_map2(ctx, __builtin_cpu_supports("avx2") ? dense_gelu_bwd_avx2 : dense_gelu_bwd_base, dx,
+               dy, x, n);
 #endif
     return WX_OK;
 }

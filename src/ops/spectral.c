@@ -1,10 +1,14 @@
 /* Spectral ops, FFT half: rfft2 / irfft2 over (H,W) with orthonormal scaling, channels-last, and
  * the FFTW plan cache held in the context. The AFNO filter is in spectral_afno.c.
  *
- * One FFTW "advanced" plan per (H,W,C) does all C channels of one batch item (howmany = C,
- * stride = C, dist = 1); it is executed per batch item with the new-array execute functions, which
- * are thread-safe. Plans use FFTW_ESTIMATE: FFTW_MEASURE may pick a different algorithm from run
- * to run, and results must be bitwise identical run to run for a given thread count.
+ * One FFTW "advanced" plan per (H,W,chunk,C) transforms a chunk of a batch item's channels
+ * (howmany = chunk, stride = C, dist = 1). The work is cut into (batch item, channel chunk) tasks
+ * that the op's OpenMP team runs, each a single-threaded plan executed with the new-array execute
+ * functions (thread-safe), with the scaling done by the same thread on its own chunk: one thread
+ * pool, as for the GEMMs (ops/wx_gemm.h), instead of FFTW's own threads next to the OpenMP team.
+ * The chunks depend only on C and the thread count. Plans use FFTW_ESTIMATE: FFTW_MEASURE may pick
+ * a different algorithm from run to run, and results must be bitwise identical run to run for a
+ * given thread count.
  *
  * Both backward passes are the other direction's forward with a per-column weight (derivation at
  * each function), so only two kernels exist: r2c_run and c2r_run. */
@@ -30,7 +34,7 @@
 #endif
 
 typedef struct {
-    int64_t h, w, c;
+    int64_t h, w, cc, c; /* cc channels per transform at stride c */
     /* [0]: arrays aligned as fftw_malloc aligns them (SIMD allowed); [1]: FFTW_UNALIGNED. */
     WX_FFT(plan) r2c[2], c2r[2];
 } fft_entry;
@@ -46,8 +50,8 @@ static int op_threads(const wx_ctx *ctx) {
     return ctx->threads > 0 ? ctx->threads : omp_get_max_threads();
 }
 
-static WX_FFT(plan) plan_make(int64_t h, int64_t w, int64_t c, int r2c, int unaligned,
-                              int threads) {
+static WX_FFT(plan) plan_make(int64_t h, int64_t w, int64_t cc, int64_t c, int r2c, int unaligned,
+                              int threads_ready) {
     int n[2] = {(int)h, (int)w}, nf[2] = {(int)h, (int)(w / 2 + 1)};
     size_t real_len = (size_t)(h * w * c), cplx_len = (size_t)(h * (w / 2 + 1) * c);
     /* FFTW_ESTIMATE does not write the arrays; they only tell the planner the alignment. */
@@ -55,12 +59,14 @@ static WX_FFT(plan) plan_make(int64_t h, int64_t w, int64_t c, int r2c, int unal
     WX_FFT_COMPLEX *z = WX_FFT(malloc)(sizeof(WX_FFT_COMPLEX) * cplx_len);
     WX_FFT(plan) p = NULL;
     if (r && z) {
-        if (threads > 0) WX_FFT(plan_with_nthreads)(threads); /* only after init_threads succeeded */
+        /* Serial plans: the threads are the op's OpenMP team. FFTW's thread count is global
+         * planner state, so it is set for every plan. */
+        if (threads_ready) WX_FFT(plan_with_nthreads)(1);
         unsigned flags = FFTW_ESTIMATE | (unaligned ? FFTW_UNALIGNED : 0);
         if (r2c)
-            p = WX_FFT(plan_many_dft_r2c)(2, n, (int)c, r, n, (int)c, 1, z, nf, (int)c, 1, flags);
+            p = WX_FFT(plan_many_dft_r2c)(2, n, (int)cc, r, n, (int)c, 1, z, nf, (int)c, 1, flags);
         else
-            p = WX_FFT(plan_many_dft_c2r)(2, n, (int)c, z, nf, (int)c, 1, r, n, (int)c, 1,
+            p = WX_FFT(plan_many_dft_c2r)(2, n, (int)cc, z, nf, (int)c, 1, r, n, (int)c, 1,
                                           flags | FFTW_DESTROY_INPUT);
     }
     WX_FFT(free)(r);
@@ -68,10 +74,10 @@ static WX_FFT(plan) plan_make(int64_t h, int64_t w, int64_t c, int r2c, int unal
     return p;
 }
 
-/* The plan for (h,w,c), direction and alignment, created on first use. FFTW's planner is not
+/* The plan for (h,w,cc,c), direction and alignment, created on first use. FFTW's planner is not
  * thread-safe, so lookup and creation both happen in one process-wide critical section. */
-static wx_status plan_get(wx_ctx *ctx, const char *op, int64_t h, int64_t w, int64_t c, int r2c,
-                          int unaligned, WX_FFT(plan) *out) {
+static wx_status plan_get(wx_ctx *ctx, const char *op, int64_t h, int64_t w, int64_t cc, int64_t c,
+                          int r2c, int unaligned, WX_FFT(plan) *out) {
     wx_status st = WX_OK;
     *out = NULL;
 #pragma omp critical(wx_fftw_planner)
@@ -81,7 +87,9 @@ static wx_status plan_get(wx_ctx *ctx, const char *op, int64_t h, int64_t w, int
         if (!cache) cache = WX_CTX_FFT(ctx) = wx_calloc(1, sizeof *cache);
         fft_entry *e = NULL;
         for (int i = 0; i < cache->n && !e; i++)
-            if (cache->e[i].h == h && cache->e[i].w == w && cache->e[i].c == c) e = &cache->e[i];
+            if (cache->e[i].h == h && cache->e[i].w == w && cache->e[i].cc == cc &&
+                cache->e[i].c == c)
+                e = &cache->e[i];
         if (!e) {
             if (cache->n == cache->cap) {
                 cache->cap = cache->cap ? 2 * cache->cap : 4;
@@ -91,17 +99,14 @@ static wx_status plan_get(wx_ctx *ctx, const char *op, int64_t h, int64_t w, int
             }
             e = &cache->e[cache->n++];
             memset(e, 0, sizeof *e);
-            e->h = h, e->w = w, e->c = c;
+            e->h = h, e->w = w, e->cc = cc, e->c = c;
         }
         WX_FFT(plan) *slot = r2c ? &e->r2c[unaligned] : &e->c2r[unaligned];
-        if (!*slot) {
-            int threads = fftw_threads_ready > 0 ? op_threads(ctx) : 0;
-            *slot = plan_make(h, w, c, r2c, unaligned, threads);
-        }
+        if (!*slot) *slot = plan_make(h, w, cc, c, r2c, unaligned, fftw_threads_ready > 0);
         if (!*slot)
             st = wx_error_set(WX_ERR_RUN, "%s: FFTW could not plan a %s transform of %lldx%lld "
-                              "over %lld channels", op, r2c ? "r2c" : "c2r", (long long)h,
-                              (long long)w, (long long)c);
+                              "over %lld of %lld channels", op, r2c ? "r2c" : "c2r",
+                              (long long)h, (long long)w, (long long)cc, (long long)c);
         *out = *slot;
     }
     return st;
@@ -137,29 +142,63 @@ static wx_status check_sizes(const char *op, int64_t b, int64_t h, int64_t w, in
  * every other kx in [1, Wf) also for its mirror W − kx. */
 static int is_interior(int64_t kx, int64_t w) { return kx > 0 && 2 * kx != w; }
 
+/* Channel chunks of the (batch item, chunk) tasks: as many chunks as threads (fewer when C is
+ * small), edges on multiples of 8 channels where C allows, so each chunk starts 32-byte aligned
+ * like the whole array and FFTW's aligned SIMD plans apply. */
+static int64_t chunk_count(const wx_ctx *ctx, int64_t c) {
+    int64_t t = op_threads(ctx);
+    return t < c ? t : c;
+}
+
+static int64_t chunk_edge(int64_t j, int64_t nch, int64_t c) {
+    if (j >= nch) return c;
+    int64_t e = j * c / nch;
+    return c % 8 == 0 && c / nch >= 8 ? e / 8 * 8 : e;
+}
+
+/* Plans for every task, fetched (and made when new) before the parallel region. */
+static wx_status task_plans(wx_ctx *ctx, const char *op, WX_FFT(plan) *plans, WXR *const *reals,
+                            WXR *const *cplxs, int64_t ntask, int64_t h, int64_t w, int64_t c,
+                            int64_t nch, int r2c) {
+    for (int64_t t = 0; t < ntask; t++) {
+        int64_t j = t % nch, cc = chunk_edge(j + 1, nch, c) - chunk_edge(j, nch, c);
+        int unaligned = WX_FFT(alignment_of)(reals[t]) != 0 || WX_FFT(alignment_of)(cplxs[t]) != 0;
+        WX_TRY(plan_get(ctx, op, h, w, cc, c, r2c, unaligned, &plans[t]));
+    }
+    return WX_OK;
+}
+
 /* X[b] = scale·r2c(x[b]), interior columns further multiplied by `interior`. */
 static wx_status r2c_run(wx_ctx *ctx, const char *op, WXR *X, const WXR *x, int64_t b, int64_t h,
                          int64_t w, int64_t c, double interior) {
     WX_TRY(check_sizes(op, b, h, w, c));
     int64_t wf = w / 2 + 1, nreal = h * w * c, ncplx = h * wf * c;
+    int64_t nch = chunk_count(ctx, c), ntask = b * nch;
     const WXR s = (WXR)(1.0 / sqrt((double)h * (double)w));
     const WXR si = (WXR)(interior / sqrt((double)h * (double)w));
-    for (int64_t bi = 0; bi < b; bi++) {
-        WXR *in = (WXR *)(x + bi * nreal); /* r2c preserves its input (FFTW default) */
-        WX_FFT_COMPLEX *out = (WX_FFT_COMPLEX *)(X + bi * ncplx * 2);
-        int unaligned = WX_FFT(alignment_of)(in) != 0 || WX_FFT(alignment_of)((WXR *)out) != 0;
-        WX_FFT(plan) p;
-        WX_TRY(plan_get(ctx, op, h, w, c, 1, unaligned, &p));
-        WX_FFT(execute_dft_r2c)(p, in, out);
-        WXR *o = X + bi * ncplx * 2;
+    WX_FFT(plan) *plans = wx_malloc(sizeof *plans * (size_t)ntask);
+    WXR **ptr = wx_malloc(sizeof *ptr * 2 * (size_t)ntask);
+    for (int64_t t = 0; t < ntask; t++) {
+        int64_t bi = t / nch, c0 = chunk_edge(t % nch, nch, c);
+        ptr[t] = (WXR *)(x + bi * nreal + c0); /* r2c preserves its input (FFTW default) */
+        ptr[ntask + t] = X + (bi * ncplx + c0) * 2;
+    }
+    wx_status st = task_plans(ctx, op, plans, ptr, ptr + ntask, ntask, h, w, c, nch, 1);
+    if (st == WX_OK) {
 #pragma omp parallel for num_threads(op_threads(ctx)) schedule(static)
-        for (int64_t row = 0; row < h * wf; row++) {
-            WXR f = is_interior(row % wf, w) ? si : s;
-            WXR *p2 = o + row * c * 2;
-            for (int64_t j = 0; j < 2 * c; j++) p2[j] *= f;
+        for (int64_t t = 0; t < ntask; t++) {
+            int64_t j = t % nch, cc = chunk_edge(j + 1, nch, c) - chunk_edge(j, nch, c);
+            WXR *o = ptr[ntask + t];
+            WX_FFT(execute_dft_r2c)(plans[t], ptr[t], (WX_FFT_COMPLEX *)o);
+            for (int64_t row = 0; row < h * wf; row++) {
+                WXR f = is_interior(row % wf, w) ? si : s;
+                WXR *p2 = o + row * c * 2;
+                for (int64_t k = 0; k < 2 * cc; k++) p2[k] *= f;
+            }
         }
     }
-    return WX_OK;
+    free(plans), free(ptr);
+    return st;
 }
 
 /* y[b] = c2r of the one-sided spectrum Z (B,H,Wf,C,2) with torch's irfft2 semantics, where
@@ -172,36 +211,48 @@ static wx_status c2r_run(wx_ctx *ctx, const char *op, WXR *y, const WXR *X, int6
                          int64_t w, int64_t c, double interior) {
     WX_TRY(check_sizes(op, b, h, w, c));
     int64_t wf = w / 2 + 1, nreal = h * w * c, ncplx = h * wf * c;
+    int64_t nch = chunk_count(ctx, c), ntask = b * nch;
     const WXR si = (WXR)(interior / sqrt((double)h * (double)w));
     const WXR half_s = (WXR)(0.5 / sqrt((double)h * (double)w));
-    /* c2r destroys its input, and the caller's X is const: transform from a scratch copy. */
-    WXR *z = WX_FFT(malloc)(sizeof(WXR) * 2 * (size_t)ncplx);
+    /* c2r destroys its input, and the caller's X is const: transform from a scratch copy, one
+     * per batch item so the tasks are independent. */
+    WXR *z = WX_FFT(malloc)(sizeof(WXR) * 2 * (size_t)(b * ncplx));
     if (!z) return wx_error_set(WX_ERR_RUN, "%s: out of memory for a %lld-element scratch", op,
-                                (long long)(2 * ncplx));
-    wx_status st = WX_OK;
-    for (int64_t bi = 0; bi < b && st == WX_OK; bi++) {
-        const WXR *xb = X + bi * ncplx * 2;
+                                (long long)(2 * b * ncplx));
+    WX_FFT(plan) *plans = wx_malloc(sizeof *plans * (size_t)ntask);
+    WXR **ptr = wx_malloc(sizeof *ptr * 2 * (size_t)ntask);
+    for (int64_t t = 0; t < ntask; t++) {
+        int64_t bi = t / nch, c0 = chunk_edge(t % nch, nch, c);
+        ptr[t] = y + bi * nreal + c0;
+        ptr[ntask + t] = z + (bi * ncplx + c0) * 2;
+    }
+    wx_status st = task_plans(ctx, op, plans, ptr, ptr + ntask, ntask, h, w, c, nch, 0);
+    if (st == WX_OK) {
 #pragma omp parallel for num_threads(op_threads(ctx)) schedule(static)
-        for (int64_t row = 0; row < h * wf; row++) {
-            int64_t ky = row / wf, kx = row % wf;
-            const WXR *src = xb + row * c * 2;
-            WXR *dst = z + row * c * 2;
-            if (is_interior(kx, w)) {
-                for (int64_t j = 0; j < 2 * c; j++) dst[j] = si * src[j];
-            } else {
-                const WXR *mir = xb + (((h - ky) % h) * wf + kx) * c * 2;
-                for (int64_t j = 0; j < c; j++) {
-                    dst[2 * j] = half_s * (src[2 * j] + mir[2 * j]);
-                    dst[2 * j + 1] = half_s * (src[2 * j + 1] - mir[2 * j + 1]);
+        for (int64_t t = 0; t < ntask; t++) {
+            int64_t bi = t / nch, j = t % nch;
+            int64_t c0 = chunk_edge(j, nch, c), c1 = chunk_edge(j + 1, nch, c);
+            const WXR *xb = X + bi * ncplx * 2;
+            WXR *zb = z + bi * ncplx * 2;
+            for (int64_t row = 0; row < h * wf; row++) {
+                int64_t ky = row / wf, kx = row % wf;
+                const WXR *src = xb + row * c * 2;
+                WXR *dst = zb + row * c * 2;
+                if (is_interior(kx, w)) {
+                    for (int64_t k = 2 * c0; k < 2 * c1; k++) dst[k] = si * src[k];
+                } else {
+                    const WXR *mir = xb + (((h - ky) % h) * wf + kx) * c * 2;
+                    for (int64_t k = c0; k < c1; k++) {
+                        dst[2 * k] = half_s * (src[2 * k] + mir[2 * k]);
+                        dst[2 * k + 1] = half_s * (src[2 * k + 1] - mir[2 * k + 1]);
+                    }
                 }
             }
+            WX_FFT(execute_dft_c2r)(plans[t], (WX_FFT_COMPLEX *)ptr[ntask + t], ptr[t]);
         }
-        WXR *out = y + bi * nreal;
-        WX_FFT(plan) p;
-        st = plan_get(ctx, op, h, w, c, 0, WX_FFT(alignment_of)(out) != 0, &p);
-        if (st == WX_OK) WX_FFT(execute_dft_c2r)(p, (WX_FFT_COMPLEX *)z, out);
     }
     WX_FFT(free)(z);
+    free(plans), free(ptr);
     return st;
 }
 

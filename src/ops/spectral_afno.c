@@ -5,16 +5,18 @@
  * done as one complex GEMM per block (cblas_cgemm / zgemm) over all kept modes of all batch items:
  * the interleaved (re,im) layout of the spectrum is already what complex BLAS reads, the saved
  * buffers are exactly the GEMM outputs, and no re/im splitting copies are needed. The flop count is
- * that of the four real GEMMs (or the stacked [Xr|Xi] form). The per-block GEMMs run one after the
- * other with OpenBLAS threading inside: the installed OpenBLAS is the pthread build, which must not
- * be called from inside OpenMP threads. Element-wise passes (gather, activations, bias sums)
- * use OpenMP; the bias sums give each column to one thread, summed in row order (deterministic). */
+ * that of the four real GEMMs (or the stacked [Xr|Xi] form). The blocks are independent, so the
+ * OpenMP team takes whole blocks, each a single-threaded BLAS call (ops/wx_gemm.h: one thread pool;
+ * the per-block GEMMs are too small for OpenBLAS's own threading to pay). Element-wise passes
+ * (gather, activations, bias sums) use OpenMP; the bias sums give each column to one thread,
+ * summed in row order (deterministic). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <omp.h>
 
+#include "ops/wx_gemm.h"
 #include "ops/wx_ops.h"
 #include "ops/wx_real.h"
 
@@ -139,17 +141,23 @@ wx_status WXF(wx_cpu_afno_filter_forward)(
 
     /* Layer 1: hpre = X·W1 + b1 per block, then ReLU on re and im separately. */
     rows_fill_bias(ctx, hpre, b1, rows, ch);
+    int saved_threads = wx_blas_serial_begin();
+#pragma omp parallel for num_threads(afno_threads(ctx)) schedule(static)
     for (int64_t k = 0; k < nb; k++)
         cgemm(CblasNoTrans, CblasNoTrans, rows, hid, bs, xg + 2 * k * bs, c, w1c + 2 * k * bs * hid,
               hid, 1, hpre + 2 * k * hid, ch);
+    wx_blas_serial_end(saved_threads);
 #pragma omp parallel for simd num_threads(afno_threads(ctx)) schedule(static)
     for (int64_t i = 0; i < rows * ch * 2; i++) act[i] = hpre[i] > 0 ? hpre[i] : 0;
 
     /* Layer 2: opre = A·W2 + b2 per block. */
     rows_fill_bias(ctx, opre, b2, rows, c);
+    saved_threads = wx_blas_serial_begin();
+#pragma omp parallel for num_threads(afno_threads(ctx)) schedule(static)
     for (int64_t k = 0; k < nb; k++)
         cgemm(CblasNoTrans, CblasNoTrans, rows, bs, hid, act + 2 * k * hid, ch,
               w2c + 2 * k * hid * bs, bs, 1, opre + 2 * k * bs, c);
+    wx_blas_serial_end(saved_threads);
 
     /* Y = softshrink of re and im separately on kept modes, 0 elsewhere; one write pass. */
     const WXR lam = (WXR)lambda;
@@ -218,12 +226,15 @@ wx_status WXF(wx_cpu_afno_filter_backward)(
 
     /* Layer 2: db2 += Σ d opre; dW2 = A^H·d opre; dA = d opre·W2^H. */
     rows_sum_into(ctx, db2, d_o, rows, c);
+    int saved_threads = wx_blas_serial_begin();
+#pragma omp parallel for num_threads(afno_threads(ctx)) schedule(static)
     for (int64_t k = 0; k < nb; k++) {
         cgemm(CblasConjTrans, CblasNoTrans, hid, bs, rows, act + 2 * k * hid, ch, d_o + 2 * k * bs,
               c, 0, dwc + 2 * k * hid * bs, bs);
         cgemm(CblasNoTrans, CblasConjTrans, rows, hid, bs, d_o + 2 * k * bs, c,
               w2c + 2 * k * hid * bs, bs, 0, d_h + 2 * k * hid, ch);
     }
+    wx_blas_serial_end(saved_threads);
     for (int64_t i = 0; i < wn; i++) dw2[i] += dwc[2 * i], dw2[wn + i] += dwc[2 * i + 1];
 
     /* ReLU: d hpre = dA ⊙ [hpre > 0]. */
@@ -233,6 +244,8 @@ wx_status WXF(wx_cpu_afno_filter_backward)(
     /* Layer 1: db1 += Σ d hpre; dW1 = X^H·d hpre; dX = d hpre·W1^H on kept modes. */
     rows_sum_into(ctx, db1, d_h, rows, ch);
     modes_gather(ctx, xg, X, idx, b, m, h * wf, c);
+    saved_threads = wx_blas_serial_begin();
+#pragma omp parallel for num_threads(afno_threads(ctx)) schedule(static)
     for (int64_t k = 0; k < nb; k++) {
         cgemm(CblasConjTrans, CblasNoTrans, bs, hid, rows, xg + 2 * k * bs, c, d_h + 2 * k * hid,
               ch, 0, dwc + 2 * k * bs * hid, hid);
@@ -240,6 +253,7 @@ wx_status WXF(wx_cpu_afno_filter_backward)(
             cgemm(CblasNoTrans, CblasConjTrans, rows, bs, hid, d_h + 2 * k * hid, ch,
                   w1c + 2 * k * bs * hid, hid, 0, d_o + 2 * k * bs, c);
     }
+    wx_blas_serial_end(saved_threads);
     for (int64_t i = 0; i < wn; i++) dw1[i] += dwc[2 * i], dw1[wn + i] += dwc[2 * i + 1];
     if (dX) modes_scatter(ctx, dX, d_o, idx + m, b, m, h * wf, c);
 
