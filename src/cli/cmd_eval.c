@@ -40,7 +40,10 @@ int wx_cmd_eval(int argc, char **argv) {
          "ARCHIVE"},
         {"no-climatology", 0, "score without a climatology (no ACC, no climatology baseline)", NULL},
         {"no-baselines", 0, "skip the persistence and climatology baselines", NULL},
-        {"output", 1, "folder for scores.csv, scores.json and the RMSE/ACC-vs-lead plots", "DIR"},
+        {"baseline", 1, "scorecards of relative RMSE against this model (default: persistence, "
+                        "when scored)", "persistence|climatology|MODEL"},
+        {"output", 1, "folder for scores.csv, scores.json, the RMSE/ACC-vs-lead plots and the "
+                      "scorecards", "DIR"},
         {NULL, 0, NULL, NULL},
     };
     static const wx_arg_spec spec = {
@@ -49,7 +52,9 @@ int wx_cmd_eval(int argc, char **argv) {
         "root after the mean over initial times, bias, MAE, uncentred ACC against the "
         "day-of-year x hour climatology at the valid time) per variable and lead, for each model "
         "and for the persistence and climatology baselines; writes scores.csv, scores.json, "
-        "rmse_<var>.png and acc_<var>.png.",
+        "rmse_<var>.png and acc_<var>.png (every model on one plot), and "
+        "scorecard_<model>_vs_<baseline>.png (relative RMSE in %, RdBu_r over +-100 %, blue = "
+        "better).",
         opts, 0, 0};
     wx_args a;
     int rc = wx_args_parse(&spec, argc, argv, &a);
@@ -74,10 +79,14 @@ int wx_cmd_eval(int argc, char **argv) {
     if (st == WX_OK) snprintf(path, sizeof path, "%s/scores.csv", out), st = wx_eval_write_csv(&r, path);
     if (st == WX_OK) snprintf(path, sizeof path, "%s/scores.json", out), st = wx_eval_write_json(&r, path);
     if (st == WX_OK) st = wx_eval_write_plots(&r, out);
+    const char *base = wx_args_get(&a, "baseline");
+    int cards = 0;
+    if (st == WX_OK && (base || wx_eval_model_index(&r, WX_EVAL_PERSISTENCE) >= 0))
+        st = wx_eval_write_scorecards(&r, base ? base : WX_EVAL_PERSISTENCE, out, &cards);
     if (st == WX_OK)
-        printf("eval: %lld initial times, %d models (incl. baselines), %d scores%s -> %s\n",
-               (long long)r.ninit, r.nmodels, r.ncells,
-               r.has_climatology ? "" : " (no climatology: no ACC)", out);
+        printf("eval: %lld initial times, %d models (incl. baselines), %d scores%s, %d scorecards "
+               "-> %s\n", (long long)r.ninit, r.nmodels, r.ncells,
+               r.has_climatology ? "" : " (no climatology: no ACC)", cards, out);
     wx_eval_result_free(&r);
     free(list), free(files), free(models);
     return st == WX_OK ? 0 : wx_cli_error(st);

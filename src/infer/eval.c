@@ -7,10 +7,10 @@
 
 #include "core/wx_fs.h"
 #include "core/wx_json.h"
+#include "infer/forecast_init.h"
 #include "io/archive.h"
 #include "io/climatology.h"
 #include "io/forecast_file.h"
-#include "io/png_plot.h"
 #include "io/wx_source.h"
 #include "meteo/wx_grid.h"
 
@@ -73,12 +73,25 @@ static wx_score_sums *cell(wx_eval_result *r, tmap *cells, int model, int chan, 
     return &r->cells[p->val].sums;
 }
 
+/* The archive channel of a field, or -1. Ensemble files keep one variable per pressure channel
+ * ("z500": CDO reads at most 4 dimensions, so there is no room for a level axis beside
+ * realization); such a name, unknown to the catalogue as a single-level field, is read as its
+ * pressure parameter and level, the way model channel names are parsed. */
 static int match_channel(const wx_archive_meta *m, const wx_field_info *f) {
+    const char *param = f->param;
+    const wx_catalogue_entry *entry = f->entry;
+    wx_level_kind kind = f->kind;
+    double level = f->level;
+    wx_archive_channel pc;
+    if (kind == WX_LEVEL_SINGLE && !entry && wx_forecast_channel_from_name(f->name, 0, &pc) == WX_OK &&
+        pc.kind == WX_LEVEL_PRESSURE) {
+        param = pc.param, kind = pc.kind, level = pc.level;
+        entry = wx_catalogue_find_kind(pc.param, WX_LEVEL_PRESSURE);
+    }
     for (int c = 0; c < m->nchan; c++) {
         const wx_archive_channel *ch = &m->chan[c];
-        if (ch->kind != f->kind || fabs(ch->level - f->level) > 1e-6) continue;
-        if (!strcmp(ch->param, f->param) || (f->entry && wx_catalogue_matches(f->entry, ch->param)))
-            return c;
+        if (ch->kind != kind || fabs(ch->level - level) > 1e-6) continue;
+        if (!strcmp(ch->param, param) || (entry && wx_catalogue_matches(entry, ch->param))) return c;
     }
     return -1;
 }
@@ -330,44 +343,4 @@ wx_status wx_eval_write_json(const wx_eval_result *r, const char *path) {
     wx_json_object_end(&j);
     fputc('\n', f.fp);
     return wx_atomic_commit(&f);
-}
-
-wx_status wx_eval_write_plots(const wx_eval_result *r, const char *dir) {
-    wx_plot_series *ser = wx_calloc((size_t)r->nmodels, sizeof *ser);
-    double *x = wx_malloc(sizeof(double) * (size_t)(r->ncells + 1));
-    double *y = wx_malloc(sizeof(double) * (size_t)(r->ncells + 1));
-    wx_status st = WX_OK;
-    for (int metric = 0; metric < 2 && st == WX_OK; metric++) {
-        if (metric == 1 && !r->has_climatology) break;
-        for (int ch = 0; ch < r->nchan && st == WX_OK; ch++) {
-            int ns = 0, used = 0;
-            for (int mo = 0; mo < r->nmodels; mo++) {
-                int n0 = used;
-                for (int i = 0; i < r->ncells; i++) {
-                    const wx_eval_cell *c = &r->cells[i];
-                    if (c->model != mo || c->chan != ch) continue;
-                    wx_scores s;
-                    wx_score_finish(&c->sums, &s);
-                    x[used] = c->lead_s / 3600.0;
-                    y[used++] = metric ? s.acc : s.rmse;
-                }
-                if (used == n0 || (metric && !strcmp(r->models[mo], WX_EVAL_CLIMATOLOGY))) {
-                    used = n0;
-                    continue;
-                }
-                int base = !strcmp(r->models[mo], WX_EVAL_PERSISTENCE) ||
-                           !strcmp(r->models[mo], WX_EVAL_CLIMATOLOGY);
-                ser[ns++] = (wx_plot_series){r->models[mo], used - n0, x + n0, y + n0, base};
-            }
-            if (!ns) continue;
-            char path[4096], title[160], ylab[96];
-            snprintf(path, sizeof path, "%s/%s_%s.png", dir, metric ? "acc" : "rmse", r->chan_names[ch]);
-            snprintf(title, sizeof title, "%s %s", r->chan_names[ch], metric ? "ACC" : "RMSE");
-            snprintf(ylab, sizeof ylab, "%s", metric ? "ACC" : r->chan_units[ch]);
-            wx_plot_opts po = {title, "lead time (hours)", ylab, 0, 0};
-            st = wx_plot_lines_png(path, &po, ns, ser);
-        }
-    }
-    free(ser), free(x), free(y);
-    return st;
 }

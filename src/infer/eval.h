@@ -68,4 +68,15 @@ wx_status wx_eval_write_json(const wx_eval_result *r, const char *path);
 /* rmse_<var>.png and (with a climatology) acc_<var>.png per channel: every model on one plot. */
 wx_status wx_eval_write_plots(const wx_eval_result *r, const char *dir);
 
+/* Index of a model (or baseline) by name, or -1. */
+int wx_eval_model_index(const wx_eval_result *r, const char *name);
+/* Relative RMSE in percent, 100·(RMSE_model − RMSE_base)/RMSE_base, of one channel and lead;
+ * NaN when either score is missing or the baseline's RMSE is 0 (persistence at lead 0). */
+double wx_eval_relative_rmse(const wx_eval_result *r, int model, int base, int chan, int64_t lead_s);
+/* scorecard_<model>_vs_<baseline>.png for every other model (io/png_scorecard.h: rows = its
+ * channels, columns = its leads with at least one value, RdBu_r over ±100 %, blue = lower RMSE).
+ * A baseline that was not scored is a usage error listing the models. *written: cards made. */
+wx_status wx_eval_write_scorecards(const wx_eval_result *r, const char *baseline, const char *dir,
+                                   int *written);
+
 #endif

@@ -1,0 +1,143 @@
+/* eval's figures: RMSE/ACC against lead time with every model on one plot, and scorecards of
+ * relative RMSE against a baseline (io/png_plot.h, io/png_scorecard.h). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "infer/eval.h"
+#include "io/png_plot.h"
+#include "io/png_scorecard.h"
+
+wx_status wx_eval_write_plots(const wx_eval_result *r, const char *dir) {
+    wx_plot_series *ser = wx_calloc((size_t)r->nmodels, sizeof *ser);
+    double *x = wx_malloc(sizeof(double) * (size_t)(r->ncells + 1));
+    double *y = wx_malloc(sizeof(double) * (size_t)(r->ncells + 1));
+    wx_status st = WX_OK;
+    for (int metric = 0; metric < 2 && st == WX_OK; metric++) {
+        if (metric == 1 && !r->has_climatology) break;
+        for (int ch = 0; ch < r->nchan && st == WX_OK; ch++) {
+            int ns = 0, used = 0;
+            for (int mo = 0; mo < r->nmodels; mo++) {
+                int n0 = used;
+                for (int i = 0; i < r->ncells; i++) {
+                    const wx_eval_cell *c = &r->cells[i];
+                    if (c->model != mo || c->chan != ch) continue;
+                    wx_scores s;
+                    wx_score_finish(&c->sums, &s);
+                    x[used] = c->lead_s / 3600.0;
+                    y[used++] = metric ? s.acc : s.rmse;
+                }
+                if (used == n0 || (metric && !strcmp(r->models[mo], WX_EVAL_CLIMATOLOGY))) {
+                    used = n0;
+                    continue;
+                }
+                int base = !strcmp(r->models[mo], WX_EVAL_PERSISTENCE) ||
+                           !strcmp(r->models[mo], WX_EVAL_CLIMATOLOGY);
+                ser[ns++] = (wx_plot_series){r->models[mo], used - n0, x + n0, y + n0, base};
+            }
+            if (!ns) continue;
+            char path[4096], title[160], ylab[96];
+            snprintf(path, sizeof path, "%s/%s_%s.png", dir, metric ? "acc" : "rmse", r->chan_names[ch]);
+            snprintf(title, sizeof title, "%s %s", r->chan_names[ch], metric ? "ACC" : "RMSE");
+            snprintf(ylab, sizeof ylab, "%s", metric ? "ACC" : r->chan_units[ch]);
+            wx_plot_opts po = {title, "lead time (hours)", ylab, 0, 0};
+            st = wx_plot_lines_png(path, &po, ns, ser);
+        }
+    }
+    free(ser), free(x), free(y);
+    return st;
+}
+
+int wx_eval_model_index(const wx_eval_result *r, const char *name) {
+    for (int i = 0; i < r->nmodels; i++)
+        if (!strcmp(r->models[i], name)) return i;
+    return -1;
+}
+
+static const wx_eval_cell *find_cell(const wx_eval_result *r, int model, int chan, int64_t lead_s) {
+    for (int i = 0; i < r->ncells; i++) {
+        const wx_eval_cell *c = &r->cells[i];
+        if (c->model == model && c->chan == chan && c->lead_s == lead_s) return c;
+    }
+    return NULL;
+}
+
+double wx_eval_relative_rmse(const wx_eval_result *r, int model, int base, int chan, int64_t lead_s) {
+    const wx_eval_cell *a = find_cell(r, model, chan, lead_s), *b = find_cell(r, base, chan, lead_s);
+    if (!a || !b) return NAN;
+    wx_scores sa, sb;
+    wx_score_finish(&a->sums, &sa);
+    wx_score_finish(&b->sums, &sb);
+    if (!(sb.rmse > 0) || !isfinite(sa.rmse)) return NAN;
+    return 100.0 * (sa.rmse - sb.rmse) / sb.rmse;
+}
+
+static int cmp_i64(const void *a, const void *b) {
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* One card: rows = channels the model has, columns = its leads with at least one value. */
+static wx_status write_card(const wx_eval_result *r, int mo, int base, const char *dir, int *written) {
+    int64_t *leads = malloc(sizeof(int64_t) * (size_t)(r->ncells + 1));
+    int *rows = malloc(sizeof(int) * (size_t)(r->nchan + 1)), nl = 0, nr = 0;
+    for (int i = 0; i < r->ncells; i++)
+        if (r->cells[i].model == mo) leads[nl++] = r->cells[i].lead_s;
+    qsort(leads, (size_t)nl, sizeof(int64_t), cmp_i64);
+    int u = 0;
+    for (int i = 0; i < nl; i++)
+        if (i == 0 || leads[i] != leads[u - 1]) leads[u++] = leads[i];
+    nl = u;
+    double *v = malloc(sizeof(double) * (size_t)(nl * r->nchan + 1));
+    for (int ch = 0; ch < r->nchan; ch++) {
+        int any = 0;
+        for (int k = 0; k < nl; k++) any |= find_cell(r, mo, ch, leads[k]) != NULL;
+        if (any) rows[nr++] = ch;
+    }
+    int nc = 0; /* keep the lead columns with a value (persistence has RMSE 0 at lead 0) */
+    for (int k = 0; k < nl; k++) {
+        int any = 0;
+        for (int i = 0; i < nr; i++) {
+            v[i * nl + nc] = wx_eval_relative_rmse(r, mo, base, rows[i], leads[k]);
+            any |= isfinite(v[i * nl + nc]);
+        }
+        if (any) leads[nc++] = leads[k];
+    }
+    wx_status st = WX_OK;
+    if (nr > 0 && nc > 0) {
+        /* compact the [nr, nl] buffer to [nr, nc] */
+        for (int i = 0; i < nr; i++) memmove(v + i * nc, v + i * nl, sizeof(double) * (size_t)nc);
+        const char **rl = malloc(sizeof(char *) * (size_t)nr), **cl = malloc(sizeof(char *) * (size_t)nc);
+        char(*cbuf)[24] = malloc(sizeof(*cbuf) * (size_t)nc);
+        for (int i = 0; i < nr; i++) rl[i] = r->chan_names[rows[i]];
+        for (int k = 0; k < nc; k++) snprintf(cbuf[k], 24, "%gh", leads[k] / 3600.0), cl[k] = cbuf[k];
+        char path[4096], title[200], legend[200];
+        snprintf(path, sizeof path, "%s/scorecard_%s_vs_%s.png", dir, r->models[mo], r->models[base]);
+        snprintf(title, sizeof title, "RMSE of %s relative to %s", r->models[mo], r->models[base]);
+        snprintf(legend, sizeof legend, "100 * (RMSE - RMSE %s) / RMSE %s;  blue: better than %s",
+                 r->models[base], r->models[base], r->models[base]);
+        wx_scorecard sc = {title, legend, nr, nc, rl, cl, v, 100};
+        st = wx_scorecard_png(path, &sc);
+        if (st == WX_OK) (*written)++;
+        free(rl), free(cl), free(cbuf);
+    }
+    free(leads), free(rows), free(v);
+    return st;
+}
+
+wx_status wx_eval_write_scorecards(const wx_eval_result *r, const char *baseline, const char *dir,
+                                   int *written) {
+    *written = 0;
+    int base = wx_eval_model_index(r, baseline);
+    if (base < 0) {
+        char names[512] = "";
+        for (int i = 0; i < r->nmodels; i++)
+            snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? ", " : "", r->models[i]);
+        return wx_error_set(WX_ERR_USAGE, "--baseline %s: not among the scored models (%s)", baseline, names);
+    }
+    wx_status st = WX_OK;
+    for (int mo = 0; mo < r->nmodels && st == WX_OK; mo++)
+        if (mo != base) st = write_card(r, mo, base, dir, written);
+    return st;
+}
