@@ -15,12 +15,15 @@ wx_status wx_fcn_backward(wx_fcn *m, float *dx, const float *dy) {
     const int64_t b = t->b, D = d->embed_dim, N = m->ntok, bn = b * N, n = bn * D;
     const int64_t hm = m->mlp_hidden, p2c = d->out_channels * d->patch * d->patch;
     float *dcur = m->s.dcur, *d1 = m->s.d1, *tmp = m->s.tmp, *u = m->s.u;
+    /* The first recorded forward is popped last: after it no grad of a layer already passed changes. */
+    const int last_pass = m->ntapes == 1;
 #define P(i) wx_params_tensor(p, (i))
 #define G(i) wx_params_grad(p, (i))
     /* y = unpatchify(z); z = tokens_L · headᵀ */
     WX_TRY(be->unpatchify_backward(ctx, m->s.z, dy, b, d->out_channels, m->hp, m->wp, d->patch));
     WX_TRY(be->linear_backward(ctx, dcur, G(m->head), NULL, m->s.z, t->tok[d->depth], P(m->head),
                                bn, D, p2c));
+    if (last_pass) WX_TRY(wx_params_grads_final_from(p, p->t[m->head].offset));
     for (int64_t i = d->depth - 1; i >= 0; i--) {
         const wx_fcn_block_idx *k = &m->blk[i];
         const wx_fcn_tape_block *tb = &t->blk[i];
@@ -48,6 +51,7 @@ wx_status wx_fcn_backward(wx_fcn *m, float *dx, const float *dy) {
         WX_TRY(be->layernorm_backward(ctx, u, G(k->norm1_w), G(k->norm1_b), tmp, t->tok[i],
                                       tb->mean1, tb->rstd1, P(k->norm1_w), bn, D));
         WX_TRY(be->add_forward(ctx, dcur, d1, u, n)); /* ∂L/∂x: Block skip + LN1 path */
+        if (last_pass) WX_TRY(wx_params_grads_final_from(p, p->t[k->norm1_w].offset));
     }
     /* tokens = patch_embed(x) + pos_embed */
     WX_TRY(be->pos_embed_backward(ctx, NULL, G(m->pos), dcur, b, N, D));

@@ -37,12 +37,19 @@ typedef struct {
     unsigned flags;
 } wx_param_info;
 
+/* Told by a model's backward, during the last backward pass of a training step, that grad[lo, len)
+ * will not change any more: the data-parallel trainer starts all-reducing those buckets while the
+ * backward goes on towards offset 0 (models lay out their parameters in forward order). */
+typedef wx_status (*wx_params_grad_ready_fn)(void *arg, int64_t lo);
+
 typedef struct {
     int count, cap;
     wx_param_info *t;
     int64_t len;  /* buffer length in elements, padding included */
     float *data;  /* (len), NULL until wx_params_alloc */
     float *grad;  /* (len) */
+    wx_params_grad_ready_fn grad_ready; /* NULL unless a trainer listens */
+    void *grad_ready_arg;
 } wx_params;
 
 void wx_params_init(wx_params *p);
@@ -63,6 +70,10 @@ int wx_params_find(const wx_params *p, const char *name);
 
 static inline float *wx_params_tensor(const wx_params *p, int i) { return p->data + p->t[i].offset; }
 static inline float *wx_params_grad(const wx_params *p, int i) { return p->grad + p->t[i].offset; }
+/* grad[lo, len) is final for this step (see wx_params_grad_ready_fn); a no-op without a listener. */
+static inline wx_status wx_params_grads_final_from(const wx_params *p, int64_t lo) {
+    return p->grad_ready ? p->grad_ready(p->grad_ready_arg, lo) : WX_OK;
+}
 
 void wx_params_zero_grad(wx_params *p);
 

@@ -101,9 +101,13 @@ static wx_status open_common(wx_dataset *ds, const wx_train_config *c, int64_t b
 }
 
 
-wx_status wx_dataset_open(wx_dataset *ds, const wx_train_config *c, int64_t model_in,
-                          int64_t model_out, int64_t model_h, int64_t model_w, int64_t batch,
-                          int64_t rollout) {
+/* Channels by name (NULL lists: all archive channels, without static ones when skip_static), the
+ * grid, then open_common. can_roll: the model builds its next input itself (precip), so inputs
+ * and outputs may differ at any lead. */
+static wx_status open_named(wx_dataset *ds, const wx_train_config *c, char **in, int nin,
+                            const char *in_key, char **out, int nout, const char *out_key,
+                            int skip_static, int can_roll, int64_t model_in, int64_t model_out,
+                            int64_t model_h, int64_t model_w, int64_t batch, int64_t rollout) {
     memset(ds, 0, sizeof *ds);
     ds->pending = -1;
     ds->window = 1;
@@ -111,23 +115,27 @@ wx_status wx_dataset_open(wx_dataset *ds, const wx_train_config *c, int64_t mode
     WX_TRY(wx_archive_open(c->archive, &o, &ds->ar));
     const wx_archive_meta *m = ds->meta = wx_archive_meta_of(ds->ar);
     /* channels */
-    ds->nin = c->nin ? c->nin : m->nchan;
-    ds->nout = c->nout ? c->nout : ds->nin;
-    ds->cin = wx_malloc(sizeof(int) * (size_t)ds->nin);
-    ds->cout = wx_malloc(sizeof(int) * (size_t)ds->nout);
-    if (c->nin) WX_TRY(map_channels(m, c, c->chan_in, c->nin, "data.channels_in", ds->cin));
-    else for (int i = 0; i < ds->nin; i++) ds->cin[i] = i;
-    if (c->nout) WX_TRY(map_channels(m, c, c->chan_out, c->nout, "data.channels_out", ds->cout));
+    int nall = 0;
+    for (int k = 0; k < m->nchan; k++) nall += !(skip_static && m->chan[k].kind == WX_LEVEL_STATIC);
+    ds->nin = nin ? nin : nall;
+    ds->nout = nout ? nout : ds->nin;
+    ds->cin = wx_malloc(sizeof(int) * (size_t)ds->nin + 1);
+    ds->cout = wx_malloc(sizeof(int) * (size_t)ds->nout + 1);
+    if (nin) WX_TRY(map_channels(m, c, in, nin, in_key, ds->cin));
+    else
+        for (int k = 0, i = 0; k < m->nchan; k++)
+            if (!(skip_static && m->chan[k].kind == WX_LEVEL_STATIC)) ds->cin[i++] = k;
+    if (nout) WX_TRY(map_channels(m, c, out, nout, out_key, ds->cout));
     else memcpy(ds->cout, ds->cin, sizeof(int) * (size_t)ds->nout);
     if (ds->nin != model_in || ds->nout != model_out)
         return wx_error_set(WX_ERR_USAGE, "%s: the model has %lld input and %lld output channels but "
                             "data gives %d and %d (data.channels_in/channels_out, default: all %d "
-                            "archive channels)", c->path, (long long)model_in, (long long)model_out,
-                            ds->nin, ds->nout, m->nchan);
+                            "%sarchive channels)", c->path, (long long)model_in, (long long)model_out,
+                            ds->nin, ds->nout, nall, skip_static ? "non-static " : "");
     int same = ds->nin == ds->nout;
     for (int i = 0; same && i < ds->nin; i++) same = ds->cin[i] == ds->cout[i];
     int64_t max_lead = c->leads[c->nleads - 1];
-    if (!same && (rollout > 1 || max_lead > 1))
+    if (!same && !can_roll && (rollout > 1 || max_lead > 1))
         return wx_error_set(WX_ERR_USAGE, "%s: channels_out differ from channels_in, so the model "
                             "cannot be rolled out: rollout_steps and validation.leads must be 1",
                             c->path);
@@ -143,6 +151,14 @@ wx_status wx_dataset_open(wx_dataset *ds, const wx_train_config *c, int64_t mode
     ds->wlat = wx_malloc(sizeof(double) * (size_t)model_h);
     wx_grid_area_weights(&ds->grid, ds->wlat);
     return open_common(ds, c, batch, rollout);
+}
+
+wx_status wx_dataset_open(wx_dataset *ds, const wx_train_config *c, int64_t model_in,
+                          int64_t model_out, int64_t model_h, int64_t model_w, int64_t batch,
+                          int64_t rollout) {
+    return open_named(ds, c, c->chan_in, c->nin, "data.channels_in", c->chan_out, c->nout,
+                      "data.channels_out", 0, 0, model_in, model_out, model_h, model_w, batch,
+                      rollout);
 }
 /* Archive channel of a model channel: the same channel name (case-insensitive), or the same
  * catalogue variable ("2m_temperature" = 2t) and level; GraphCast's "total_precipitation_6hr" is
@@ -170,13 +186,52 @@ static int find_channel(const wx_archive_meta *m, const wx_train_channel *want) 
     return -1;
 }
 
+static wx_status read_statics(wx_dataset *ds, const wx_train_config *c, wx_train_model *mdl);
+
+/* The precip model: its state channels (the wind model's) in, its target channel out. */
+static wx_status open_precip(wx_dataset *ds, const wx_train_config *c, wx_train_model *mdl,
+                             int64_t batch, int64_t rollout) {
+    char **in = wx_calloc((size_t)mdl->nin_names + 1, sizeof(char *));
+    for (int i = 0; i < mdl->nin_names; i++) in[i] = (char *)mdl->in_names[i];
+    char *out[1] = {(char *)mdl->target_name};
+    int build = mdl->ops->make_input != NULL;
+    wx_status st = open_named(ds, c, in, mdl->nin_names, "precip.wind_checkpoint (its state "
+                              "channels)", out, 1, "precip.channel", 0, 1,
+                              build ? mdl->nin_names : mdl->in_channels, 1, mdl->h, mdl->w, batch,
+                              rollout);
+    free(in);
+    WX_TRY(st);
+    ds->target_log_eps = mdl->target_log_eps;
+    for (int i = 0; i < mdl->nin_names; i++) {
+        int k = ds->cin[i];
+        double dm = fabs(ds->mean[k] - mdl->in_mean[i]), ds_ = fabs(ds->std[k] - mdl->in_std[i]);
+        if (dm > 1e-9 * (fabs(mdl->in_mean[i]) + mdl->in_std[i]) || ds_ > 1e-9 * mdl->in_std[i])
+            return wx_error_set(WX_ERR_USAGE, "%s: channel %s: the archive %s normalises it with mean "
+                                "%.9g, std %.9g but the wind model was trained with %.9g, %.9g: "
+                                "train the precip stage on the wind model's archive", c->path,
+                                mdl->in_names[i], c->archive, ds->mean[k], ds->std[k],
+                                mdl->in_mean[i], mdl->in_std[i]);
+    }
+    return WX_OK;
+}
+
 wx_status wx_dataset_open_model(wx_dataset *ds, const wx_train_config *c, wx_train_model *mdl,
                                 int64_t batch, int64_t rollout) {
     if (mdl->nstate == 0) {
-        WX_TRY(wx_dataset_open(ds, c, mdl->in_channels, mdl->out_channels, mdl->h, mdl->w, batch,
-                               rollout));
+        int build = mdl->ops->make_input != NULL;
+        if (mdl->nin_names)
+            WX_TRY(open_precip(ds, c, mdl, batch, rollout));
+        else if (build) /* FourCastNet with extra inputs: the data layer reads the state only */
+            WX_TRY(open_named(ds, c, c->chan_in, c->nin, "data.channels_in", c->chan_out, c->nout,
+                              "data.channels_out", mdl->nstatic > 0, 0, mdl->out_channels,
+                              mdl->out_channels, mdl->h, mdl->w, batch, rollout));
+        else
+            WX_TRY(wx_dataset_open(ds, c, mdl->in_channels, mdl->out_channels, mdl->h, mdl->w,
+                                   batch, rollout));
         ds->model = mdl;
-        return WX_OK;
+        if (build)
+            ds->states = wx_malloc(sizeof(float) * (size_t)(batch * ds->nin * ds->h * ds->w));
+        return read_statics(ds, c, mdl);
     }
     memset(ds, 0, sizeof *ds);
     ds->pending = -1;
@@ -227,7 +282,13 @@ wx_status wx_dataset_open_model(wx_dataset *ds, const wx_train_config *c, wx_tra
                             c->archive, (long long)m->diff_step, (long long)c->time_step_s);
     int64_t hw = ds->h * ds->w;
     ds->states = wx_malloc(sizeof(float) * (size_t)(ds->window * batch * ds->nin * hw));
-    /* statics: from the first record (ingest repeats them in every record), else zeros */
+    return read_statics(ds, c, mdl);
+}
+
+/* Static fields: from the first record (ingest repeats them in every record), else zeros. */
+static wx_status read_statics(wx_dataset *ds, const wx_train_config *c, wx_train_model *mdl) {
+    const wx_archive_meta *m = ds->meta;
+    int64_t hw = ds->h * ds->w;
     ds->cstatic = wx_calloc((size_t)mdl->nstatic + 1, sizeof(int));
     ds->statics = wx_calloc((size_t)(mdl->nstatic * hw) + 1, sizeof(float));
     if (mdl->nstatic) {
@@ -346,7 +407,11 @@ static wx_status assemble(wx_dataset *ds, const float *raw, int64_t n, int64_t r
             for (int c = 0; c < nc; c++) {
                 const float *src = rec + ch[c] * pts; /* rows beyond h (the pole row) are skipped */
                 double mu = ds->mean[ch[c]], sd = ds->std[ch[c]];
-                for (int64_t p = 0; p < hw; p++) dst[c * hw + p] = (float)(((double)src[p] - mu) / sd);
+                if (!in && ds->target_log_eps > 0) /* NVlabs reshape_precip: log1p(tp / eps) */
+                    for (int64_t p = 0; p < hw; p++)
+                        dst[c * hw + p] = (float)log1p(fmax((double)src[p], 0.0) / ds->target_log_eps);
+                else
+                    for (int64_t p = 0; p < hw; p++) dst[c * hw + p] = (float)(((double)src[p] - mu) / sd);
             }
         }
     return build ? ds->model->ops->make_input(ds->model, x, ds->states, t1, n) : WX_OK;

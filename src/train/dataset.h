@@ -21,7 +21,11 @@
  * reads window = m->window states per sample (t − (window−1)·dt … t), and builds x with the
  * model's make_input from them and the target times. The archive grid must then be the model's
  * (GraphCast: poles included). A static field the archive lacks is fed as zeros (with a warning),
- * as is done for the synthetic world's archives, which have no lsm/z channel unless ingested. */
+ * as is done for the synthetic world's archives, which have no lsm/z channel unless ingested.
+ *
+ * A FourCastNet with extra inputs (make_input, static fields) reads its out_channels state
+ * channels (channels_in; default: every non-static archive channel) and the model adds the rest.
+ * The precip model (m->nin_names) names its state channels and its target channel itself. */
 #ifndef WX_TRAIN_DATASET_H
 #define WX_TRAIN_DATASET_H
 
@@ -53,6 +57,7 @@ typedef struct {
     float *statics;         /* (model nstatic, H, W) normalised static fields */
     int *cstatic;           /* (model nstatic) archive channel, −1: zeros */
     int64_t max_lead;       /* validation samples reach t + max_lead·dt */
+    double target_log_eps;  /* > 0: targets are log1p(max(v, 0)/eps) (precip), not z-scored */
     /* the batch pipeline */
     int64_t batch;          /* this rank's samples of each batch */
     int64_t global_batch;   /* batch · ranks: batch i of an epoch is perm[i·global_batch, +global_batch) */

@@ -250,7 +250,11 @@ struct wx_grad_sync {
     int64_t *lo;          /* (nb + 1) bucket bounds, ascending */
     int next;             /* buckets [next, nb) have been started (they are started high to low) */
     MPI_Request *req;     /* (nb) */
+    /* Its own communicator: buckets start during the backward, so a rank whose backward fails
+     * part-way must not leave a gradient reduction facing another rank's status agreement. */
+    MPI_Comm comm;
     double seconds;
+    int64_t early, rounds; /* buckets started before finish, summed over finishes; finishes */
 };
 
 wx_status wx_grad_sync_create(float *grad, int64_t len, int64_t bucket_bytes, wx_grad_sync **out) {
@@ -267,6 +271,16 @@ wx_status wx_grad_sync_create(float *grad, int64_t len, int64_t bucket_bytes, wx
     s->req = wx_malloc(sizeof(MPI_Request) * (size_t)s->nb);
     for (int b = 0; b < s->nb; b++) s->req[b] = MPI_REQUEST_NULL;
     s->next = s->nb;
+    s->comm = MPI_COMM_NULL;
+    if (wx_dist_active()) {
+        wx_status st = mpi_check(MPI_Comm_dup(g.comm, &s->comm), "MPI_Comm_dup");
+        if (st == WX_OK) st = mpi_check(MPI_Comm_set_errhandler(s->comm, MPI_ERRORS_RETURN),
+                                        "MPI_Comm_set_errhandler");
+        if (st != WX_OK) {
+            wx_grad_sync_destroy(s);
+            return st;
+        }
+    }
     *out = s;
     return WX_OK;
 }
@@ -274,12 +288,16 @@ wx_status wx_grad_sync_create(float *grad, int64_t len, int64_t bucket_bytes, wx
 void wx_grad_sync_destroy(wx_grad_sync *s) {
     if (!s) return;
     /* Only reached after finish, or on a failure path the CLI follows with MPI_Abort. */
+    if (s->comm != MPI_COMM_NULL) MPI_Comm_free(&s->comm);
     free(s->lo);
     free(s->req);
     free(s);
 }
 
 int wx_grad_sync_buckets(const wx_grad_sync *s) { return s->nb; }
+double wx_grad_sync_started_early(const wx_grad_sync *s) {
+    return s->rounds ? (double)s->early / (double)s->rounds : 0;
+}
 double wx_grad_sync_seconds(const wx_grad_sync *s) { return s->seconds; }
 
 wx_status wx_grad_sync_ready(wx_grad_sync *s, int64_t lo) {
@@ -289,7 +307,7 @@ wx_status wx_grad_sync_ready(wx_grad_sync *s, int64_t lo) {
     while (st == WX_OK && s->next > 0 && s->lo[s->next - 1] >= lo) {
         int b = --s->next;
         int n = (int)(s->lo[b + 1] - s->lo[b]);
-        st = mpi_check(MPI_Iallreduce(MPI_IN_PLACE, s->grad + s->lo[b], n, MPI_FLOAT, MPI_SUM, g.comm,
+        st = mpi_check(MPI_Iallreduce(MPI_IN_PLACE, s->grad + s->lo[b], n, MPI_FLOAT, MPI_SUM, s->comm,
                                       &s->req[b]), "MPI_Iallreduce");
     }
     s->seconds += wx_time_now() - t0;
@@ -308,6 +326,7 @@ wx_status wx_grad_sync_progress(wx_grad_sync *s) {
 
 wx_status wx_grad_sync_finish(wx_grad_sync *s) {
     if (!wx_dist_active()) return WX_OK;
+    s->early += s->nb - s->next, s->rounds++;
     WX_TRY(wx_grad_sync_ready(s, 0));
     double t0 = wx_time_now();
     wx_status st = mpi_check(MPI_Waitall(s->nb, s->req, MPI_STATUSES_IGNORE), "MPI_Waitall");
@@ -363,6 +382,7 @@ wx_status wx_grad_sync_create(float *grad, int64_t len, int64_t bucket_bytes, wx
 }
 void wx_grad_sync_destroy(wx_grad_sync *s) { free(s); }
 int wx_grad_sync_buckets(const wx_grad_sync *s) { return 1; }
+double wx_grad_sync_started_early(const wx_grad_sync *s) { return 0; }
 wx_status wx_grad_sync_ready(wx_grad_sync *s, int64_t lo) { return WX_OK; }
 wx_status wx_grad_sync_progress(wx_grad_sync *s) { return WX_OK; }
 wx_status wx_grad_sync_finish(wx_grad_sync *s) { return WX_OK; }

@@ -74,6 +74,9 @@ typedef struct wx_grad_sync wx_grad_sync;
 wx_status wx_grad_sync_create(float *grad, int64_t len, int64_t bucket_bytes, wx_grad_sync **out);
 void wx_grad_sync_destroy(wx_grad_sync *s);
 int wx_grad_sync_buckets(const wx_grad_sync *s);
+/* Buckets per finish that had already been started by wx_grad_sync_ready (i.e. overlapped the
+ * backward), averaged over the finishes so far. */
+double wx_grad_sync_started_early(const wx_grad_sync *s);
 /* Marks grad[lo, len) final: starts the all-reduce of every bucket inside it not yet started. */
 wx_status wx_grad_sync_ready(wx_grad_sync *s, int64_t lo);
 /* Lets MPI progress the outstanding reductions (MPI_Testall); cheap, call between layers. */

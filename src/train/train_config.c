@@ -7,7 +7,7 @@
 #include "core/wx_fs.h"
 #include "meteo/wx_time.h"
 
-static const char *const stage_choices[] = {"pretrain", "finetune", NULL};
+static const char *const stage_choices[] = {"pretrain", "finetune", "precip", NULL};
 static const char *const loss_choices[] = {"auto", "relative_l2", "lat_weighted_mse", "graphcast",
                                            NULL};
 
@@ -30,6 +30,8 @@ static const wx_cfg_field root_fields[] = {
      NULL},
     {"finetune", WX_CFG_MAP, 0, WX_CFG_NO_RANGE, NULL,
      "two-step autoregressive fine-tune (NVlabs afno_backbone_finetune)", NULL},
+    {"precip", WX_CFG_MAP, 0, WX_CFG_NO_RANGE, NULL,
+     "precipitation model on the frozen wind model's next state (NVlabs precip)", NULL},
     WX_CFG_END};
 
 static const wx_cfg_field data_fields[] = {
@@ -65,6 +67,7 @@ static const wx_cfg_field valid_fields[] = {
 
 static const wx_cfg_field opt_pre_fields[] = {OPT_FIELDS("5e-4")};
 static const wx_cfg_field opt_fine_fields[] = {OPT_FIELDS("1e-4")};
+static const wx_cfg_field opt_precip_fields[] = {OPT_FIELDS("2.5e-4")};
 
 static const wx_cfg_field loss_fields[] = {
     {"type", WX_CFG_STR, 0, WX_CFG_NO_RANGE, "auto",
@@ -94,8 +97,30 @@ static const wx_cfg_field loss_fields[] = {
 
 static const wx_cfg_field pre_fields[] = {STAGE_FIELDS("150", "1")};
 static const wx_cfg_field fine_fields[] = {STAGE_FIELDS("50", "2")};
+static const wx_cfg_field precip_fields[] = {
+    {"wind_checkpoint", WX_CFG_STR, 1, WX_CFG_NO_RANGE, NULL,
+     "checkpoint of the trained wind model (pretrain/finetune), frozen during this stage", NULL},
+    {"channel", WX_CFG_STR, 0, WX_CFG_NO_RANGE, "tp",
+     "archive channel of the 6-h accumulated precipitation (m) at t + time_step", NULL},
+    {"eps", WX_CFG_FLOAT, 0, 1e-30, 1e6, "1e-5", "target transform log1p(tp / eps) (NVlabs precip_eps)",
+     NULL},
+    {"model", WX_CFG_ANY, 0, WX_CFG_NO_RANGE, NULL,
+     "PrecipNet backbone config (file or mapping; default: `model` with out_channels 1)", NULL},
+    STAGE_FIELDS("25", "1")};
 
-const char *wx_train_stage_name(wx_train_stage s) { return s == WX_STAGE_FINETUNE ? "finetune" : "pretrain"; }
+const char *wx_train_stage_name(wx_train_stage s) {
+    return s == WX_STAGE_FINETUNE ? "finetune" : s == WX_STAGE_PRECIP ? "precip" : "pretrain";
+}
+
+static const wx_cfg_field *stage_fields(wx_train_stage s) {
+    return s == WX_STAGE_FINETUNE ? fine_fields : s == WX_STAGE_PRECIP ? precip_fields : pre_fields;
+}
+
+static const wx_cfg_field *stage_opt_fields(wx_train_stage s) {
+    return s == WX_STAGE_FINETUNE ? opt_fine_fields
+           : s == WX_STAGE_PRECIP ? opt_precip_fields
+                                  : opt_pre_fields;
+}
 
 static const char *file_of(const wx_yaml *n, const wx_train_config *c) {
     return n && n->file ? n->file : c->path;
@@ -201,13 +226,49 @@ static wx_status parse_validation(wx_train_config *c, const wx_yaml *v) {
     return WX_OK;
 }
 
+/* The precip stage's own keys; the stage map is validated. */
+static wx_status parse_precip(wx_train_config *c, const wx_yaml *st) {
+    if (!st)
+        return wx_error_set(WX_ERR_USAGE, "%s: --stage precip needs a 'precip:' section with at least "
+                            "wind_checkpoint (the trained wind model)", c->path);
+    const wx_cfg_field *f = precip_fields;
+    const char *s;
+    WX_TRY(wx_cfg_str(st, f, "wind_checkpoint", &s));
+    join(c->dir, s, c->wind_ckpt, sizeof c->wind_ckpt);
+    WX_TRY(wx_cfg_str(st, f, "channel", &s));
+    snprintf(c->precip_channel, sizeof c->precip_channel, "%s", s);
+    WX_TRY(wx_cfg_double(st, f, "eps", &c->precip_eps));
+    const wx_yaml *m = wx_yaml_get(st, "model");
+    if (m && m->kind == WX_YAML_SCALAR) {
+        char p[WX_TRAIN_PATH_MAX];
+        WX_TRY(wx_yaml_as_string(m, "precip.model", &s));
+        join(c->dir, s, p, sizeof p);
+        if (wx_yaml_load_file(p, &c->precip_model_root) != WX_OK)
+            return wx_error_wrap(WX_ERR_USAGE, "%s: line %d: key 'precip.model': ", m->file, m->line);
+        c->precip_model = c->precip_model_root;
+    } else if (m && m->kind == WX_YAML_MAP) {
+        c->precip_model = m;
+    } else if (m) {
+        return wx_error_set(WX_ERR_USAGE, "%s: line %d: key 'precip.model': expected a model config "
+                            "path or a mapping, got a list", m->file, m->line);
+    }
+    const wx_yaml *r = wx_yaml_get(st, "rollout_steps");
+    int64_t k = 1;
+    if (r) WX_TRY(wx_yaml_as_int(r, "precip.rollout_steps", &k));
+    if (k != 1)
+        return wx_error_set(WX_ERR_USAGE, "%s: line %d: key 'precip.rollout_steps': %lld; the precip "
+                            "stage trains one step (tp at t + time_step from the wind model's "
+                            "prediction)", r->file, r->line, (long long)k);
+    return WX_OK;
+}
+
 static wx_status parse_stage(wx_train_config *c, const wx_yaml *st) {
     const char *name = wx_train_stage_name(c->stage);
-    int fine = c->stage == WX_STAGE_FINETUNE;
-    const wx_cfg_field *f = fine ? fine_fields : pre_fields;
-    const wx_cfg_field *of = fine ? opt_fine_fields : opt_pre_fields;
+    const wx_cfg_field *f = stage_fields(c->stage);
+    const wx_cfg_field *of = stage_opt_fields(c->stage);
     char path[64];
     WX_TRY(wx_cfg_validate(st, name, f));
+    if (c->stage == WX_STAGE_PRECIP) WX_TRY(parse_precip(c, st));
     WX_TRY(wx_cfg_int(st, f, "epochs", &c->epochs));
     WX_TRY(wx_cfg_int(st, f, "steps", &c->steps));
     WX_TRY(wx_cfg_int(st, f, "batch_size", &c->batch_size));
@@ -319,9 +380,9 @@ static wx_status parse(wx_train_config *c, const char *stage) {
     if (!stage) WX_TRY(wx_cfg_str(r, f, "stage", &stage));
     if (!strcmp(stage, "pretrain")) c->stage = WX_STAGE_PRETRAIN;
     else if (!strcmp(stage, "finetune")) c->stage = WX_STAGE_FINETUNE;
+    else if (!strcmp(stage, "precip")) c->stage = WX_STAGE_PRECIP;
     else
-        return wx_error_set(WX_ERR_USAGE, "--stage '%s': expected pretrain or finetune (precip is not "
-                            "implemented yet)", stage);
+        return wx_error_set(WX_ERR_USAGE, "--stage '%s': expected pretrain, finetune or precip", stage);
     WX_TRY(wx_cfg_str(r, f, "checkpoint_dir", &s));
     char base[WX_TRAIN_PATH_MAX];
     join(c->dir, s, base, sizeof base);
@@ -351,6 +412,7 @@ void wx_train_config_free(wx_train_config *c) {
     free(c->chan_in);
     free(c->chan_out);
     free(c->channel_weights);
+    wx_yaml_free(c->precip_model_root);
     free(c->text);
     wx_yaml_free(c->model_root);
     wx_yaml_free(c->root);
@@ -359,26 +421,27 @@ void wx_train_config_free(wx_train_config *c) {
 
 void wx_train_config_print(FILE *out, const wx_train_config *c) {
     const wx_yaml *r = c->root;
-    int fine = c->stage == WX_STAGE_FINETUNE;
     const char *name = wx_train_stage_name(c->stage);
     for (const wx_cfg_field *f = root_fields; f->key; f++) {
         const wx_yaml *n = wx_yaml_get(r, f->key);
         if (!strcmp(f->key, "data") || !strcmp(f->key, "validation") ||
-            !strcmp(f->key, "pretrain") || !strcmp(f->key, "finetune")) {
+            !strcmp(f->key, "pretrain") || !strcmp(f->key, "finetune") ||
+            !strcmp(f->key, "precip")) {
             if (strcmp(f->key, "data") && strcmp(f->key, "validation") && strcmp(f->key, name)) continue;
             fprintf(out, "# %s\n%s:\n", f->help, f->key);
             if (!strcmp(f->key, "data")) wx_cfg_print(out, n, data_fields, 2);
             else if (!strcmp(f->key, "validation")) wx_cfg_print(out, n, valid_fields, 2);
             else {
-                const wx_cfg_field *sf = fine ? fine_fields : pre_fields;
+                const wx_cfg_field *sf = stage_fields(c->stage);
                 for (const wx_cfg_field *g = sf; g->key; g++) {
-                    if (!strcmp(g->key, "optimizer") || !strcmp(g->key, "loss")) continue;
+                    if (!strcmp(g->key, "optimizer") || !strcmp(g->key, "loss") ||
+                        !strcmp(g->key, "model"))
+                        continue;
                     wx_cfg_field one[2] = {*g, WX_CFG_END};
                     wx_cfg_print(out, n, one, 2);
                 }
                 fprintf(out, "  # AdamW, warmup + cosine\n  optimizer:\n");
-                wx_cfg_print(out, n ? wx_yaml_get(n, "optimizer") : NULL,
-                             fine ? opt_fine_fields : opt_pre_fields, 4);
+                wx_cfg_print(out, n ? wx_yaml_get(n, "optimizer") : NULL, stage_opt_fields(c->stage), 4);
                 fprintf(out, "  # training loss\n  loss:\n");
                 wx_cfg_print(out, n ? wx_yaml_get(n, "loss") : NULL, loss_fields, 4);
             }

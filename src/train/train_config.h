@@ -11,6 +11,10 @@
  *              optimizer: {lr, betas, weight_decay, eps, warmup, lr_min, grad_clip},
  *              loss: {type, channel_weights}}
  *   finetune: same keys; defaults rollout_steps 2, lr 1e-4, 50 epochs (NVlabs AFNO.yaml)
+ *   precip: same keys (rollout_steps 1 only; lr 2.5e-4, 25 epochs: NVlabs precip) plus
+ *           wind_checkpoint (the frozen FourCastNet), channel (archive tp channel), eps (1e-5),
+ *           model (the PrecipNet backbone: a file or mapping; default the `model` above with
+ *           out_channels 1)
  *
  * Relative paths are resolved against the config file's folder (as ingest recipes). Every error
  * is WX_ERR_USAGE naming the file, key and line. Defaults are the NVlabs recipe
@@ -26,7 +30,7 @@
 #define WX_TRAIN_MAX_LEADS 16
 #define WX_TRAIN_PATH_MAX 4096
 
-typedef enum { WX_STAGE_PRETRAIN = 0, WX_STAGE_FINETUNE = 1 } wx_train_stage;
+typedef enum { WX_STAGE_PRETRAIN = 0, WX_STAGE_FINETUNE = 1, WX_STAGE_PRECIP = 2 } wx_train_stage;
 /* AUTO: the model family's own (FourCastNet relative_l2, GraphCast graphcast). */
 typedef enum {
     WX_LOSS_REL_L2 = 0, WX_LOSS_LATW_MSE = 1, WX_LOSS_GRAPHCAST = 2, WX_LOSS_AUTO = 3
@@ -74,9 +78,15 @@ typedef struct {
     wx_loss_kind loss;
     int nweights;                      /* 0 = all 1 */
     double *channel_weights;           /* [nweights], must match the output channels */
+    /* precip stage */
+    char wind_ckpt[WX_TRAIN_PATH_MAX]; /* the frozen wind model (resolved path) */
+    char precip_channel[64];           /* archive channel of the 6-h accumulated precipitation */
+    double precip_eps;                 /* target transform log1p(tp/eps) */
+    const wx_yaml *precip_model;       /* PrecipNet backbone mapping (NULL: `model`, 1 output) */
+    wx_yaml *precip_model_root;        /* loaded file of precip.model, or NULL */
 } wx_train_config;
 
-/* Loads and validates `path` for `stage` ("pretrain", "finetune"; NULL = the file's `stage:` key,
+/* Loads and validates `path` for `stage` ("pretrain", "finetune", "precip"; NULL = the file's `stage:` key,
  * default pretrain). */
 wx_status wx_train_config_load(const char *path, const char *stage, wx_train_config *c);
 void wx_train_config_free(wx_train_config *c);

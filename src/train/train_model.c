@@ -158,6 +158,8 @@ wx_status wx_train_model_create_ex(const wx_yaml *model, const char *path, wx_ct
                             model ? model->line : 0);
     if (!strcmp(type, "fourcastnet"))
         return fcn_create(model, path, ctx, be, seed, max_batch, max_rollout, out);
+    if (!strcmp(type, "precipnet"))
+        return wx_train_model_precip_create_map(model, ctx, be, seed, max_batch, out);
     if (!strcmp(type, "graphcast"))
         return wx_train_model_gc_create(model, path, ctx, be, seed, max_batch, max_rollout,
                                         act_checkpoint, out);

@@ -123,6 +123,15 @@ struct wx_train_model {
     int nstatic;
     const wx_train_channel *statics;
     int64_t dt_s;                /* required model step in seconds (0: any) */
+    /* Named-channel data (the precip model, train_model_precip.c; nin_names 0: unused): the
+     * states are the archive channels in_names (z-scored with the archive statistics, which must
+     * equal in_mean/in_std, the normalisation the frozen model was trained with) and the target
+     * is the archive channel target_name as log1p(max(v, 0)/target_log_eps), not z-scored. */
+    int nin_names;
+    const char (*in_names)[WX_TRAIN_NAME_MAX];
+    const double *in_mean, *in_std;
+    const char *target_name;
+    double target_log_eps;       /* > 0: targets (and predictions) are log1p(v/eps) */
     wx_train_data data;          /* set by wx_train_model_attach */
 };
 
@@ -155,5 +164,32 @@ wx_status wx_train_model_create_ex(const wx_yaml *model, const char *path, wx_ct
 wx_status wx_train_model_load(const char *ckpt_path, wx_ctx *ctx, const wx_backend *be,
                               int64_t max_batch, wx_train_model **out);
 void wx_train_model_destroy(wx_train_model *m);
+
+/* The precip stage's model (train_model_precip.c): a PrecipNet (models/precipnet.h) on the state
+ * the frozen wind model (c->wind_ckpt, loaded read-only; its parameters are not in m->params, so
+ * they never change) predicts at t + dt: predict(x) = precip(wind(x)) in log1p(tp/eps) space;
+ * next_input advances the wind model, so validation scores tp at any lead. */
+wx_status wx_train_model_precip_create(const wx_train_config *c, wx_ctx *ctx, const wx_backend *be,
+                                       uint64_t seed, int64_t max_batch, wx_train_model **out);
+/* The same from a precip checkpoint's MODL mapping (type: precipnet; wx_train_model_load). */
+wx_status wx_train_model_precip_create_map(const wx_yaml *map, wx_ctx *ctx, const wx_backend *be,
+                                           uint64_t seed, int64_t max_batch, wx_train_model **out);
+
+/* A trained PrecipNet as a forecast diagnostic, without its wind model: tp from the states a
+ * rollout predicts. */
+typedef struct wx_precip_diag wx_precip_diag;
+/* Loads the precip checkpoint and maps each of its input channels to the rollout's state
+ * channel of the same name: names/mean/std (nstate) are the rollout's state channels and their
+ * normalisation. WX_ERR_USAGE names a missing channel; a checkpoint of another type is
+ * WX_ERR_USAGE too. */
+wx_status wx_precip_diag_open(const char *ckpt, wx_ctx *ctx, const wx_backend *be,
+                              int64_t max_batch, int nstate, const char *const *names,
+                              const double *mean, const double *std, wx_precip_diag **out);
+/* tp (b, H, W) in the archive's units (m of 6-h accumulation), >= 0, from the normalised
+ * predicted states y (b, nstate, H, W). */
+wx_status wx_precip_diag_run(wx_precip_diag *d, float *tp, const float *y, int64_t b);
+/* The archive channel name the model was trained on ("tp"). */
+const char *wx_precip_diag_channel(const wx_precip_diag *d);
+void wx_precip_diag_close(wx_precip_diag *d);
 
 #endif

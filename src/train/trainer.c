@@ -186,6 +186,14 @@ static int64_t rollout_at(const wx_train_config *c, int64_t step) {
     return k < c->rollout_steps ? k : c->rollout_steps;
 }
 
+/* Called by the model's last backward pass (wx_params_grads_final_from): grad[lo, len) is final, so
+ * its buckets' all-reduces start now, and the ones already started get a chance to progress. */
+static wx_status grad_ready(void *arg, int64_t lo) {
+    wx_grad_sync *s = arg;
+    WX_TRY(wx_grad_sync_ready(s, lo));
+    return wx_grad_sync_progress(s);
+}
+
 /* What every rank does on its own: model, data, buffers. */
 static wx_status setup_local(trainer *t) {
     const wx_train_config *c = t->c;
@@ -202,8 +210,11 @@ static wx_status setup_local(trainer *t) {
     t->batch = c->batch_size / t->nranks;
     t->valid_batch = c->valid_batch > 0 ? c->valid_batch : t->batch;
     int64_t maxb = t->batch > t->valid_batch ? t->batch : t->valid_batch;
-    WX_TRY(wx_train_model_create_ex(c->model, c->model_path[0] ? "" : "model", t->ctx, t->be,
-                                    c->seed, maxb, c->rollout_steps, c->act_checkpoint, &t->m));
+    if (c->stage == WX_STAGE_PRECIP)
+        WX_TRY(wx_train_model_precip_create(c, t->ctx, t->be, c->seed, maxb, &t->m));
+    else
+        WX_TRY(wx_train_model_create_ex(c->model, c->model_path[0] ? "" : "model", t->ctx, t->be,
+                                        c->seed, maxb, c->rollout_steps, c->act_checkpoint, &t->m));
     wx_train_model *m = t->m;
     WX_TRY(wx_dataset_open_model(&t->ds, c, m, t->batch, c->rollout_steps));
     WX_TRY(attach_data(t));
@@ -228,6 +239,9 @@ static wx_status setup_local(trainer *t) {
     WX_TRY(wx_grad_sync_create(m->params->grad, m->params->len,
                                t->o->bucket_bytes > 0 ? t->o->bucket_bytes : WX_DIST_BUCKET_BYTES_DEFAULT,
                                &t->sync));
+    if (t->nranks > 1 && !t->zero1) { /* overlap the all-reduce with the rest of the backward */
+        m->params->grad_ready = grad_ready, m->params->grad_ready_arg = t->sync;
+    }
     make_groups(t, c->opt.weight_decay);
     int64_t hw = m->h * m->w;
     t->x = wx_malloc(sizeof(float) * (size_t)(t->batch * m->in_channels * hw));
@@ -560,6 +574,9 @@ wx_status wx_train_run(const wx_train_config *c, const wx_train_opts *o, wx_trai
                         "%d bucket(s)%s", t.nranks, (long long)t.batch, wx_grad_sync_buckets(t.sync),
                         t.zero1 ? ", AdamW state sharded (ZeRO-1)" : "");
         s = loop(&t, sum);
+        if (s == WX_OK && t.nranks > 1 && !t.zero1)
+            wx_log_info("gradient all-reduce: %.1f of %d bucket(s) per step started during the backward",
+                        wx_grad_sync_started_early(t.sync), wx_grad_sync_buckets(t.sync));
         if (s == WX_OK) s = debug_dump(&t, "params.last", t.m->params->data, t.m->params->len);
     }
     wx_status ms = wx_metrics_close(t.metrics);

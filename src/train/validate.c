@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "models/precipnet.h"
 #include "train/distributed.h"
 
 void wx_valid_result_free(wx_valid_result *r) {
@@ -53,6 +54,7 @@ wx_status wx_validate(wx_train_model *m, wx_dataset *ds, const wx_train_loss *lo
     float *y[2];
     for (int i = 0; i < 2; i++) y[i] = wx_malloc(sizeof(float) * (size_t)(batch * nch * hw));
     int64_t *smp = wx_malloc(sizeof(int64_t) * (size_t)batch);
+    float *ty = ds->target_log_eps > 0 ? wx_malloc(sizeof(float) * (size_t)(2 * batch * nch * hw)) : NULL;
     double *acc = wx_calloc((size_t)(nleads * nch), sizeof(double));
     double loss_sum = 0;
     wx_status st = WX_OK;
@@ -76,7 +78,16 @@ wx_status wx_validate(wx_train_model *m, wx_dataset *ds, const wx_train_loss *lo
                     st = wx_train_loss_value(loss, &v, yy, t, n);
                     loss_sum += v * (double)n;
                 }
-                if (lo < nleads && leads[lo] == step) add_mse(ds, yy, t, n, nch, acc + lo++ * nch);
+                if (lo < nleads && leads[lo] == step) {
+                    if (ds->target_log_eps > 0) { /* tp: RMSE after the inverse transform */
+                        int64_t len = n * nch * hw;
+                        wx_precip_from_log(ty, yy, len, ds->target_log_eps);
+                        wx_precip_from_log(ty + len, t, len, ds->target_log_eps);
+                        add_mse(ds, ty, ty + len, n, nch, acc + lo++ * nch);
+                    } else {
+                        add_mse(ds, yy, t, n, nch, acc + lo++ * nch);
+                    }
+                }
                 li++;
             }
             if (st != WX_OK || step == rl[nl - 1]) break;
@@ -97,7 +108,8 @@ wx_status wx_validate(wx_train_model *m, wx_dataset *ds, const wx_train_loss *lo
         out->rmse = wx_malloc(sizeof(double) * (size_t)(nleads * nch));
         for (int l = 0; l < nleads; l++)
             for (int c = 0; c < nch; c++)
-                out->rmse[l * nch + c] = sqrt(acc[l * nch + c] / (double)total) * ds->std[ds->cout[c]];
+                out->rmse[l * nch + c] = sqrt(acc[l * nch + c] / (double)total) *
+                                         (ds->target_log_eps > 0 ? 1.0 : ds->std[ds->cout[c]]);
     }
     free(x);
     free(xn[0]);
@@ -107,6 +119,7 @@ wx_status wx_validate(wx_train_model *m, wx_dataset *ds, const wx_train_loss *lo
     free(y[0]);
     free(y[1]);
     free(smp);
+    free(ty);
     free(acc);
     return st;
 }
