@@ -15,6 +15,8 @@ int wx_cmd_forecast(int argc, char **argv) {
         {"steps", 1, "model steps to roll out (required; 40 = 10 days of 6 h)", "N"},
         {"output", 1, "NetCDF file to write (required)", "FILE.nc"},
         {"threads", 1, "compute threads (default: all cores)", "N"},
+        {"precip", 1, "precipitation model (wxcast train --stage precip): adds tp at leads >= 1",
+         "CKPT"},
         WX_FORECAST_EXT_OPTIONS
         {NULL, 0, NULL, NULL},
     };
@@ -42,6 +44,7 @@ int wx_cmd_forecast(int argc, char **argv) {
         }
     wx_forecast_opts o = {0};
     o.model = wx_args_get(&a, "model");
+    o.precip = wx_args_get(&a, "precip");
     o.init = wx_args_get(&a, "init");
     o.output = wx_args_get(&a, "output");
     o.progress = 1;

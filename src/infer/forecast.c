@@ -9,6 +9,7 @@
 #include "core/wx_progress.h"
 #include "core/wx_timer.h"
 #include "infer/forecast_init.h"
+#include "infer/forecast_precip.h"
 #include "infer/forecast_write.h"
 #include "infer/rollout.h"
 #include "io/archive.h"
@@ -225,25 +226,29 @@ wx_status wx_forecast_run_ext(wx_forecast_opts *o, wx_forecast_ext *xo) {
             for (int64_t b = 0; b < B; b++)
                 memcpy(recs + ((size_t)w * (size_t)B + (size_t)b) * R, rec + (size_t)w * R, sizeof(float) * R);
     }
-    float *out = wx_malloc(sizeof(float) * hw * (size_t)r->nout * (size_t)B);
-    float *tmp = wx_malloc(sizeof(float) * hw * (size_t)r->nout * 2);
+    wx_forecast_precip pc = {0}; /* --precip: tp after the model's channels */
+    if (st == WX_OK && o->precip) st = wx_forecast_precip_open(&pc, o->precip, r);
+    int nw = r->nout + (pc.diag != NULL);
+    float *out = wx_malloc(sizeof(float) * hw * (size_t)nw * (size_t)B);
+    float *tmp = wx_malloc(sizeof(float) * hw * (size_t)nw * 2);
     writers w = {0};
     if (st == WX_OK) {
-        wx_archive_channel *chans = wx_calloc((size_t)r->nout, sizeof *chans);
+        wx_archive_channel *chans = wx_calloc((size_t)nw, sizeof *chans);
         for (int c = 0; c < r->nout; c++) chans[c] = m->chan[map_out[c]];
+        if (pc.diag) chans[r->nout] = wx_forecast_precip_channel(&pc, m, r->step_s);
         wx_forecast_write_opts wo = {o->output, x->grib_dir, NULL, x->deflate, x->grib_bits,
                                      x->grib_packing, ens ? (int)B : 0, r->step_s, o->model};
-        st = wx_forecast_writer_open_opts(&w.fw, &wo, &r->grid, r->nout, chans, o->time);
+        st = wx_forecast_writer_open_opts(&w.fw, &wo, &r->grid, nw, chans, o->time);
         w.open_fw = st == WX_OK;
         if (st == WX_OK && ens && o->output) {
             beside(o->output, "mean", x->mean_path, sizeof x->mean_path);
             beside(o->output, "spread", x->spread_path, sizeof x->spread_path);
             wx_forecast_write_opts wm = {.netcdf = x->mean_path, .deflate = x->deflate,
                                          .step_s = r->step_s, .source = o->model};
-            st = wx_forecast_writer_open_opts(&w.mean, &wm, &r->grid, r->nout, chans, o->time);
+            st = wx_forecast_writer_open_opts(&w.mean, &wm, &r->grid, nw, chans, o->time);
             w.open_mean = st == WX_OK;
             wm.netcdf = x->spread_path;
-            if (st == WX_OK) st = wx_forecast_writer_open_opts(&w.spread, &wm, &r->grid, r->nout, chans, o->time);
+            if (st == WX_OK) st = wx_forecast_writer_open_opts(&w.spread, &wm, &r->grid, nw, chans, o->time);
             w.open_spread = st == WX_OK;
         }
         free(chans);
@@ -254,7 +259,8 @@ wx_status wx_forecast_run_ext(wx_forecast_opts *o, wx_forecast_ext *xo) {
                                  x->bred_cycles > 0 ? x->bred_cycles : 3);
     if (st == WX_OK) {
         lead0(r, newest, m, map_out, out);
-        st = put_time(&w, o->time, B, r->nout, hw, out, tmp);
+        wx_forecast_precip_append(&pc, out, B, r->nout, newest, m);
+        st = put_time(&w, o->time, B, nw, hw, out, tmp);
     }
     wx_progress p;
     int show = o->progress && st == WX_OK;
@@ -262,7 +268,8 @@ wx_status wx_forecast_run_ext(wx_forecast_opts *o, wx_forecast_ext *xo) {
     for (int64_t k = 1; st == WX_OK && k <= o->steps; k++) {
         st = wx_rollout_step(r);
         if (st == WX_OK) wx_rollout_output(r, out);
-        if (st == WX_OK) st = put_time(&w, o->time + k * r->step_s, B, r->nout, hw, out, tmp);
+        if (st == WX_OK) wx_forecast_precip_append(&pc, out, B, r->nout, NULL, NULL);
+        if (st == WX_OK) st = put_time(&w, o->time + k * r->step_s, B, nw, hw, out, tmp);
         if (show) wx_progress_update(&p, k, "lead +%lldh", (long long)(k * r->step_s / 3600));
     }
     if (show) wx_progress_finish(&p);
@@ -282,7 +289,8 @@ wx_status wx_forecast_run_ext(wx_forecast_opts *o, wx_forecast_ext *xo) {
         x->mean_path[0] = x->spread_path[0] = 0;
     }
     o->step_s = r->step_s;
-    o->nvars = r->nout;
+    o->nvars = nw;
+    wx_forecast_precip_close(&pc);
     o->seconds = wx_time_now() - t0;
     free(rec), free(recs), free(tinit), free(out), free(tmp), free(map_in), free(map_out);
     if (ar) wx_archive_close(ar);

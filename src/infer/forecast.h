@@ -26,6 +26,7 @@ typedef struct {
     int64_t step_s;      /* seconds per step */
     int nvars;
     double seconds;      /* wall time of the rollout and writing */
+    const char *precip;  /* precipitation model checkpoint (--precip), or NULL */
 } wx_forecast_opts;
 
 /* Optional parts (zero: a deterministic NetCDF forecast at `time`). */
