@@ -28,4 +28,13 @@ void wx_gemm_par_f64(const wx_ctx *ctx, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, 
                      int64_t n, int64_t k, double alpha, const double *a, int64_t lda,
                      const double *b, int64_t ldb, double beta, double *c, int64_t ldc);
 
+/* c(m,n) = op(a)·op(b) + bias (bias(n) added to every row), split the same way; each thread
+ * writes the bias into its own slab of c and runs its GEMM with beta = 1 (one pass, one region). */
+void wx_gemm_par_bias(const wx_ctx *ctx, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t m,
+                      int64_t n, int64_t k, const float *a, int64_t lda, const float *b,
+                      int64_t ldb, const float *bias, float *c, int64_t ldc);
+void wx_gemm_par_bias_f64(const wx_ctx *ctx, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t m,
+                          int64_t n, int64_t k, const double *a, int64_t lda, const double *b,
+                          int64_t ldb, const double *bias, double *c, int64_t ldc);
+
 #endif
