@@ -169,7 +169,8 @@ static void carve_rest(carver *c, wx_gc *m, int64_t b) {
     m->in.fg2m = carve(c, b * m->eg * 4);
     m->in.fmesh = carve(c, b * m->em * 4);
     m->in.fm2g = carve(c, b * m->ed * 4);
-    int64_t catw = max3(b * emax * 3 * D, b * nmax * 2 * D, b * nmax * fin);
+    /* channels-last grid input and its grad (the MLP inputs are never concatenated) */
+    int64_t catw = b * m->ng * (fin > m->cout ? fin : m->cout);
     m->s.cat = carve(c, catw);
     m->s.dcat = carve(c, catw);
     m->s.ga = carve(c, b * emax * D);
@@ -235,7 +236,27 @@ static void fill_static(wx_gc *m) {
     }
 }
 
-void wx_gc_static_refresh(wx_gc *m) { fill_static(m); }
+/* Senders' CSR orders (backward sums edge grads per sender in a fixed order). */
+static wx_status sender_csr(wx_gc *m) {
+    const wx_edge_set *es[3] = {&m->g.g2m, &m->g.mesh, &m->g.m2g};
+    for (int i = 0; i < 3; i++) {
+        if (!m->snd_ptr[i]) {
+            m->snd_ptr[i] = wx_malloc(((size_t)es[i]->n_senders + 1) * sizeof(int32_t));
+            m->snd_perm[i] = wx_malloc(((size_t)es[i]->n_edges + 1) * sizeof(int32_t));
+        }
+        WX_TRY(wx_graph_csr_build(es[i]->senders, es[i]->n_edges, es[i]->n_senders,
+                                  m->snd_ptr[i], m->snd_perm[i]));
+    }
+    return WX_OK;
+}
+
+void wx_gc_static_refresh(wx_gc *m) {
+    fill_static(m);
+    /* senders were checked when the graphs were built; a caller's bad sender is a usage bug */
+    wx_status st = sender_csr(m);
+    WX_ASSERT(st == WX_OK);
+    (void)st;
+}
 
 /* The multi-mesh of levels min..max when min > 0 (mesh.c builds 0..max). */
 static wx_status restrict_mesh(wx_mesh_graphs *g, int lo) {
@@ -291,9 +312,15 @@ wx_gc *wx_gc_create(wx_ctx *ctx, const wx_backend *be, const wx_gc_config *cfg, 
                      "tapes >= 0", (long long)max_batch, max_tapes);
         return NULL;
     }
+    if (be->on_device) {
+        /* the activation arena and the fused MLP kernels (graphcast_mlp.c) are host code */
+        wx_error_set(WX_ERR_USAGE, "graphcast: backend '%s': GraphCast runs on the CPU backend "
+                     "only", be->name);
+        return NULL;
+    }
     wx_gc *m = wx_calloc(1, sizeof *m);
     m->ctx = ctx, m->be = be, m->c = *cfg, m->checkpoint = checkpoint;
-    if (wx_gc_config_derive(&m->c) != WX_OK || build_graphs(m) != WX_OK) {
+    if (wx_gc_config_derive(&m->c) != WX_OK || build_graphs(m) != WX_OK || sender_csr(m) != WX_OK) {
         wx_gc_destroy(m);
         return NULL;
     }
@@ -349,6 +376,7 @@ void wx_gc_destroy(wx_gc *m) {
     free(m->tapes);
     tape_free(&m->pred);
     free(m->arena);
+    for (int i = 0; i < 3; i++) free(m->snd_ptr[i]), free(m->snd_perm[i]);
     free(m->mod.proc_edge);
     free(m->mod.proc_node);
     wx_params_free(&m->params);

@@ -101,6 +101,7 @@ typedef struct {
     int64_t ng, nm, eg, em, ed, D, cin, cout, S;
     wx_params params;
     wx_gc_modules mod;
+    int32_t *snd_ptr[3], *snd_perm[3]; /* senders' CSR order of g2m, mesh, m2g (ops/graph_csr.h) */
     int64_t max_batch;
     int max_tapes, ntapes;
     wx_gc_tape *tapes;         /* (max_tapes) */
@@ -112,8 +113,8 @@ typedef struct {
         float *fg2m, *fmesh, *fm2g; /* (B, E, 4) edge features */
     } in;
     struct {                   /* scratch */
-        float *cat, *dcat;     /* (B·rows, widest MLP input) */
-        float *ga, *gb;        /* (B·E, D) gathered sender/receiver latents */
+        float *cat, *dcat;     /* (B·Ng, Cin+3): channels-last grid input and its grad */
+        float *ga, *gb;        /* (B·max(E, N), D) sender/receiver node projections, grads */
         float *h0, *h1, *dh;   /* (B·rows, D) hidden activations and their grads */
         float *upd, *dupd;     /* (B·rows, max(D, Cout)) MLP outputs / grads */
         float *dz;             /* (B·rows, max(D, Cout)) */
@@ -155,12 +156,33 @@ void wx_gc_static_refresh(wx_gc *m);
 
 static inline void wx_gc_zero_grad(wx_gc *m) { wx_params_zero_grad(&m->params); }
 
-/* ---- internal, shared by graphcast_forward.c and graphcast_backward.c ---- */
+/* ---- internal, shared by graphcast_forward.c, graphcast_backward.c, graphcast_mlp.c ---- */
+/* An MLP's input. PLAIN: x (n, in). NODE: [x, agg], both (n, D). EDGE: [x, vs[snd], vr[rcv]] of
+ * edge set es for b samples: x (b·E, D), vs (b·ns, D), vr (b·nr, D), snd_ptr/snd_perm the
+ * senders' CSR order. Backward outputs: dx (PLAIN: overwrite, nullable; NODE: overwrite or +=
+ * with dx_acc; EDGE: same, nullable), dagg (NODE: overwrite), dvs (EDGE: overwrite or += with
+ * dvs_acc), dvr (EDGE: +=; may equal dvs). */
+enum { WX_GC_IN_PLAIN, WX_GC_IN_NODE, WX_GC_IN_EDGE };
+typedef struct {
+    int kind;
+    const float *x, *agg, *vs, *vr;
+    const wx_edge_set *es;
+    const int32_t *snd_ptr, *snd_perm;
+    int64_t b;
+    float *dx, *dagg, *dvs, *dvr;
+    int dx_acc, dvs_acc;
+} wx_gc_mlp_in;
+/* y (n, out) = MLP(input), recording pre-activations, z and LayerNorm stats into t. Scratch:
+ * s.h0, s.h1, and for edges s.ga, s.gb. */
 wx_status wx_gc_mlp_forward(wx_gc *m, const wx_gc_mlp *mlp, float *y, const wx_gc_mlp_tape *t,
-                            const float *x, int64_t n);
-/* Edge input [e, vs[snd], vr[rcv]] of set `es` for b samples into cat (b·E, 3D). */
-wx_status wx_gc_edge_input(wx_gc *m, float *cat, const wx_edge_set *es, const float *e,
-                           const float *vs, int64_t ns, const float *vr, int64_t nr, int64_t b);
+                            const wx_gc_mlp_in *in, int64_t n);
+/* Differentiates wx_gc_mlp_forward: parameter grads +=, input grads as wx_gc_mlp_in says, from
+ * dy (n, out) (dy is not modified, but must not be s.dz, s.dh, s.h0, s.h1, s.ga or s.gb). */
+wx_status wx_gc_mlp_backward(wx_gc *m, const wx_gc_mlp *mlp, const float *dy,
+                             const wx_gc_mlp_tape *t, const wx_gc_mlp_in *in, int64_t n);
+/* The EDGE input of edge set es (m->g.g2m, mesh or m2g) with its senders' CSR order. */
+wx_gc_mlp_in wx_gc_edge_in(const wx_gc *m, const wx_edge_set *es, const float *e, const float *vs,
+                           const float *vr, int64_t b);
 /* Runs processor step s from (em[s], vm[s]) to vm[s+1] (and em_next unless NULL), recording
  * into t. */
 wx_status wx_gc_proc_step(wx_gc *m, int64_t s, const float *em, const float *vm, float *em_next,

@@ -1,43 +1,9 @@
-/* GraphCast forward (graphcast.py GraphCast.__call__ with DeepTypedGraphNet), through the backend
- * table. Rows are (sample, node) or (sample, edge); graph ops run per sample on row blocks. */
+/* GraphCast forward (graphcast.py GraphCast.__call__ with DeepTypedGraphNet): the MLPs in
+ * graphcast_mlp.c, the rest through the backend table. Rows are (sample, node) or (sample, edge);
+ * graph ops run per sample on row blocks. */
 #include "models/graphcast.h"
 
 #define P(i) wx_params_tensor(&m->params, (i))
-
-wx_status wx_gc_mlp_forward(wx_gc *m, const wx_gc_mlp *k, float *y, const wx_gc_mlp_tape *t,
-                            const float *x, int64_t n) {
-    const wx_backend *be = m->be;
-    const float *a = x;
-    int64_t fi = k->in;
-    for (int i = 0; i < k->nlin - 1; i++) {
-        /* pre_i = a·W_iᵀ + b_i; a ← SiLU(pre_i) */
-        float *act = i % 2 == 0 ? m->s.h0 : m->s.h1;
-        WX_TRY(be->linear_forward(m->ctx, t->pre[i], a, P(k->w[i]), P(k->b[i]), n, fi, k->hidden));
-        WX_TRY(be->silu_forward(m->ctx, act, t->pre[i], n * k->hidden));
-        a = act;
-        fi = k->hidden;
-    }
-    const int last = k->nlin - 1;
-    if (k->ln_w < 0) return be->linear_forward(m->ctx, y, a, P(k->w[last]), P(k->b[last]), n, fi, k->out);
-    WX_TRY(be->linear_forward(m->ctx, t->z, a, P(k->w[last]), P(k->b[last]), n, fi, k->out));
-    return be->layernorm_forward(m->ctx, y, t->mean, t->rstd, t->z, P(k->ln_w), P(k->ln_b), n,
-                                 k->out, WX_GC_LN_EPS);
-}
-
-wx_status wx_gc_edge_input(wx_gc *m, float *cat, const wx_edge_set *es, const float *e,
-                           const float *vs, int64_t ns, const float *vr, int64_t nr, int64_t b) {
-    const int64_t E = es->n_edges, D = m->D;
-    for (int64_t q = 0; q < b; q++) {
-        WX_TRY(m->be->gather_rows_forward(m->ctx, m->s.ga + q * E * D, vs + q * ns * D,
-                                          es->senders, E, D));
-        WX_TRY(m->be->gather_rows_forward(m->ctx, m->s.gb + q * E * D, vr + q * nr * D,
-                                          es->receivers, E, D));
-    }
-    /* published order: [edge, sender node, receiver node] */
-    const float *xs[3] = {e, m->s.ga, m->s.gb};
-    const int64_t cs[3] = {D, D, D};
-    return m->be->concat_forward(m->ctx, cat, xs, cs, 3, b * E);
-}
 
 /* agg(b·Nr, D)[r] = Σ_{edges into r} upd, per sample. */
 static wx_status aggregate(wx_gc *m, float *agg, const float *upd, const wx_edge_set *es,
@@ -49,11 +15,13 @@ static wx_status aggregate(wx_gc *m, float *agg, const float *upd, const wx_edge
     return WX_OK;
 }
 
-/* Node input [n, agg] (b·N, 2D): published order [node, Σ received]. */
-static wx_status node_input(wx_gc *m, const float *v, const float *agg, int64_t rows) {
-    const float *xs[2] = {v, agg};
-    const int64_t cs[2] = {m->D, m->D};
-    return m->be->concat_forward(m->ctx, m->s.cat, xs, cs, 2, rows);
+static wx_gc_mlp_in plain_in(const float *x) {
+    return (wx_gc_mlp_in){.kind = WX_GC_IN_PLAIN, .x = x};
+}
+
+/* Node input [v, agg]: published order [node, Σ received]. */
+static wx_gc_mlp_in node_in(const float *v, const float *agg) {
+    return (wx_gc_mlp_in){.kind = WX_GC_IN_NODE, .x = v, .agg = agg};
 }
 
 wx_status wx_gc_proc_step(wx_gc *m, int64_t s, const float *em, const float *vm, float *em_next,
@@ -62,13 +30,13 @@ wx_status wx_gc_proc_step(wx_gc *m, int64_t s, const float *em, const float *vm,
     const int64_t D = m->D, E = b * m->em, N = b * m->nm;
     const wx_edge_set *es = &m->g.mesh;
     /* e' = MLP_e([e, v[snd], v[rcv]]); agg = Σ_rcv e'; e_next = e + e' */
-    WX_TRY(wx_gc_edge_input(m, m->s.cat, es, em, vm, m->nm, vm, m->nm, b));
-    WX_TRY(wx_gc_mlp_forward(m, &m->mod.proc_edge[s], m->s.upd, &t->edge, m->s.cat, E));
+    wx_gc_mlp_in ein = wx_gc_edge_in(m, es, em, vm, vm, b);
+    WX_TRY(wx_gc_mlp_forward(m, &m->mod.proc_edge[s], m->s.upd, &t->edge, &ein, E));
     WX_TRY(aggregate(m, t->agg, m->s.upd, es, b));
     if (em_next) WX_TRY(be->add_forward(m->ctx, em_next, em, m->s.upd, E * D));
     /* v_next = v + MLP_n([v, agg]) */
-    WX_TRY(node_input(m, vm, t->agg, N));
-    WX_TRY(wx_gc_mlp_forward(m, &m->mod.proc_node[s], m->s.upd, &t->node, m->s.cat, N));
+    wx_gc_mlp_in nin = node_in(vm, t->agg);
+    WX_TRY(wx_gc_mlp_forward(m, &m->mod.proc_node[s], m->s.upd, &t->node, &nin, N));
     return be->add_forward(m->ctx, vm_next, vm, m->s.upd, N * D);
 }
 
@@ -87,20 +55,25 @@ static wx_status gc_run(wx_gc *m, float *y, const float *x, int64_t b, wx_gc_tap
         WX_TRY(be->concat_forward(ctx, t->gin + q * m->ng * fin, xs, cs, 2, m->ng));
     }
     /* ---- grid2mesh_gnn: embed, one step ---- */
-    WX_TRY(wx_gc_mlp_forward(m, &o->emb_grid, t->vg0, &t->emb_grid, t->gin, ng));
-    WX_TRY(wx_gc_mlp_forward(m, &o->emb_mesh, t->vm0, &t->emb_mesh, m->in.min, nm));
-    WX_TRY(wx_gc_mlp_forward(m, &o->emb_g2m, t->eg0, &t->emb_g2m, m->in.fg2m, b * m->eg));
-    WX_TRY(wx_gc_edge_input(m, m->s.cat, &m->g.g2m, t->eg0, t->vg0, m->ng, t->vm0, m->nm, b));
-    WX_TRY(wx_gc_mlp_forward(m, &o->enc_edge, m->s.upd, &t->enc.edge, m->s.cat, b * m->eg));
+    wx_gc_mlp_in in = plain_in(t->gin);
+    WX_TRY(wx_gc_mlp_forward(m, &o->emb_grid, t->vg0, &t->emb_grid, &in, ng));
+    in = plain_in(m->in.min);
+    WX_TRY(wx_gc_mlp_forward(m, &o->emb_mesh, t->vm0, &t->emb_mesh, &in, nm));
+    in = plain_in(m->in.fg2m);
+    WX_TRY(wx_gc_mlp_forward(m, &o->emb_g2m, t->eg0, &t->emb_g2m, &in, b * m->eg));
+    in = wx_gc_edge_in(m, &m->g.g2m, t->eg0, t->vg0, t->vm0, b);
+    WX_TRY(wx_gc_mlp_forward(m, &o->enc_edge, m->s.upd, &t->enc.edge, &in, b * m->eg));
     WX_TRY(aggregate(m, t->enc.agg, m->s.upd, &m->g.g2m, b));
-    WX_TRY(node_input(m, t->vm0, t->enc.agg, nm));
-    WX_TRY(wx_gc_mlp_forward(m, &o->enc_mesh, m->s.upd, &t->enc.node, m->s.cat, nm));
+    in = node_in(t->vm0, t->enc.agg);
+    WX_TRY(wx_gc_mlp_forward(m, &o->enc_mesh, m->s.upd, &t->enc.node, &in, nm));
     WX_TRY(be->add_forward(ctx, t->vm[0], t->vm0, m->s.upd, nm * D));
     /* orphan grid nodes: vg1 = vg0 + MLP(vg0) (after the edges read vg0) */
-    WX_TRY(wx_gc_mlp_forward(m, &o->enc_grid, m->s.upd, &t->enc_grid, t->vg0, ng));
+    in = plain_in(t->vg0);
+    WX_TRY(wx_gc_mlp_forward(m, &o->enc_grid, m->s.upd, &t->enc_grid, &in, ng));
     WX_TRY(be->add_forward(ctx, t->vg1, t->vg0, m->s.upd, ng * D));
     /* ---- mesh_gnn ---- */
-    WX_TRY(wx_gc_mlp_forward(m, &o->emb_mesh_e, t->em[0], &t->emb_mesh_e, m->in.fmesh, b * m->em));
+    in = plain_in(m->in.fmesh);
+    WX_TRY(wx_gc_mlp_forward(m, &o->emb_mesh_e, t->em[0], &t->emb_mesh_e, &in, b * m->em));
     for (int64_t s = 0; s < m->S; s++) {
         const wx_gc_step_tape *st = m->checkpoint && t != &m->pred ? &m->s.step : &t->proc[s];
         WX_TRY(wx_gc_proc_step(m, s, t->em[s], t->vm[s], s + 1 < m->S ? t->em[s + 1] : NULL,
@@ -108,14 +81,16 @@ static wx_status gc_run(wx_gc *m, float *y, const float *x, int64_t b, wx_gc_tap
     }
     /* ---- mesh2grid_gnn: embed edges, one step, output MLP ---- */
     const float *vm_out = t->vm[m->S];
-    WX_TRY(wx_gc_mlp_forward(m, &o->emb_m2g, t->ed0, &t->emb_m2g, m->in.fm2g, b * m->ed));
-    WX_TRY(wx_gc_edge_input(m, m->s.cat, &m->g.m2g, t->ed0, vm_out, m->nm, t->vg1, m->ng, b));
-    WX_TRY(wx_gc_mlp_forward(m, &o->dec_edge, m->s.upd, &t->dec.edge, m->s.cat, b * m->ed));
+    in = plain_in(m->in.fm2g);
+    WX_TRY(wx_gc_mlp_forward(m, &o->emb_m2g, t->ed0, &t->emb_m2g, &in, b * m->ed));
+    in = wx_gc_edge_in(m, &m->g.m2g, t->ed0, vm_out, t->vg1, b);
+    WX_TRY(wx_gc_mlp_forward(m, &o->dec_edge, m->s.upd, &t->dec.edge, &in, b * m->ed));
     WX_TRY(aggregate(m, t->dec.agg, m->s.upd, &m->g.m2g, b));
-    WX_TRY(node_input(m, t->vg1, t->dec.agg, ng));
-    WX_TRY(wx_gc_mlp_forward(m, &o->dec_grid, m->s.upd, &t->dec.node, m->s.cat, ng));
+    in = node_in(t->vg1, t->dec.agg);
+    WX_TRY(wx_gc_mlp_forward(m, &o->dec_grid, m->s.upd, &t->dec.node, &in, ng));
     WX_TRY(be->add_forward(ctx, t->vg2, t->vg1, m->s.upd, ng * D));
-    WX_TRY(wx_gc_mlp_forward(m, &o->out, m->s.upd, &t->out, t->vg2, ng));
+    in = plain_in(t->vg2);
+    WX_TRY(wx_gc_mlp_forward(m, &o->out, m->s.upd, &t->out, &in, ng));
     return be->unpatchify_forward(ctx, y, m->s.upd, b, m->cout, H, W, 1);
 }
 
