@@ -44,6 +44,10 @@ struct wx_cuda_state {
     int32_t *gidx_host;
     int64_t gidx_e, gidx_n;
     int32_t *grow_ptr, *gperm;
+    /* async host → device copies (copy_h2d_async): their own stream, and an event the compute
+     * stream waits on so ops queued after a copy see its data */
+    cudaStream_t copy_stream;
+    cudaEvent_t copy_done;
 };
 typedef struct wx_cuda_state wx_cuda_state;
 

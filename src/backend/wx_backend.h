@@ -5,6 +5,8 @@
 #ifndef WX_BACKEND_H
 #define WX_BACKEND_H
 
+#include <stddef.h>
+
 #include "ops/wx_ops.h"
 
 typedef struct wx_backend {
@@ -16,10 +18,47 @@ typedef struct wx_backend {
 #include "ops/ops.def"
 #undef WX_OP
 #undef WX_OP_FWD
+    /* ---- memory: where this backend's tensors live (after the ops: the CUDA table is
+     * initialised positionally). A model allocates its parameters, activations and scratch with
+     * mem_alloc, and moves data in and out only with the copies, so the same model source works
+     * on host (CPU: malloc/memcpy) and device memory (CUDA: cudaMalloc/cudaMemcpy). ---- */
+    int on_device; /* 0: tensors are host memory (CPU); 1: device memory (CUDA) */
+    /* *ptr = `bytes` of tensor memory, zeroed (at least 1 byte is allocated for 0). */
+    wx_status (*mem_alloc)(wx_ctx *ctx, void **ptr, size_t bytes);
+    void (*mem_free)(wx_ctx *ctx, void *ptr); /* NULL is a no-op */
+    wx_status (*mem_zero)(wx_ctx *ctx, void *ptr, size_t bytes);
+    /* Blocking copies between host memory and this backend's memory, ordered after every op
+     * queued before them (d2h returns with the data on the host). */
+    wx_status (*copy_h2d)(wx_ctx *ctx, void *dst, const void *src, size_t bytes);
+    wx_status (*copy_d2h)(wx_ctx *ctx, void *dst, const void *src, size_t bytes);
+    wx_status (*copy_d2d)(wx_ctx *ctx, void *dst, const void *src, size_t bytes);
+    /* Host → backend copy that may return before it is done (CUDA: on a copy stream from pinned
+     * memory, overlapping the compute stream; ops queued after it wait for it). The host buffer
+     * must stay untouched until copy_wait. CPU: a plain memcpy. */
+    wx_status (*copy_h2d_async)(wx_ctx *ctx, void *dst, const void *src, size_t bytes);
+    wx_status (*copy_wait)(wx_ctx *ctx); /* the host buffers of async copies are free again */
+    /* Host memory for staging (pinned on CUDA, so copies are DMA and can be async; falls back to
+     * plain malloc when pinning fails). host_free tells the two apart. Zeroed. */
+    wx_status (*host_alloc)(wx_ctx *ctx, void **ptr, size_t bytes);
+    void (*host_free)(wx_ctx *ctx, void *ptr);
+    /* Waits for every queued op; reports an asynchronous fault. */
+    wx_status (*synchronize)(wx_ctx *ctx);
 } wx_backend;
 
 /* The CPU backend (always present). */
 const wx_backend *wx_backend_cpu(void);
+
+/* The backend called `name` ("cpu", "cuda"): WX_ERR_USAGE naming it when this build has no such
+ * backend (the CUDA one exists only in builds with WX_HAVE_CUDA); for "cuda" also checks that a
+ * GPU is visible (WX_ERR_RUN "no CUDA device ..." otherwise). `what` names the setting in
+ * messages (e.g. "train.yaml: line 4: key 'device'"). */
+wx_status wx_backend_by_name(const char *name, const char *what, const wx_backend **out);
+
+/* Allocation helpers: NULL on failure with the error set (message names `what` and the size). */
+void *wx_backend_alloc(const wx_backend *be, wx_ctx *ctx, size_t bytes, const char *what);
+/* Copies n floats of host memory into a new backend buffer (NULL with the error set). */
+float *wx_backend_upload_f32(const wx_backend *be, wx_ctx *ctx, const float *host, int64_t n,
+                             const char *what);
 
 /* Names of every op in the op list, NULL-terminated (for tests and `wxcast info`). */
 extern const char *const wx_op_names[];

@@ -1,4 +1,5 @@
 #include "backend/wx_backend.h"
+#include "backend/wx_backend_mem.h"
 
 static const wx_backend wx_cpu_table = {
     .name = "cpu",
@@ -7,6 +8,10 @@ static const wx_backend wx_cpu_table = {
 #include "ops/ops.def"
 #undef WX_OP
 #undef WX_OP_FWD
+    .on_device = 0, .mem_alloc = wx_cpu_mem_alloc, .mem_free = wx_cpu_mem_free,
+    .mem_zero = wx_cpu_mem_zero, .copy_h2d = wx_cpu_mem_copy, .copy_d2h = wx_cpu_mem_copy,
+    .copy_d2d = wx_cpu_mem_copy, .copy_h2d_async = wx_cpu_mem_copy, .copy_wait = wx_cpu_mem_wait,
+    .host_alloc = wx_cpu_mem_alloc, .host_free = wx_cpu_mem_free, .synchronize = wx_cpu_mem_wait,
 };
 
 const wx_backend *wx_backend_cpu(void) { return &wx_cpu_table; }

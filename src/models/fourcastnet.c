@@ -117,8 +117,10 @@ static void fill_trunc02(wx_rng *r, const wx_params *p, int i) {
                                  -2.0f / 0.02f, 2.0f / 0.02f);
 }
 
-void wx_fcn_init_params(wx_fcn *m, uint64_t seed) {
-    wx_params *p = &m->params;
+/* Fills the parameters on the host (through a staging copy when they are device memory). */
+static wx_status init_params(wx_fcn *m, uint64_t seed) {
+    wx_params hp = m->params, *p = &hp;
+    WX_TRY(wx_params_host_begin(&m->params, &hp.data));
     wx_rng r;
     wx_rng_init(&r, seed, 0);
     memset(p->data, 0, sizeof(float) * (size_t)p->len);
@@ -141,7 +143,11 @@ void wx_fcn_init_params(wx_fcn *m, uint64_t seed) {
     }
     if (m->norm_w >= 0) fill_const(wx_params_tensor(p, m->norm_w), p->t[m->norm_w].size, 1.0f);
     fill_trunc02(&r, p, m->head);
+    return wx_params_host_end(&m->params, hp.data);
 }
+
+/* Device parameters: a failed copy leaves the error set (wx_fcn_create reports it). */
+void wx_fcn_init_params(wx_fcn *m, uint64_t seed) { (void)init_params(m, seed); }
 
 /* Per-sample element counts of the tape and scratch pieces, each rounded to 16 floats. */
 typedef struct {
@@ -262,8 +268,15 @@ wx_fcn *wx_fcn_create(wx_ctx *ctx, const wx_backend *be, const wx_fcn_config *d,
     int64_t tape, scratch;
     arena_lens(d, m->kept, max_batch, &tape, &scratch);
     m->arena_len = tape * max_tapes + scratch;
-    m->arena = malloc(sizeof(float) * (size_t)m->arena_len);
-    if (!m->arena) {
+    m->arena = wx_backend_alloc(be, ctx, sizeof(float) * (size_t)m->arena_len, "model arena");
+    if (m->be->on_device) /* the AFNO filter reads the mask on the device */
+        m->mask_dev = wx_backend_alloc(be, ctx, (size_t)(m->hp * m->wf), "model mode mask");
+    if (m->be->on_device && m->mask_dev &&
+        be->copy_h2d(ctx, m->mask_dev, m->mask, (size_t)(m->hp * m->wf)) != WX_OK) {
+        wx_fcn_destroy(m);
+        return NULL;
+    }
+    if (!m->arena || (m->be->on_device && !m->mask_dev)) {
         wx_error_set(WX_ERR_RUN, "model: cannot allocate the activation arena (%.1f MiB for batch "
                      "%lld, %d tapes)", (double)m->arena_len * 4.0 / 1048576.0,
                      (long long)max_batch, max_tapes);
@@ -271,11 +284,10 @@ wx_fcn *wx_fcn_create(wx_ctx *ctx, const wx_backend *be, const wx_fcn_config *d,
         return NULL;
     }
     arena_carve(m);
-    if (wx_params_alloc(&m->params) != WX_OK) {
+    if (wx_params_alloc_on(&m->params, be, ctx) != WX_OK || init_params(m, seed) != WX_OK) {
         wx_fcn_destroy(m);
         return NULL;
     }
-    wx_fcn_init_params(m, seed);
     return m;
 }
 
@@ -286,7 +298,8 @@ void wx_fcn_destroy(wx_fcn *m) {
         free(m->tapes[t].blk);
     }
     free(m->tapes);
-    free(m->arena);
+    m->be->mem_free(m->ctx, m->arena);
+    if (m->mask_dev) m->be->mem_free(m->ctx, m->mask_dev);
     free(m->blk);
     free(m->mask);
     wx_params_free(&m->params);

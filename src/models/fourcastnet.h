@@ -76,7 +76,8 @@ typedef struct {
     int64_t mlp_hidden;       /* (int64)(D·mlp_ratio) */
     int64_t kept;             /* kept modes M */
     int64_t filter_saved;     /* wx_afno_filter_saved_len for one sample */
-    uint8_t *mask;            /* (Hp, Wf) */
+    uint8_t *mask;            /* (Hp, Wf) host */
+    uint8_t *mask_dev;        /* its device copy when the backend is on a device, else NULL */
     wx_params params;
     int pos, pe_w, pe_b, norm_w, norm_b, head;
     wx_fcn_block_idx *blk;    /* (depth) */

@@ -44,7 +44,8 @@ wx_status wx_fcn_backward(wx_fcn *m, float *dx, const float *dy) {
         WX_TRY(be->irfft2_backward(ctx, m->s.dspec, d1, b, m->hp, m->wp, D));
         WX_TRY(be->afno_filter_backward(ctx, m->s.spec, G(k->w1), G(k->b1), G(k->w2), G(k->b2),
                                         m->s.dspec, tb->fsaved, tb->spec, P(k->w1), P(k->w2),
-                                        m->mask, b, m->hp, m->wf, D, d->num_blocks,
+                                        m->mask_dev ? m->mask_dev : m->mask, b, m->hp, m->wf, D,
+                                        d->num_blocks,
                                         d->hidden_size_factor, d->sparsity_threshold));
         WX_TRY(be->rfft2_backward(ctx, tmp, m->s.spec, b, m->hp, m->wp, D));
         WX_TRY(be->add_forward(ctx, tmp, tmp, d1, n)); /* ∂L/∂u: spectral path + AFNO2D skip */

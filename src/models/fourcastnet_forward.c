@@ -43,7 +43,8 @@ static wx_status fcn_run(wx_fcn *m, float *y, const float *x, int64_t b, wx_fcn_
         /* f = irfft2(shrink(MLP(rfft2(u)))) on the (B, Hp, Wp, D) grid */
         WX_TRY(be->rfft2_forward(ctx, X, m->s.u, b, m->hp, m->wp, D));
         WX_TRY(be->afno_filter_forward(ctx, m->s.spec, fs, X, P(k->w1), P(k->b1), P(k->w2),
-                                       P(k->b2), m->mask, b, m->hp, m->wf, D, d->num_blocks,
+                                       P(k->b2), m->mask_dev ? m->mask_dev : m->mask, b, m->hp,
+                                       m->wf, D, d->num_blocks,
                                        d->hidden_size_factor, d->sparsity_threshold));
         WX_TRY(be->irfft2_forward(ctx, m->s.f, m->s.spec, b, m->hp, m->wp, D));
         /* x1 = x + (f + u): Block's skip plus AFNO2D's own "+ bias" */

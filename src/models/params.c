@@ -1,12 +1,21 @@
 #include "models/params.h"
 
+#include "backend/wx_backend.h"
+
 #include <stdio.h>
 #include <string.h>
 
 void wx_params_init(wx_params *p) { memset(p, 0, sizeof *p); }
 
+static int on_backend(const wx_params *p) { return p->be && p->be->on_device; }
+
 void wx_params_free(wx_params *p) {
     free(p->t);
+    if (on_backend(p)) {
+        p->be->mem_free(p->be_ctx, p->data);
+        p->be->mem_free(p->be_ctx, p->grad);
+        p->data = p->grad = NULL;
+    }
     free(p->data);
     free(p->grad);
     memset(p, 0, sizeof *p);
@@ -52,6 +61,36 @@ wx_status wx_params_alloc(wx_params *p) {
     return WX_OK;
 }
 
+wx_status wx_params_alloc_on(wx_params *p, const wx_backend *be, wx_ctx *ctx) {
+    if (!be || !be->on_device) return wx_params_alloc(p);
+    WX_ASSERT(p->data == NULL);
+    size_t bytes = sizeof(float) * (size_t)(p->len ? p->len : 1);
+    p->be = be, p->be_ctx = ctx;
+    p->data = wx_backend_alloc(be, ctx, bytes, "model parameters");
+    p->grad = p->data ? wx_backend_alloc(be, ctx, bytes, "model gradients") : NULL;
+    if (!p->grad) {
+        be->mem_free(ctx, p->data);
+        p->data = NULL;
+        return WX_ERR_RUN;
+    }
+    return WX_OK;
+}
+
+wx_status wx_params_host_begin(wx_params *p, float **host) {
+    *host = p->data;
+    if (!on_backend(p)) return WX_OK;
+    size_t bytes = sizeof(float) * (size_t)p->len;
+    *host = wx_malloc(bytes ? bytes : 1);
+    return p->be->copy_d2h(p->be_ctx, *host, p->data, bytes);
+}
+
+wx_status wx_params_host_end(wx_params *p, float *host) {
+    if (!on_backend(p) || host == p->data) return WX_OK;
+    wx_status s = p->be->copy_h2d(p->be_ctx, p->data, host, sizeof(float) * (size_t)p->len);
+    free(host);
+    return s;
+}
+
 int64_t wx_params_total(const wx_params *p) {
     int64_t n = 0;
     for (int i = 0; i < p->count; i++) n += p->t[i].size;
@@ -66,7 +105,10 @@ int wx_params_find(const wx_params *p, const char *name) {
 }
 
 void wx_params_zero_grad(wx_params *p) {
-    if (p->grad) memset(p->grad, 0, sizeof(float) * (size_t)p->len);
+    /* A device memset only fails after an earlier fault, which the next checked op reports. */
+    if (p->grad && on_backend(p))
+        (void)p->be->mem_zero(p->be_ctx, p->grad, sizeof(float) * (size_t)p->len);
+    else if (p->grad) memset(p->grad, 0, sizeof(float) * (size_t)p->len);
 }
 
 void wx_params_shape_str(const wx_param_info *t, char *buf, size_t n) {
@@ -94,6 +136,14 @@ wx_status wx_params_set_f64(wx_params *p, const char *what, const char *name, in
                             what, name, got, ndim > WX_PARAM_MAX_DIMS ? "..." : "", want);
     }
     WX_ASSERT(p->data != NULL);
+    if (on_backend(p)) { /* device: convert on the host, copy the tensor */
+        float *h = wx_malloc(sizeof(float) * (size_t)t->size);
+        for (int64_t k = 0; k < t->size; k++) h[k] = (float)src[k];
+        wx_status s = p->be->copy_h2d(p->be_ctx, p->data + t->offset, h,
+                                      sizeof(float) * (size_t)t->size);
+        free(h);
+        return s;
+    }
     float *dst = p->data + t->offset;
     for (int64_t k = 0; k < t->size; k++) dst[k] = (float)src[k];
     return WX_OK;

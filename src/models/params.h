@@ -50,6 +50,10 @@ typedef struct {
     float *grad;  /* (len) */
     wx_params_grad_ready_fn grad_ready; /* NULL unless a trainer listens */
     void *grad_ready_arg;
+    /* Where data and grad live: NULL = host (malloc); else the backend whose mem_alloc made
+     * them (wx_params_alloc_on), e.g. device memory for CUDA. */
+    const struct wx_backend *be;
+    struct wx_ctx *be_ctx;
 } wx_params;
 
 void wx_params_init(wx_params *p);
@@ -61,6 +65,13 @@ int wx_params_add(wx_params *p, const char *name, int ndim, const int64_t *dims,
 
 /* Allocates data and grad (zeroed). */
 wx_status wx_params_alloc(wx_params *p);
+/* The same in the memory of backend `be` (host for the CPU table, device for CUDA); free,
+ * zero_grad and set_f64 then go through be. be NULL = wx_params_alloc. */
+wx_status wx_params_alloc_on(wx_params *p, const struct wx_backend *be, struct wx_ctx *ctx);
+/* Host-side writing of data on any backend: host_begin returns a host buffer holding data (the
+ * buffer itself when data is host memory), host_end copies it back and frees it. */
+wx_status wx_params_host_begin(wx_params *p, float **host);
+wx_status wx_params_host_end(wx_params *p, float *host);
 
 /* Number of parameters (sum of tensor sizes, padding excluded). */
 int64_t wx_params_total(const wx_params *p);
