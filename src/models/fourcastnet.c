@@ -277,9 +277,9 @@ wx_fcn *wx_fcn_create(wx_ctx *ctx, const wx_backend *be, const wx_fcn_config *d,
         return NULL;
     }
     if (!m->arena || (m->be->on_device && !m->mask_dev)) {
-        wx_error_set(WX_ERR_RUN, "model: cannot allocate the activation arena (%.1f MiB for batch "
-                     "%lld, %d tapes)", (double)m->arena_len * 4.0 / 1048576.0,
-                     (long long)max_batch, max_tapes);
+        wx_error_wrap(WX_ERR_RUN, "model: cannot allocate the activation arena (%.1f MiB for "
+                      "batch %lld, %d tapes): ", (double)m->arena_len * 4.0 / 1048576.0,
+                      (long long)max_batch, max_tapes);
         wx_fcn_destroy(m);
         return NULL;
     }
