@@ -18,8 +18,12 @@
 
 /* Below this many elements a parallel region costs more than it saves. */
 #define WX_DENSE_PAR_MIN (1 << 15)
-/* Columns reduced together by one thread: 64 doubles of accumulators, rows read in 256-byte runs. */
-#define WX_DENSE_COL_BLOCK 64
+/* Column reductions (bias and LayerNorm parameter gradients): each thread owns a block of
+ * columns and walks the rows in order, so every column's sum is one chain in row order whatever
+ * the block widths (results independent of the thread count). Blocks are as wide as the thread
+ * count allows, up to 2048 columns (16 KB of double accumulators, in L1): each row is then read as
+ * one long contiguous run; 64-column blocks read 256-byte pieces 4 KB apart and stalled on them. */
+#define WX_DENSE_COL_MAX 2048
 
 static int dense_threads(const wx_ctx *ctx) {
     return ctx && ctx->threads > 0 ? ctx->threads : omp_get_max_threads();
@@ -34,24 +38,30 @@ static wx_status dense_check_blas_dims(const char *op, int64_t a, int64_t b, int
     return WX_OK;
 }
 
+/* Width of the column blocks for `cols` columns (a multiple of 8). */
+static int64_t dense_col_width(const wx_ctx *ctx, int64_t cols) {
+    int64_t nt = dense_threads(ctx), w = (cols + nt - 1) / nt;
+    w = (w + 7) / 8 * 8;
+    return w > WX_DENSE_COL_MAX ? WX_DENSE_COL_MAX : w < 8 ? 8 : w;
+}
+
 /* acc(cols) += Σ_r m(rows, cols)[r, :], summed in double in row order. */
 static void dense_col_sum_acc(const wx_ctx *ctx, WXR *acc, const WXR *m, int64_t rows,
                               int64_t cols) {
-    int64_t nblk = (cols + WX_DENSE_COL_BLOCK - 1) / WX_DENSE_COL_BLOCK;
+    int64_t width = dense_col_width(ctx, cols), nblk = (cols + width - 1) / width;
 #pragma omp parallel for num_threads(dense_threads(ctx)) if (rows * cols > WX_DENSE_PAR_MIN) \
     schedule(static)
     for (int64_t blk = 0; blk < nblk; blk++) {
-        int64_t c0 = blk * WX_DENSE_COL_BLOCK;
-        int64_t c1 = c0 + WX_DENSE_COL_BLOCK < cols ? c0 + WX_DENSE_COL_BLOCK : cols;
-        double s[WX_DENSE_COL_BLOCK] = {0};
-        /* Each column's sum stays its own chain in row order: vectorising across columns
-         * changes no result. */
+        int64_t c0 = blk * width, c1 = c0 + width < cols ? c0 + width : cols;
+        double *s = wx_calloc((size_t)width, sizeof *s);
+        /* Vectorised across columns: each column stays its own chain, no result changes. */
         for (int64_t r = 0; r < rows; r++) {
             const WXR *row = m + r * cols + c0;
 #pragma omp simd
             for (int64_t j = 0; j < c1 - c0; j++) s[j] += row[j];
         }
         for (int64_t j = c0; j < c1; j++) acc[j] += (WXR)s[j - c0];
+        free(s);
     }
 }
 
@@ -162,25 +172,25 @@ wx_status WXF(wx_cpu_layernorm_backward)(wx_ctx *ctx, WXR *dx, WXR *dgamma, WXR 
         }
     }
     if (!dgamma && !dbeta) return WX_OK;
-    int64_t nblk = (c + WX_DENSE_COL_BLOCK - 1) / WX_DENSE_COL_BLOCK;
+    int64_t width = dense_col_width(ctx, c), nblk = (c + width - 1) / width;
 #pragma omp parallel for num_threads(nt) if (par) schedule(static)
     for (int64_t blk = 0; blk < nblk; blk++) {
-        int64_t c0 = blk * WX_DENSE_COL_BLOCK;
-        int64_t c1 = c0 + WX_DENSE_COL_BLOCK < c ? c0 + WX_DENSE_COL_BLOCK : c;
-        double sgam[WX_DENSE_COL_BLOCK] = {0}, sbet[WX_DENSE_COL_BLOCK] = {0};
+        int64_t c0 = blk * width, c1 = c0 + width < c ? c0 + width : c;
+        double *sgam = wx_calloc(2 * (size_t)width, sizeof *sgam), *sbet = sgam + width;
         for (int64_t r = 0; r < n; r++) {
-            const WXR *xr = x + r * c, *dyr = dy + r * c;
+            const WXR *xr = x + r * c + c0, *dyr = dy + r * c + c0;
             double mu = mean[r], rs = rstd[r];
 #pragma omp simd
-            for (int64_t j = c0; j < c1; j++) {
-                sgam[j - c0] += (double)dyr[j] * ((xr[j] - mu) * rs);
-                sbet[j - c0] += dyr[j];
+            for (int64_t j = 0; j < c1 - c0; j++) {
+                sgam[j] += (double)dyr[j] * ((xr[j] - mu) * rs);
+                sbet[j] += dyr[j];
             }
         }
         for (int64_t j = c0; j < c1; j++) {
             if (dgamma) dgamma[j] += (WXR)sgam[j - c0];
             if (dbeta) dbeta[j] += (WXR)sbet[j - c0];
         }
+        free(sgam);
     }
     return WX_OK;
 }
