@@ -1,6 +1,9 @@
 #include "models/fourcastnet_config.h"
 
+#include <string.h>
+
 static const char *const model_types[] = {"fourcastnet", NULL};
+static const char *const extra_names[] = {"time", "location", "static", NULL};
 
 const wx_cfg_field wx_fcn_config_fields[] = {
     {"type", WX_CFG_STR, 1, WX_CFG_NO_RANGE, NULL, "model family", model_types},
@@ -9,7 +12,8 @@ const wx_cfg_field wx_fcn_config_fields[] = {
      NULL},
     {"patch_size", WX_CFG_INT, 0, 1, 1024, "8", "square patch edge in grid points (tokens = H/p x W/p)",
      NULL},
-    {"in_channels", WX_CFG_INT, 0, 1, 100000, "20", "input channels", NULL},
+    {"in_channels", WX_CFG_INT, 0, 1, 100000, "20",
+     "input channels (with extra_inputs: out_channels + the extras, computed when absent)", NULL},
     {"out_channels", WX_CFG_INT, 0, 1, 100000, "20", "output channels", NULL},
     {"embed_dim", WX_CFG_INT, 0, 1, 1 << 20, "768", "token width; divisible by num_blocks", NULL},
     {"depth", WX_CFG_INT, 0, 1, 10000, "12", "number of AFNO blocks", NULL},
@@ -27,6 +31,9 @@ const wx_cfg_field wx_fcn_config_fields[] = {
     {"count_unused_norm", WX_CFG_BOOL, 0, WX_CFG_NO_RANGE, "true",
      "keep the final LayerNorm that NVlabs builds but never applies (its weights are in checkpoints)",
      NULL},
+    {"extra_inputs", WX_CFG_LIST, 0, WX_CFG_NO_RANGE, "[]",
+     "FourCastNet+ inputs after the state: time (sin/cos of local day and year progress, 4), "
+     "location (sin lat, cos/sin lon, 3), static (surface geopotential, land-sea mask, 2)", NULL},
     WX_CFG_END,
 };
 
@@ -35,6 +42,45 @@ static void key_path(char *buf, size_t len, const char *path, const char *key) {
         snprintf(buf, len, "%s.%s", path, key);
     else
         snprintf(buf, len, "%s", key);
+}
+
+/* extra_inputs: a list of distinct names from extra_names; in_channels follows from them. */
+static wx_status parse_extras(const wx_yaml *map, const char *path, const char *file,
+                              wx_fcn_config *cfg) {
+    char full[256];
+    cfg->extra_time = cfg->extra_location = cfg->extra_static = 0;
+    cfg->n_extra = 0;
+    const wx_yaml *l = map && map->kind == WX_YAML_MAP ? wx_yaml_get(map, "extra_inputs") : NULL;
+    key_path(full, sizeof full, path, "extra_inputs");
+    for (int i = 0; l && i < l->count; i++) {
+        char item[280];
+        const char *s;
+        snprintf(item, sizeof item, "%s[%d]", full, i);
+        WX_TRY(wx_yaml_as_string(l->items[i], item, &s));
+        int *flag = !strcmp(s, "time")       ? &cfg->extra_time
+                    : !strcmp(s, "location") ? &cfg->extra_location
+                    : !strcmp(s, "static")   ? &cfg->extra_static
+                                             : NULL;
+        if (!flag || *flag)
+            return wx_error_set(WX_ERR_USAGE, "%s: line %d: key '%s': '%s' %s (expected some of "
+                                "time, location, static, each once)", file, l->items[i]->line, item,
+                                s, flag ? "is listed twice" : "is not an extra input");
+        *flag = 1;
+    }
+    cfg->n_extra = 4 * cfg->extra_time + 3 * cfg->extra_location + 2 * cfg->extra_static;
+    if (!cfg->n_extra) return WX_OK;
+    int64_t want = cfg->out_channels + cfg->n_extra;
+    const wx_yaml *ic = wx_yaml_get(map, "in_channels");
+    if (ic && cfg->in_channels != want) {
+        key_path(full, sizeof full, path, "in_channels");
+        return wx_error_set(WX_ERR_USAGE, "%s: line %d: key '%s': %lld, but extra_inputs make it "
+                            "out_channels %lld + %lld extra (time 4, location 3, static 2) = %lld; "
+                            "set it to %lld or leave it out", file, ic->line, full,
+                            (long long)cfg->in_channels, (long long)cfg->out_channels,
+                            (long long)cfg->n_extra, (long long)want, (long long)want);
+    }
+    cfg->in_channels = want;
+    return WX_OK;
 }
 
 wx_status wx_fcn_config_parse(const wx_yaml *map, const char *path, wx_fcn_config *cfg) {
@@ -55,6 +101,7 @@ wx_status wx_fcn_config_parse(const wx_yaml *map, const char *path, wx_fcn_confi
 
     char full[256];
     const char *file = map && map->file ? map->file : "<defaults>";
+    WX_TRY(parse_extras(map, path, file, cfg));
     const wx_yaml *img = map && map->kind == WX_YAML_MAP ? wx_yaml_get(map, "img_size") : NULL;
     key_path(full, sizeof full, path, "img_size");
     if (img) {
@@ -117,5 +164,17 @@ void wx_fcn_param_count(const wx_fcn_config *c, wx_fcn_param_counts *n) {
 }
 
 void wx_fcn_config_print(FILE *out, const wx_yaml *map, int indent) {
-    wx_cfg_print(out, map, wx_fcn_config_fields, indent);
+    /* in_channels computed from extra_inputs is printed as the number it is */
+    wx_fcn_config c;
+    int derived = map && !wx_yaml_get(map, "in_channels") && wx_fcn_config_parse(map, "", &c) == WX_OK &&
+                  c.n_extra > 0;
+    for (const wx_cfg_field *f = wx_fcn_config_fields; f->key; f++) {
+        if (derived && !strcmp(f->key, "in_channels")) {
+            fprintf(out, "%*s# %s\n%*sin_channels: %lld\n", indent, "", f->help, indent, "",
+                    (long long)c.in_channels);
+            continue;
+        }
+        wx_cfg_field one[2] = {*f, WX_CFG_END};
+        wx_cfg_print(out, map, one, indent);
+    }
 }

@@ -19,7 +19,12 @@ typedef struct {
     double mlp_ratio, sparsity_threshold, hard_thresholding_fraction;
     int count_unused_norm;
     int two_sided_modes;       /* 0: NVlabs v1 truncation quirk (default); 1: makani v2 */
+    /* FourCastNet+ (OpenCastKit) extra inputs after the state channels, in this order:
+     * time: day_progress_sin/cos (local solar time), year_progress_sin/cos; location: sin lat,
+     * cos lon, sin lon; static: surface geopotential, land-sea mask. */
+    int extra_time, extra_location, extra_static;
     /* derived */
+    int64_t n_extra;            /* extra input channels: in_channels = out_channels + n_extra */
     int64_t h_tokens, w_tokens; /* img / patch */
     int64_t block_size;         /* embed_dim / num_blocks */
     int64_t mlp_hidden;         /* int(embed_dim * mlp_ratio), as Python's int() */

@@ -328,6 +328,7 @@ void wx_dataset_model_data(const wx_dataset *ds, wx_train_data *d, double *mean,
     d->nstatic = ds->model ? ds->model->nstatic : 0;
     d->statics = d->nstatic ? ds->statics : NULL;
     d->dt_s = ds->dt * m->step;
+    d->has_grid = 1, d->grid = ds->grid;
 }
 
 void wx_dataset_close(wx_dataset *ds) {

@@ -3,9 +3,12 @@
  * train_model_gc.c. */
 #include "train/train_model.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "meteo/wx_catalogue.h"
+#include "models/forcings.h"
 #include "models/fourcastnet.h"
 #include "train/checkpoint.h"
 
@@ -57,16 +60,20 @@ typedef struct {
     float *y;     /* (K, B, Cout, H, W) step outputs */
     float *dy;    /* (B, Cout, H, W) */
     float *carry; /* (B, Cin, H, W) ∂L/∂(input of step k+1) = ∂L/∂ŷ_k through the later steps */
+    float *xin;   /* (2, B, Cin, H, W) FourCastNet+ inputs of steps 2..K (state + extras) */
+    wx_time *t;   /* (B) their times */
     char *config_text;
 } fcn_impl;
+
+static wx_status fcn_next_input(wx_train_model *tm, float *x1, const float *x0, const float *y0,
+                                const wx_time *t2, int64_t b);
 
 static wx_status fcn_loss_backward(wx_train_model *tm, const wx_train_loss *loss, const float *x,
                                    const float *targets, const wx_time *t1, int64_t k, int64_t b,
                                    double *loss_out) {
-    (void)t1;
     fcn_impl *im = tm->impl;
     WX_ASSERT(k >= 1 && k <= im->max_rollout && b >= 1 && b <= im->max_batch);
-    WX_ASSERT(k == 1 || tm->in_channels == tm->out_channels);
+    WX_ASSERT(k == 1 || tm->in_channels == tm->out_channels || tm->ops->next_input);
     int64_t n = b * tm->out_channels * tm->h * tm->w;
     wx_fcn_tapes_clear(im->fcn);
     const float *in = x;
@@ -77,14 +84,23 @@ static wx_status fcn_loss_backward(wx_train_model *tm, const wx_train_loss *loss
         double v;
         WX_TRY(wx_train_loss_value(loss, &v, ys, targets + s * n, b));
         total += v;
-        in = ys;
+        if (s + 1 < k && tm->ops->next_input) { /* FourCastNet+: the extras of step s + 1 */
+            float *xs = im->xin + (s % 2) * b * tm->in_channels * tm->h * tm->w;
+            for (int64_t i = 0; i < b; i++) im->t[i] = t1[i] + (s + 1) * tm->data.dt_s;
+            WX_TRY(fcn_next_input(tm, xs, in, ys, im->t, b));
+            in = xs;
+        } else {
+            in = ys;
+        }
     }
     /* Last step first: ŷ_s feeds step s+1, so ∂L/∂ŷ_s = ∂L_s/∂ŷ_s + (dx of step s+1). */
     for (int64_t s = k - 1; s >= 0; s--) {
         const float *ys = im->y + s * n;
         WX_TRY(wx_train_loss_grad(loss, im->dy, 1.0, ys, targets + s * n, b));
-        if (s < k - 1)
-            for (int64_t i = 0; i < n; i++) im->dy[i] += im->carry[i];
+        if (s < k - 1) /* the state part of the next input is ŷ_s; the extras are constants */
+            for (int64_t i = 0; i < b; i++)
+                for (int64_t q = 0; q < n / b; q++)
+                    im->dy[i * (n / b) + q] += im->carry[i * tm->in_channels * tm->h * tm->w + q];
         WX_TRY(wx_fcn_backward(im->fcn, s > 0 ? im->carry : NULL, im->dy));
     }
     *loss_out = total;
@@ -107,12 +123,64 @@ static void fcn_destroy(wx_train_model *tm) {
     free(im->y);
     free(im->dy);
     free(im->carry);
+    free(im->xin);
+    free(im->t);
     free(im->config_text);
     free(im);
 }
 
+/* FourCastNet+: x (B, Cout + n_extra, H, W) = [state, extras at the input time t1 − dt]. */
+static wx_status fcn_make_input(wx_train_model *tm, float *x, const float *states,
+                                const wx_time *t1, int64_t b) {
+    fcn_impl *im = tm->impl;
+    const wx_fcn_config *d = &im->fcn->d;
+    int64_t hw = tm->h * tm->w, cout = tm->out_channels, cin = tm->in_channels;
+    if (!t1 && d->extra_time)
+        return wx_error_set(WX_ERR_USAGE, "fourcastnet: time inputs need the valid times");
+    double *lat = wx_malloc(sizeof(double) * (size_t)tm->h), *lon = wx_malloc(sizeof(double) * (size_t)tm->w);
+    for (int64_t j = 0; j < tm->h; j++)
+        lat[j] = tm->data.has_grid ? wx_grid_lat(&tm->data.grid, (int)j) : 90.0 - 180.0 * (double)j / (double)tm->h;
+    for (int64_t i = 0; i < tm->w; i++)
+        lon[i] = tm->data.has_grid ? wx_grid_lon(&tm->data.grid, (int)i) : 360.0 * (double)i / (double)tm->w;
+    static const char *const tnames[4] = {"day_progress_sin", "day_progress_cos", "year_progress_sin",
+                                          "year_progress_cos"};
+    wx_status st = WX_OK;
+    for (int64_t s = 0; st == WX_OK && s < b; s++) {
+        float *xs = x + s * cin * hw;
+        memcpy(xs, states + s * cout * hw, sizeof(float) * (size_t)(cout * hw));
+        float *e = xs + cout * hw;
+        if (d->extra_time) {
+            wx_time t = t1[s] - tm->data.dt_s; /* the input's valid time */
+            for (int k = 0; k < 4 && st == WX_OK; k++, e += hw)
+                st = wx_forcing_fill(tnames[k], t, lat, tm->h, lon, tm->w, e);
+        }
+        if (d->extra_location) {
+            for (int64_t p = 0; p < hw; p++) {
+                double la = lat[p / tm->w] * M_PI / 180.0, lo = lon[p % tm->w] * M_PI / 180.0;
+                e[p] = (float)sin(la), e[hw + p] = (float)cos(lo), e[2 * hw + p] = (float)sin(lo);
+            }
+            e += 3 * hw;
+        }
+        if (d->extra_static) /* normalised surface geopotential, land-sea mask (read by the data) */
+            memcpy(e, tm->data.statics, sizeof(float) * (size_t)(2 * hw));
+    }
+    free(lat), free(lon);
+    return st;
+}
+
+static wx_status fcn_next_input(wx_train_model *tm, float *x1, const float *x0, const float *y0,
+                                const wx_time *t2, int64_t b) {
+    (void)x0;
+    return fcn_make_input(tm, x1, y0, t2, b);
+}
+
 static const wx_train_model_ops fcn_ops = {fcn_loss_backward, fcn_predict, fcn_print_config,
                                            fcn_destroy, NULL, NULL, NULL, NULL};
+static const wx_train_model_ops fcn_plus_ops = {fcn_loss_backward, fcn_predict, fcn_print_config,
+                                                fcn_destroy, fcn_make_input, fcn_next_input, NULL,
+                                                NULL};
+static const wx_train_channel fcn_statics[2] = {
+    {"geopotential_at_surface", 0, WX_LEVEL_STATIC}, {"land_sea_mask", 0, WX_LEVEL_STATIC}};
 
 static wx_status fcn_create(const wx_yaml *map, const char *path, wx_ctx *ctx, const wx_backend *be,
                             uint64_t seed, int64_t max_batch, int64_t max_rollout,
@@ -120,7 +188,7 @@ static wx_status fcn_create(const wx_yaml *map, const char *path, wx_ctx *ctx, c
     wx_fcn_config d;
     WX_TRY(wx_fcn_config_parse(map, path, &d));
     WX_TRY(wx_fcn_check(&d));
-    if (max_rollout > 1 && d.in_channels != d.out_channels)
+    if (max_rollout > 1 && d.in_channels != d.out_channels + d.n_extra)
         return wx_error_set(WX_ERR_USAGE, "%s: model: %lld input and %lld output channels: an "
                             "autoregressive rollout of %lld steps needs them equal",
                             map && map->file ? map->file : "model", (long long)d.in_channels,
@@ -133,13 +201,19 @@ static wx_status fcn_create(const wx_yaml *map, const char *path, wx_ctx *ctx, c
     im->y = wx_malloc(sizeof(float) * (size_t)(max_rollout * max_batch * d.out_channels * hw));
     im->dy = wx_malloc(sizeof(float) * (size_t)(max_batch * d.out_channels * hw));
     im->carry = wx_malloc(sizeof(float) * (size_t)(max_batch * d.in_channels * hw));
+    if (d.n_extra) {
+        im->xin = wx_malloc(sizeof(float) * (size_t)(2 * max_batch * d.in_channels * hw));
+        im->t = wx_malloc(sizeof(wx_time) * (size_t)(max_batch + 1));
+    }
     size_t len = 0;
     FILE *mem = open_memstream(&im->config_text, &len);
     WX_ASSERT(mem != NULL);
     wx_fcn_config_print(mem, map, 0);
     fclose(mem);
     wx_train_model *tm = wx_calloc(1, sizeof *tm);
-    tm->ops = &fcn_ops, tm->family = "fourcastnet", tm->params = &f->params;
+    tm->ops = d.n_extra ? &fcn_plus_ops : &fcn_ops, tm->family = "fourcastnet";
+    tm->params = &f->params;
+    if (d.extra_static) tm->nstatic = 2, tm->statics = fcn_statics;
     tm->in_channels = d.in_channels, tm->out_channels = d.out_channels;
     tm->h = d.img_h, tm->w = d.img_w, tm->impl = im;
     *out = tm;
@@ -193,6 +267,7 @@ wx_status wx_train_model_attach(wx_train_model *m, const wx_train_data *d) {
     wx_train_data_free(o);
     size_t n = (size_t)d->nstate, hw = (size_t)(m->h * m->w);
     o->nstate = d->nstate, o->nstatic = d->nstatic, o->dt_s = d->dt_s;
+    o->has_grid = d->has_grid, o->grid = d->grid;
     o->names = wx_calloc(n + 1, sizeof *o->names);
     o->mean = wx_calloc(n + 1, sizeof(double));
     o->std = wx_calloc(n + 1, sizeof(double));
@@ -238,6 +313,17 @@ static wx_status data_from_checkpoint(const wx_checkpoint *ck, wx_train_model *m
     if (!ch || ch->kind != WX_YAML_SEQ || !dt)
         st = wx_error_set(WX_ERR_RUN, "%s: DATA section without channels_out/time_step_s", ck->path);
     if (st == WX_OK) st = wx_yaml_as_int(dt, "time_step_s", &d.dt_s);
+    const wx_yaml *g = wx_yaml_get(y, "grid");
+    if (st == WX_OK && g) { /* {nlat, nlon, lat0, dlat, lon0, dlon} (trainer.c data_yaml) */
+        int64_t nlat = 0, nlon = 0;
+        double v[4] = {0};
+        const char *k[4] = {"lat0", "dlat", "lon0", "dlon"};
+        st = wx_yaml_as_int(wx_yaml_get(g, "nlat"), "grid.nlat", &nlat);
+        if (st == WX_OK) st = wx_yaml_as_int(wx_yaml_get(g, "nlon"), "grid.nlon", &nlon);
+        for (int i = 0; st == WX_OK && i < 4; i++) st = wx_yaml_as_double(wx_yaml_get(g, k[i]), k[i], &v[i]);
+        if (st == WX_OK) st = wx_grid_make((int)nlat, (int)nlon, v[0], v[1], v[2], v[3], &d.grid);
+        d.has_grid = st == WX_OK;
+    }
     if (st == WX_OK) {
         d.nstate = ch->count;
         d.names = wx_calloc((size_t)d.nstate + 1, sizeof *d.names);

@@ -18,7 +18,9 @@
  * valid times (wx_time, UTC seconds); t_{k+1} = t_k + m->data.dt_s.
  *
  * FourCastNet: window 1, x = the state (its in and out channels must be the same for a rollout;
- * a model trained with other channels_in can only be scored one step). GraphCast: ŷ = x[last] +
+ * a model trained with other channels_in can only be scored one step). FourCastNet+ (the model
+ * config's extra_inputs): x = [state, extras] with the extras computed by make_input at the input
+ * time t_1 − dt (time, location; models/forcings.h) or taken from m->data.statics. GraphCast: ŷ = x[last] +
  * (diff_std/std)·out, out being the network's normalised residual (graphcast normalization.py).
  *
  * Training: targets (K, B, Cout, H, W) are the true states at t_1..t_K, normalised like the
@@ -34,6 +36,7 @@
 
 #include "backend/wx_backend.h"
 #include "core/wx_yaml.h"
+#include "meteo/wx_grid.h"
 #include "meteo/wx_time.h"
 #include "models/params.h"
 #include "train/train_config.h"
@@ -82,6 +85,8 @@ typedef struct {
     int nstatic;
     float *statics;                 /* (nstatic, H, W) normalised static fields (zeros if absent) */
     int64_t dt_s;                   /* model step in seconds (t_{k+1} − t_k) */
+    int has_grid;                   /* grid is set (FourCastNet+ location and local-time inputs) */
+    wx_grid grid;                   /* the model grid (rows and columns of the states) */
 } wx_train_data;
 
 typedef struct {

@@ -174,6 +174,8 @@ wx_status wx_train_model_precip_create(const wx_train_config *c, wx_ctx *ctx, co
         d.out_channels = 1, d.in_channels = -1; /* the wind model's config: its state in, tp out */
     }
     wx_fcn_config probe = d;
+    /* the PrecipNet reads the predicted state only: no FourCastNet+ extras of its own */
+    probe.extra_time = probe.extra_location = probe.extra_static = 0, probe.n_extra = 0;
     if (d.in_channels < 0) {
         /* the state size is the wind model's; create() checks the rest */
         wx_checkpoint ck;
