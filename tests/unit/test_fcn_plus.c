@@ -10,7 +10,7 @@
  *  - through the binary on the toy archive with static lsm/zs channels: pretrain and a two-step
  *    finetune run; the checkpoint keeps the option (MODL extra_inputs and in_channels 12; loaded
  *    model builds its inputs, statics equal the archive's normalised lsm/zs); wxcast forecast
- *    rolls it out. */
+ *    rolls it out; the precip stage trains on it and forecast --precip runs with it. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -201,15 +201,17 @@ static void check_two_step(wx_ctx *ctx) {
 static void check_binary(void) {
     char path[1024], text[4096], archive[512];
     snprintf(archive, sizeof archive, "%s/archive", tmp);
-    if (!WX_CHECK(toy_ext_archive_write(archive, 64, TOY_EXT_STATIC) == 0, "archive")) return;
+    if (!WX_CHECK(toy_ext_archive_write(archive, 64, TOY_EXT_STATIC | TOY_EXT_TP) == 0, "archive")) return;
     snprintf(path, sizeof path, "%s/model.yaml", tmp);
     toy_write_text(path, plus_yaml);
     snprintf(text, sizeof text,
-             "model: model.yaml\ndata:\n  archive: archive\n  train_years: [2019, 2019]\n"
+             "model: model.yaml\ndata:\n  archive: archive\n  channels_in: [z500, t850, u850]\n"
+             "  train_years: [2019, 2019]\n"
              "  valid_years: [2020, 2020]\nseed: 1\nthreads: 1\ncheckpoint_dir: ckpt\n"
              "validation: {leads: [1, 4]}\n"
              "pretrain:\n  steps: 12\n  batch_size: 4\n  optimizer: {lr: 1.0e-3, warmup: 2}\n"
-             "finetune:\n  steps: 4\n  batch_size: 2\n  init_from: ckpt/pretrain/best.ckpt\n");
+             "finetune:\n  steps: 4\n  batch_size: 2\n  init_from: ckpt/pretrain/best.ckpt\n"
+             "precip:\n  wind_checkpoint: ckpt/finetune/last.ckpt\n  steps: 6\n  batch_size: 2\n");
     snprintf(path, sizeof path, "%s/train.yaml", tmp);
     toy_write_text(path, text);
     char args[2048];
@@ -239,9 +241,9 @@ static void check_binary(void) {
             const wx_archive_meta *am = wx_archive_meta_of(ar);
             double worst = 0;
             for (int k = 0; k < 2; k++) {
-                int c = k == 0 ? 4 : 3; /* geopotential_at_surface = zs (index 4), lsm (3) */
+                int c = k == 0 ? 5 : 4; /* geopotential_at_surface = zs (index 5), lsm (4) */
                 for (int p = 0; p < 512; p++) {
-                    double v = c == 3 ? toy_lsm(p / 32, p % 32) : toy_zs(p / 32, p % 32);
+                    double v = c == 4 ? toy_lsm(p / 32, p % 32) : toy_zs(p / 32, p % 32);
                     double want = ((double)(float)v - am->mean[c]) / am->std[c];
                     double e = fabs(m->data.statics[k * 512 + p] - want);
                     if (e > worst) worst = e;
@@ -256,6 +258,12 @@ static void check_binary(void) {
     snprintf(args, sizeof args, "forecast --model %s --init %s --time 2020-01-01T00:00 --steps 4 "
              "--output %s/fc.nc --threads 1", path, archive, tmp);
     WX_CHECK(run(args, "fc") == 0, "wxcast forecast rolls the FourCastNet+ checkpoint out");
+    /* the precip stage on the FourCastNet+ wind model (its inputs built by the wind model) */
+    snprintf(args, sizeof args, "train --quiet %s/train.yaml --stage precip", tmp);
+    WX_CHECK(run(args, "pr") == 0, "precip stage on a FourCastNet+ wind model");
+    snprintf(args, sizeof args, "forecast --model %s --precip %s/ckpt/precip/last.ckpt --init %s "
+             "--time 2020-01-01T00:00 --steps 2 --output %s/fcp.nc --threads 1", path, tmp, archive, tmp);
+    WX_CHECK(run(args, "fcp") == 0, "forecast --precip with the FourCastNet+ wind model");
 }
 
 int main(void) {
