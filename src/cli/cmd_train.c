@@ -53,8 +53,8 @@ static int train_main(const wx_args *a, wx_train_opts *o) {
 
 int wx_cmd_train(int argc, char **argv) {
     static const wx_arg_option opts[] = {
-        {"stage", 1, "pretrain (one step) or finetune (two-step rollout); default: the config's "
-                     "`stage:`", "STAGE"},
+        {"stage", 1, "pretrain (one step), finetune (two-step rollout) or precip (precipitation "
+                     "model on the frozen wind model); default: the config's `stage:`", "STAGE"},
         {"resume", 1, "continue a run from its checkpoint (bit-identical on the CPU)", "CKPT"},
         {"metrics", 1, "write one JSON object per step and per validation", "FILE"},
         {"max-steps", 1, "stop after this many steps in total (checkpoint written; --resume "
@@ -66,7 +66,7 @@ int wx_cmd_train(int argc, char **argv) {
         {NULL, 0, NULL, NULL},
     };
     static const wx_arg_spec spec = {
-        "train", "CONFIG.yaml [--stage pretrain|finetune] [--resume CKPT] [--metrics FILE]",
+        "train", "CONFIG.yaml [--stage pretrain|finetune|precip] [--resume CKPT] [--metrics FILE]",
         "Trains the model of CONFIG.yaml on its archive: AdamW with warmup and cosine decay, "
         "gradient\nclipping, validation (latitude-weighted RMSE per channel at the validation "
         "leads) after every\nepoch, and <checkpoint_dir>/<stage>/{last,best}.ckpt. See "

@@ -126,6 +126,7 @@ static void check_values(wx_ctx *ctx) {
         WX_CHECK(!memcmp(x + s * 12 * hw, states + s * 3 * hw, sizeof(float) * 3 * hw),
                  "sample %d: the state channels are copied first", s);
     }
+    printf("extra channels vs hand computation: max error %.2g\n", worst);
     WX_CHECK(worst <= 1e-5, "extra channels at 56.25N 56.25E vs hand computation: max error %.2g",
              worst);
     /* day progress at 2020-03-01T00Z, 56.25E: 0.15625 → sin 0.8314696 (an independent number) */
@@ -189,6 +190,7 @@ static void check_two_step(wx_ctx *ctx) {
         if (sgn) lm = tot; else lp = tot;
     }
     double fd = (lp - lm) / (2 * h);
+    printf("2-step directional derivative: gradient %.6g, central FD %.6g\n", gv, fd);
     WX_CHECK(fabs(fd - gv) <= 0.05 * fabs(gv) + 1e-6, "2-step directional derivative: grad %.6g, FD %.6g",
              gv, fd);
     memcpy(p->data, th, sizeof(float) * (size_t)p->len);
