@@ -54,16 +54,22 @@ static wx_status build(const wx_mesh_options *opt, wx_mesh_graphs *g, double *gr
     wx_mesh_node_features(mesh_xyz, nm, g->mesh_features);
     /* Grid features from the exact lat/lon, not from the float32 positions. */
     g->grid_features = wx_malloc((size_t)ng * 3 * sizeof(float));
+    float *cl = wx_malloc((size_t)opt->nlon * 2 * sizeof(float)); /* cos, sin per column */
+    for (int i = 0; i < opt->nlon; i++) {
+        double lo = opt->lon[i] * (M_PI / 180.0);
+        cl[2 * i] = (float)cos(lo);
+        cl[2 * i + 1] = (float)sin(lo);
+    }
     for (int j = 0; j < opt->nlat; j++) {
-        double sl = sin(opt->lat[j] * (M_PI / 180.0));
+        float sl = (float)sin(opt->lat[j] * (M_PI / 180.0));
         for (int i = 0; i < opt->nlon; i++) {
             float *f = g->grid_features + 3 * ((int64_t)j * opt->nlon + i);
-            double lo = opt->lon[i] * (M_PI / 180.0);
-            f[0] = (float)sl;
-            f[1] = (float)cos(lo);
-            f[2] = (float)sin(lo);
+            f[0] = sl;
+            f[1] = cl[2 * i];
+            f[2] = cl[2 * i + 1];
         }
     }
+    free(cl);
 
     int32_t *s, *r;
     int64_t e;

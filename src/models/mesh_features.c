@@ -41,19 +41,40 @@ wx_status wx_mesh_edge_features(wx_edge_set *set, const double *sender_xyz,
     int64_t e = set->n_edges;
     double *d = wx_malloc((size_t)(e > 0 ? e : 1) * 4 * sizeof(double));
     double longest = 0.0;
-#pragma omp parallel for schedule(static) reduction(max : longest)
-    for (int64_t k = 0; k < e; k++) {
-        const double *s = sender_xyz + 3 * (int64_t)set->senders[k];
-        const double *r = receiver_xyz + 3 * (int64_t)set->receivers[k];
-        double rot[9], rel[3] = {s[0] - r[0], s[1] - r[1], s[2] - r[2]};
-        wx_mesh_local_rotation(r, rot);
-        /* R·s − R·r = R·(s − r): rotating the difference avoids cancelling two ~1 values. */
-        double *out = d + 4 * k;
-        for (int i = 0; i < 3; i++)
-            out[1 + i] = rot[3 * i] * rel[0] + rot[3 * i + 1] * rel[1] + rot[3 * i + 2] * rel[2];
-        out[0] = sqrt(out[1] * out[1] + out[2] * out[2] + out[3] * out[3]);
-        if (out[0] > longest) longest = out[0];
+    /* The rotation depends on the receiver only: a table when receivers are few per edge
+     * (g2m, the multi-mesh), else reuse along runs of one receiver (m2g: 3 edges per point). */
+    int64_t nr = set->n_receivers;
+    double *table = NULL;
+    if (nr > 0 && nr * 4 <= e) {
+        table = wx_malloc((size_t)nr * 9 * sizeof(double));
+#pragma omp parallel for schedule(static)
+        for (int64_t v = 0; v < nr; v++) wx_mesh_local_rotation(receiver_xyz + 3 * v, table + 9 * v);
     }
+#pragma omp parallel reduction(max : longest)
+    {
+        int32_t last = -1;
+        double own[9];
+#pragma omp for schedule(static)
+        for (int64_t k = 0; k < e; k++) {
+            const double *s = sender_xyz + 3 * (int64_t)set->senders[k];
+            const double *r = receiver_xyz + 3 * (int64_t)set->receivers[k];
+            double rel[3] = {s[0] - r[0], s[1] - r[1], s[2] - r[2]};
+            const double *rot = own;
+            if (table) {
+                rot = table + 9 * (int64_t)set->receivers[k];
+            } else if (set->receivers[k] != last) {
+                wx_mesh_local_rotation(r, own);
+                last = set->receivers[k];
+            }
+            /* R·s − R·r = R·(s − r): rotating the difference avoids cancelling two ~1 values. */
+            double *out = d + 4 * k;
+            for (int i = 0; i < 3; i++)
+                out[1 + i] = rot[3 * i] * rel[0] + rot[3 * i + 1] * rel[1] + rot[3 * i + 2] * rel[2];
+            out[0] = sqrt(out[1] * out[1] + out[2] * out[2] + out[3] * out[3]);
+            if (out[0] > longest) longest = out[0];
+        }
+    }
+    free(table);
     double s = norm > 0.0 ? norm : longest;
     if (!(s > 0.0)) {
         free(d);
@@ -62,6 +83,7 @@ wx_status wx_mesh_edge_features(wx_edge_set *set, const double *sender_xyz,
     }
     free(set->features);
     set->features = wx_malloc((size_t)(e > 0 ? e : 1) * 4 * sizeof(float));
+#pragma omp parallel for schedule(static)
     for (int64_t k = 0; k < 4 * e; k++) set->features[k] = (float)(d[k] / s);
     free(d);
     set->norm = s;

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <omp.h>
+
 #include "models/mesh.h"
 
 /* ---- numpy-compatible float32 sin/cos ----
@@ -65,6 +67,7 @@ typedef struct {
     int32_t n;
     int32_t *idx;  /* permutation of 0..n-1 */
     uint8_t *axis; /* split axis of the node whose median sits at that position */
+    double *tp;    /* (n, 3): pts[idx[i]] at i, so a query walks memory in tree order */
 } kd_tree;
 
 static int kd_less(const double *pts, int ax, int32_t a, int32_t b) {
@@ -120,11 +123,14 @@ static void kd_build(kd_tree *t, const double *pts, int32_t n) {
     t->axis = wx_calloc((size_t)(n > 0 ? n : 1), 1);
     for (int32_t i = 0; i < n; i++) t->idx[i] = i;
     kd_build_range(t, 0, n);
+    t->tp = wx_malloc((size_t)(n > 0 ? n : 1) * 3 * sizeof(double));
+    for (int32_t i = 0; i < n; i++) memcpy(t->tp + 3 * (int64_t)i, pts + 3 * (int64_t)t->idx[i], 3 * sizeof(double));
 }
 
 static void kd_free(kd_tree *t) {
     free(t->idx);
     free(t->axis);
+    free(t->tp);
 }
 
 static double dist2(const double *a, const double *b) {
@@ -132,30 +138,59 @@ static double dist2(const double *a, const double *b) {
     return d0 * d0 + d1 * d1 + d2 * d2;
 }
 
-/* Appends to out (when not NULL) the points within sqrt(r2) of q; returns how many. r2 is
- * compared with the squared distance, as scipy's cKDTree ball query does. */
+/* Writes to out[0 .. cap) the points within sqrt(r2) of q and returns how many there are (also
+ * beyond cap: the caller grows out and asks again). r2 is compared with the squared distance,
+ * as scipy's cKDTree ball query does. */
 static int64_t kd_ball(const kd_tree *t, int32_t lo, int32_t hi, const double *q, double r,
-                       double r2, int32_t *out) {
+                       double r2, int32_t *out, int64_t cap) {
     int64_t n = 0;
     while (hi - lo > KD_LEAF) {
         int32_t mid = lo + (hi - lo) / 2;
         int ax = t->axis[mid];
-        const double *p = t->pts + 3 * (int64_t)t->idx[mid];
+        const double *p = t->tp + 3 * (int64_t)mid;
         if (dist2(q, p) <= r2) {
-            if (out) out[n] = t->idx[mid];
+            if (n < cap) out[n] = t->idx[mid];
             n++;
         }
         double diff = q[ax] - p[ax];
         /* left holds coordinates <= p[ax], right >= p[ax] */
-        if (diff <= r) n += kd_ball(t, lo, mid, q, r, r2, out ? out + n : NULL);
+        if (diff <= r) n += kd_ball(t, lo, mid, q, r, r2, out + n, cap > n ? cap - n : 0);
         if (diff < -r) return n;
         lo = mid + 1;
     }
     for (int32_t i = lo; i < hi; i++)
-        if (dist2(q, t->pts + 3 * (int64_t)t->idx[i]) <= r2) {
-            if (out) out[n] = t->idx[i];
+        if (dist2(q, t->tp + 3 * (int64_t)i) <= r2) {
+            if (n < cap) out[n] = t->idx[i];
             n++;
         }
+    return n;
+}
+
+/* A growable int32 list. */
+typedef struct {
+    int32_t *v;
+    int64_t n, cap;
+} i32_list;
+
+static void i32_reserve(i32_list *l, int64_t extra) {
+    if (l->n + extra <= l->cap) return;
+    int64_t cap = l->cap ? l->cap : 1024;
+    while (cap < l->n + extra) cap *= 2;
+    int32_t *v = wx_malloc((size_t)cap * sizeof(int32_t));
+    if (l->n) memcpy(v, l->v, (size_t)l->n * sizeof(int32_t));
+    free(l->v);
+    l->v = v, l->cap = cap;
+}
+
+/* Appends the ball's points to l (one query; a second only when the free space was short). */
+static int64_t kd_ball_append(const kd_tree *t, const double *q, double r, i32_list *l) {
+    i32_reserve(l, 64);
+    int64_t n = kd_ball(t, 0, t->n, q, r, r * r, l->v + l->n, l->cap - l->n);
+    if (n > l->cap - l->n) {
+        i32_reserve(l, n);
+        kd_ball(t, 0, t->n, q, r, r * r, l->v + l->n, l->cap - l->n);
+    }
+    l->n += n;
     return n;
 }
 
@@ -178,30 +213,48 @@ wx_status wx_mesh_radius_edges(const wx_icosphere *ico, const double *grid_xyz, 
         return wx_error_set(WX_ERR_USAGE, "grid→mesh radius %g is outside (0, 2]", radius);
     kd_tree t;
     kd_build(&t, ico->xyz, ico->nodes[ico->levels]);
-    double r2 = radius * radius;
     int64_t *off = wx_malloc(((size_t)n_grid + 1) * sizeof(int64_t));
-    /* Two passes (count, then fill at prefix offsets) keep the edge order independent of the
-     * thread count. */
-#pragma omp parallel for schedule(static)
-    for (int32_t g = 0; g < n_grid; g++)
-        off[g + 1] = kd_ball(&t, 0, t.n, grid_xyz + 3 * (int64_t)g, radius, r2, NULL);
+    /* One query per point into per-thread lists over contiguous point ranges, joined in range
+     * order: the edge order is that of the points whatever the thread count. */
+    int nth = omp_get_max_threads();
+    i32_list *lists = wx_calloc((size_t)nth, sizeof(i32_list));
+    int32_t *first = wx_calloc((size_t)nth + 1, sizeof(int32_t));
+#pragma omp parallel num_threads(nth)
+    {
+        int id = omp_get_thread_num(), nt = omp_get_num_threads();
+        int32_t g0 = (int32_t)((int64_t)n_grid * id / nt), g1 = (int32_t)((int64_t)n_grid * (id + 1) / nt);
+        first[id] = g0;
+        if (id == nt - 1) first[nt] = n_grid;
+        for (int32_t g = g0; g < g1; g++) {
+            int64_t k0 = lists[id].n;
+            int64_t n = kd_ball_append(&t, grid_xyz + 3 * (int64_t)g, radius, &lists[id]);
+            sort_i32(lists[id].v + k0, n);
+            off[g + 1] = n;
+        }
+    }
     off[0] = 0;
     for (int32_t g = 0; g < n_grid; g++) off[g + 1] += off[g];
     int64_t e = off[n_grid];
+    int32_t *gi = NULL, *mi = NULL;
+    if (e <= INT32_MAX) {
+        gi = wx_malloc((size_t)(e > 0 ? e : 1) * sizeof(int32_t));
+        mi = wx_malloc((size_t)(e > 0 ? e : 1) * sizeof(int32_t));
+        for (int id = 0; id < nth; id++) {
+            if (lists[id].n)
+                memcpy(mi + off[first[id]], lists[id].v, (size_t)lists[id].n * sizeof(int32_t));
+        }
+#pragma omp parallel for schedule(static)
+        for (int32_t g = 0; g < n_grid; g++)
+            for (int64_t k = off[g]; k < off[g + 1]; k++) gi[k] = g;
+    }
+    for (int id = 0; id < nth; id++) free(lists[id].v);
+    free(lists);
+    free(first);
     if (e > INT32_MAX) {
         kd_free(&t);
         free(off);
         return wx_error_set(WX_ERR_USAGE, "grid→mesh: %lld edges do not fit int32 indices",
                             (long long)e);
-    }
-    int32_t *gi = wx_malloc((size_t)(e > 0 ? e : 1) * sizeof(int32_t));
-    int32_t *mi = wx_malloc((size_t)(e > 0 ? e : 1) * sizeof(int32_t));
-#pragma omp parallel for schedule(static)
-    for (int32_t g = 0; g < n_grid; g++) {
-        int64_t n = kd_ball(&t, 0, t.n, grid_xyz + 3 * (int64_t)g, radius, r2, mi + off[g]);
-        WX_ASSERT(n == off[g + 1] - off[g]);
-        sort_i32(mi + off[g], n);
-        for (int64_t k = 0; k < n; k++) gi[off[g] + k] = g;
     }
     kd_free(&t);
     free(off);
@@ -260,18 +313,13 @@ wx_status wx_mesh_containing_faces(const wx_icosphere *ico, const double *grid_x
     int failed = -1;
 #pragma omp parallel
     {
-        int32_t cap = 64;
-        int32_t *cand = wx_malloc((size_t)cap * sizeof(int32_t));
+        i32_list cl = {NULL, 0, 0};
 #pragma omp for schedule(static)
         for (int32_t g = 0; g < n_grid; g++) {
             const double *p = grid_xyz + 3 * (int64_t)g;
-            int64_t n = kd_ball(&t, 0, t.n, p, reach, reach * reach, NULL);
-            if (n > cap) {
-                cap = (int32_t)n;
-                free(cand);
-                cand = wx_malloc((size_t)cap * sizeof(int32_t));
-            }
-            kd_ball(&t, 0, t.n, p, reach, reach * reach, cand);
+            cl.n = 0;
+            int64_t n = kd_ball_append(&t, p, reach, &cl);
+            int32_t *cand = cl.v;
             sort_i32(cand, n);
             int32_t best = -1;
             double best_min = -INFINITY, best_w[3] = {0, 0, 0};
@@ -298,7 +346,7 @@ wx_status wx_mesh_containing_faces(const wx_icosphere *ico, const double *grid_x
             face[g] = f0 + best;
             for (int k = 0; k < 3; k++) weights[3 * (int64_t)g + k] = (float)(best_w[k] / s);
         }
-        free(cand);
+        free(cl.v);
     }
     kd_free(&t);
     free(cen);

@@ -42,6 +42,12 @@ static double peak_rss_mb(void) {
     return ru.ru_maxrss / 1024.0;
 }
 
+static double cpu_s(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return t.tv_sec + 1e-9 * t.tv_nsec;
+}
+
 static int cmp_d(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return x < y ? -1 : x > y;
@@ -85,10 +91,10 @@ static int train(int argc, char **argv) {
     for (int i = 0; i < cout; i++) wch[i] = 1.0f;
     wx_params *p = &m->params;
     float *am = calloc((size_t)p->len, 4), *av = calloc((size_t)p->len, 4);
-    double *ts = malloc(sizeof(double) * (size_t)(n + 2));
+    double *ts = malloc(sizeof(double) * (size_t)(n + 2)), *cs = malloc(sizeof(double) * (size_t)(n + 2));
     float loss = 0;
     for (int it = 0; it < n + 2; it++) {
-        double a = now_s();
+        double a = now_s(), ac = cpu_s();
         wx_params_zero_grad(p);
         if (wx_gc_forward(m, y, x, 1) ||
             be->mse_latw_forward(ctx, &loss, y, tg, wlat, wch, 1, cout, c.nlat, c.nlon) ||
@@ -97,8 +103,10 @@ static int train(int argc, char **argv) {
             be->adamw_forward(ctx, p->data, am, av, p->grad, p->len, 1e-4, 0.9, 0.95, 1e-8, 0.1, it + 1))
             return die();
         ts[it] = now_s() - a;
+        cs[it] = cpu_s() - ac;
     }
     qsort(ts + 2, (size_t)n, sizeof(double), cmp_d);
+    qsort(cs + 2, (size_t)n, sizeof(double), cmp_d);
     int64_t tape, other;
     wx_gc_arena_bytes(m, &tape, &other);
     printf("{\"impl\": \"wxcast\", \"mode\": \"train\", \"threads\": %d, \"grid\": [%lld, %lld], "
@@ -107,11 +115,11 @@ static int train(int argc, char **argv) {
            "\"tape_mb\": %.1f, \"peak_rss_mb\": %.1f}\n",
            threads, (long long)c.nlat, (long long)c.nlon, (long long)m->nm, (long long)m->eg,
            (long long)m->em, (long long)m->ed, (long long)wx_params_total(p), build_s, ts[2 + n / 2],
-           ts[2], loss, tape / 1048576.0, peak_rss_mb());
+           ts[2], cs[2 + n / 2], loss, tape / 1048576.0, peak_rss_mb());
     wx_gc_destroy(m);
     wx_ctx_destroy(ctx);
     wx_yaml_free(root);
-    free(x), free(y), free(tg), free(dy), free(wlat), free(wch), free(am), free(av), free(ts);
+    free(x), free(y), free(tg), free(dy), free(wlat), free(wch), free(am), free(av), free(ts), free(cs);
     return 0;
 }
 
@@ -150,6 +158,9 @@ static int rollout(int argc, char **argv) {
         t += 21600;
         if (k + 1 < steps && wx_train_model_next_input(m, x[(k + 1) % 2], x[k % 2], y, &t, 1)) return die();
         pred_s += c - b, next_s += now_s() - c;
+        /* progress on stderr, so a run stopped early still leaves its per-step times */
+        fprintf(stderr, "rollout step %d/%d: predict %.2f s, next_input %.2f s, elapsed %.1f s, "
+                "process CPU %.1f s\n", k + 1, steps, c - b, now_s() - c, now_s() - a, cpu_s());
     }
     double total = now_s() - a;
     double mx = 0;

@@ -31,7 +31,8 @@ w, t = json.loads(sys.argv[1]), json.loads(sys.argv[2])
 assert w["params"] == t["params"] and w["edges"] == t["edges"], "different models"
 print(f"train step (batch 1, {w['params']:,} params, grid {w['grid']}, {w['mesh_nodes']} mesh nodes, "
       f"edges g2m/mesh/m2g {w['edges']}): wxcast {w['step_s']:.3f} s, PyTorch {t['step_s']:.3f} s, "
-      f"speed-up {t['step_s'] / w['step_s']:.2f}x; peak RSS wxcast {w['peak_rss_mb']:.0f} MB, "
+      f"speed-up {t['step_s'] / w['step_s']:.2f}x; CPU time per step wxcast {w['cpu_s']:.3f} s, "
+      f"PyTorch {t['cpu_s']:.3f} s ({t['cpu_s'] / w['cpu_s']:.2f}x); peak RSS wxcast {w['peak_rss_mb']:.0f} MB, "
       f"PyTorch {t['peak_rss_mb']:.0f} MB (base {t['rss_base_mb']:.0f} MB)")
 EOF
 

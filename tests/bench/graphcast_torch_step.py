@@ -6,7 +6,8 @@ batch 1 and thread count.
   graphcast_torch_step.py RES LEVEL LATENT STEPS CIN COUT [n]
       one training step = zero_grad, forward, latitude-weighted MSE (weights 1, as the C side),
       autograd backward, torch.optim.AdamW (lr 1e-4, betas 0.9/0.95, wd 0.1) step; median of n
-      (default 5) after 2 warm-up steps.
+      (default 5) after 2 warm-up steps; cpu_s is the median process CPU time (all threads) of a
+      step, less sensitive than wall time to other jobs on a shared machine.
 Prints one JSON object; graph_s is the reference's (brute-force) graph build, not compared.
 peak_rss_mb is the process maximum (interpreter and libtorch included; rss_base_mb is the resident
 size after building the model, before the first step). Run with /usr/bin/python3.
@@ -64,16 +65,18 @@ def main():
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4, betas=(0.9, 0.95), weight_decay=0.1)
     nparams = sum(p.numel() for p in model.parameters())
     rss_base = rss_now_mb()
-    times = []
+    times, cpus = [], []
     loss = None
     for it in range(n + 2):
         a = time.perf_counter()
+        c = time.process_time()
         opt.zero_grad(set_to_none=False)
         y = model(x)
         loss = ((y - t) ** 2).mean()
         loss.backward()
         opt.step()
         times.append(time.perf_counter() - a)
+        cpus.append(time.process_time() - c)
     steady = sorted(times[2:])
     print(json.dumps({"impl": "pytorch", "mode": "train", "torch": torch.__version__,
                       "threads": torch.get_num_threads(), "grid": [H, W],
@@ -82,6 +85,7 @@ def main():
                                 int(g["m2g"][0].numel())],
                       "params": nparams, "graph_s": round(graph_s, 3),
                       "step_s": round(statistics.median(steady), 4), "step_min_s": round(steady[0], 4),
+                      "cpu_s": round(statistics.median(cpus[2:]), 4),
                       "loss": float(loss), "rss_base_mb": round(rss_base, 1),
                       "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0, 1)}))
 
