@@ -1,4 +1,5 @@
-/* wxcast forecast: one deterministic forecast from an archive state (src/infer/forecast.h). */
+/* wxcast forecast: one forecast of any trained model (FourCastNet, GraphCast) from an archive state
+ * or analysis files (src/infer/forecast.h). */
 #include <stdio.h>
 
 #include "cli/cmd_forecast_ext.h"
@@ -26,7 +27,9 @@ int wx_cmd_forecast(int argc, char **argv) {
         "NetCDF:\ndimensions (time, latitude, longitude) with time the valid time, latitude north "
         "to south,\nlongitude from 0 east; one variable per channel; lead 0 (the initial state) "
         "first; the scalar\nforecast_reference_time and forecast_period(time) in hours. Memory "
-        "does not grow with --steps.",
+        "does not grow with --steps.\nAny checkpoint of `wxcast train`: FourCastNet starts from the state at --time; "
+        "GraphCast from\nthe states at --time - 6h and --time (a file must hold both; without --time "
+        "its first two times).",
         opts, 0, 0};
     wx_args a;
     int rc = wx_args_parse(&spec, argc, argv, &a);

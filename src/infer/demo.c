@@ -263,7 +263,8 @@ static wx_status score_model(wx_demo_opts *o, demo_config *d, const demo_model *
     snprintf(png, sizeof png, "%s/%s_forecast_vs_truth%s%s.png", o->output, d->map_channel,
              first ? "" : "_", first ? "" : dm->name);
     if (st == WX_OK) {
-        wx_forecast_opts fo = {ckpt, archive, so.first_init, d->lead_steps, fc, threads, 0, 0, 0, 0};
+        wx_forecast_opts fo = {.model = ckpt, .init = archive, .time = so.first_init,
+                               .steps = d->lead_steps, .output = fc, .threads = threads};
         st = wx_forecast_run(&fo);
     }
     if (st == WX_OK) {
