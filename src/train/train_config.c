@@ -11,6 +11,9 @@ static const char *const stage_choices[] = {"pretrain", "finetune", "precip", NU
 static const char *const loss_choices[] = {"auto", "relative_l2", "lat_weighted_mse", "graphcast",
                                            NULL};
 
+static const char *const device_choices[] = {"cpu", "cuda", NULL};
+static const char *const precision_choices[] = {"fp32", "bf16", NULL};
+
 static const wx_cfg_field root_fields[] = {
     {"model", WX_CFG_ANY, 1, WX_CFG_NO_RANGE, NULL,
      "model config file (relative to this file) or an inline model mapping", NULL},
@@ -25,6 +28,11 @@ static const wx_cfg_field root_fields[] = {
      NULL},
     {"stage", WX_CFG_STR, 0, WX_CFG_NO_RANGE, "pretrain", "stage run when --stage is not given",
      stage_choices},
+    {"device", WX_CFG_STR, 0, WX_CFG_NO_RANGE, "cpu", "backend: cpu or cuda (a CUDA build and a GPU)",
+     device_choices},
+    {"precision", WX_CFG_STR, 0, WX_CFG_NO_RANGE, "fp32",
+     "GEMM inputs: fp32, or bf16 with fp32 accumulation and fp32 master weights (cuda only)",
+     precision_choices},
     {"validation", WX_CFG_MAP, 0, WX_CFG_NO_RANGE, NULL, "validation after every epoch", NULL},
     {"pretrain", WX_CFG_MAP, 0, WX_CFG_NO_RANGE, NULL, "one-step training (NVlabs afno_backbone)",
      NULL},
@@ -377,6 +385,15 @@ static wx_status parse(wx_train_config *c, const char *stage) {
         c->act_checkpoint = b;
     }
     const char *s;
+    WX_TRY(wx_cfg_str(r, f, "device", &s));
+    snprintf(c->device, sizeof c->device, "%s", s);
+    c->device_line = wx_yaml_get(r, "device") ? wx_yaml_get(r, "device")->line : 0;
+    WX_TRY(wx_cfg_str(r, f, "precision", &s));
+    c->bf16 = !strcmp(s, "bf16");
+    if (c->bf16 && strcmp(c->device, "cuda"))
+        return wx_error_set(WX_ERR_USAGE, "%s: line %d: key 'precision': bf16 needs device: cuda "
+                            "(the CPU backend computes in fp32)", r->file,
+                            wx_yaml_get(r, "precision")->line);
     if (!stage) WX_TRY(wx_cfg_str(r, f, "stage", &stage));
     if (!strcmp(stage, "pretrain")) c->stage = WX_STAGE_PRETRAIN;
     else if (!strcmp(stage, "finetune")) c->stage = WX_STAGE_FINETUNE;

@@ -63,6 +63,9 @@ typedef struct {
     char checkpoint_dir[WX_TRAIN_PATH_MAX]; /* <checkpoint_dir>/<stage> */
     int64_t log_every;
     int act_checkpoint;              /* activation_checkpointing */
+    char device[8];                  /* "cpu" or "cuda" (key device) */
+    int device_line;                 /* its line in the file (0: default) */
+    int bf16;                        /* precision: bf16 (bf16 GEMM inputs, fp32 accumulation) */
     /* validation */
     int nleads;
     int64_t leads[WX_TRAIN_MAX_LEADS]; /* model steps, ascending, unique */

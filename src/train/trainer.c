@@ -206,7 +206,16 @@ static wx_status setup_local(trainer *t) {
     int threads = t->o->threads > 0 ? t->o->threads : c->threads;
     t->ctx = wx_ctx_create(threads);
     openblas_set_num_threads(t->ctx->threads); /* GEMM results depend on the split: fix it */
-    t->be = wx_backend_cpu();
+    {
+        char what[WX_TRAIN_PATH_MAX + 48];
+        snprintf(what, sizeof what, "%s: line %d: key 'device'", c->path, c->device_line);
+        WX_TRY(wx_backend_by_name(c->device, what, &t->be));
+        /* The loop below keeps batches, loss values and optimizer state in host memory. */
+        if (t->be->on_device)
+            return wx_error_set(WX_ERR_USAGE, "%s: device 'cuda': wxcast train runs on the CPU "
+                                "backend for now (the CUDA backend trains through the model API; "
+                                "docs/architecture.md)", what);
+    }
     t->batch = c->batch_size / t->nranks;
     t->valid_batch = c->valid_batch > 0 ? c->valid_batch : t->batch;
     int64_t maxb = t->batch > t->valid_batch ? t->batch : t->valid_batch;

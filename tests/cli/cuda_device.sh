@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# wxcast train's device and precision keys, on any machine: precision bf16 on the CPU is a config
+# error (exit 2) naming the key and line; an unknown device is a config error listing the
+# choices; device: cuda exits with one "wxcast: error:" line naming the device: 2 in a build
+# without CUDA, 1 on a CUDA build with no GPU visible, 2 with a GPU (wxcast train does not run on
+# the GPU yet). All before any data is read (the archive does not exist).
+# Usage: cuda_device.sh WXCAST SRCDIR
+set -u
+W="$1"
+SRC=$(cd "$2" && pwd)
+T=$(mktemp -d /tmp/wx_cli_cuda_device.XXXXXX)
+trap 'rm -rf "$T"' EXIT
+pass=0
+fail=0
+check() {
+    if [ "$2" -eq 0 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $1"; fi
+}
+run() {
+    "$W" "$@" >"$T/out" 2>"$T/err"
+    rc=$?
+    err=$(cat "$T/err")
+}
+fails() {
+    local code="$1" what="$2"; shift 2
+    [ "$rc" -eq "$code" ]; check "$what: exit $code (got $rc: $err)" $?
+    [ "$(wc -l <"$T/err")" -eq 1 ] && [[ "$err" == "wxcast: error: "* ]]
+    check "$what: one 'wxcast: error:' line (got: $err)" $?
+    for p in "$@"; do
+        grep -qF -- "$p" "$T/err"; check "$what: names '$p' (got: $err)" $?
+    done
+}
+cfg() { # cfg NAME EXTRA-LINES: a training config with the tiny model and a missing archive
+    printf 'model: %s\ndata:\n  archive: %s/no-archive\n  time_step: 6h\n  train_years: [2000, 2000]\n  valid_years: [2001, 2001]\n  test_years: [2002, 2002]\n%s' \
+        "$SRC/configs/model/fourcastnet_tiny.yaml" "$T" "$2" >"$T/$1.yaml"
+}
+
+cfg bf16cpu $'precision: bf16\n'
+run train "$T/bf16cpu.yaml"
+fails 2 "precision bf16 on the cpu" "bf16cpu.yaml: line 8: key 'precision'" "needs device: cuda"
+
+cfg tpu $'device: tpu\n'
+run train "$T/tpu.yaml"
+fails 2 "unknown device" "device" "tpu"
+
+cfg cuda $'device: cuda\nprecision: bf16\n'
+run train "$T/cuda.yaml"
+cuda_build=$("$W" info 2>/dev/null | grep -c "CUDA yes")
+gpus=$(nvidia-smi -L 2>/dev/null | grep -c GPU)
+if [ "$cuda_build" -eq 0 ]; then
+    fails 2 "cuda in a build without CUDA" "key 'device': device 'cuda'" "built without CUDA"
+elif [ "$gpus" -eq 0 ]; then
+    fails 1 "cuda without a GPU" "key 'device': device 'cuda'" "no CUDA device"
+else
+    fails 2 "cuda with a GPU" "device 'cuda'" "CPU backend for now"
+fi
+[ ! -e "$T/checkpoints" ]; check "nothing written" $?
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
