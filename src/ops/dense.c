@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "ops/wx_gemm.h"
+#include "ops/wx_ln_rows.h"
 #include "ops/wx_ops.h"
 #include "ops/wx_real.h"
 #define WXR wx_real
@@ -24,6 +25,8 @@
  * count allows, up to 2048 columns (16 KB of double accumulators, in L1): each row is then read as
  * one long contiguous run; 64-column blocks read 256-byte pieces 4 KB apart and stalled on them. */
 #define WX_DENSE_COL_MAX 2048
+/* LayerNorm rows per task. */
+#define DENSE_LN_ROWS 16
 
 static int dense_threads(const wx_ctx *ctx) {
     return ctx && ctx->threads > 0 ? ctx->threads : omp_get_max_threads();
@@ -116,25 +119,13 @@ wx_status WXF(wx_cpu_layernorm_forward)(wx_ctx *ctx, WXR *y, WXR *mean, WXR *rst
     /* y(N,C), mean(N), rstd(N) saved, x(N,C), gamma(C), beta(C) */
     if (c <= 0) return wx_error_set(WX_ERR_USAGE, "layernorm_forward: C = %lld, expected > 0",
                                     (long long)c);
+    /* Rows in fixed blocks shared by the team; the row kernels are in layernorm_rows.c. */
+    int64_t nblk = (n + DENSE_LN_ROWS - 1) / DENSE_LN_ROWS;
 #pragma omp parallel for num_threads(dense_threads(ctx)) if (n * c > WX_DENSE_PAR_MIN) \
     schedule(static)
-    for (int64_t r = 0; r < n; r++) {
-        const WXR *xr = x + r * c;
-        WXR *yr = y + r * c;
-        /* Two passes in double: the one-pass E[x²]−E[x]² loses digits when |mean| ≫ std. */
-        /* simd reductions: a fixed lane split chosen at compile time, so results stay identical
-         * run to run and for any thread count, while the loops vectorise. */
-        double s = 0;
-#pragma omp simd reduction(+ : s)
-        for (int64_t j = 0; j < c; j++) s += xr[j];
-        double mu = s / (double)c, v = 0;
-#pragma omp simd reduction(+ : v)
-        for (int64_t j = 0; j < c; j++) v += (xr[j] - mu) * (xr[j] - mu);
-        double rs = 1.0 / sqrt(v / (double)c + eps);
-#pragma omp simd
-        for (int64_t j = 0; j < c; j++) yr[j] = (WXR)((xr[j] - mu) * rs * gamma[j] + beta[j]);
-        mean[r] = (WXR)mu;
-        rstd[r] = (WXR)rs;
+    for (int64_t k = 0; k < nblk; k++) {
+        int64_t r1 = (k + 1) * DENSE_LN_ROWS < n ? (k + 1) * DENSE_LN_ROWS : n;
+        WX_FN(wx_ln_rows_forward)(y, mean, rstd, x, gamma, beta, k * DENSE_LN_ROWS, r1, c, eps);
     }
     return WX_OK;
 }
@@ -151,24 +142,11 @@ wx_status WXF(wx_cpu_layernorm_backward)(wx_ctx *ctx, WXR *dx, WXR *dgamma, WXR 
     int nt = dense_threads(ctx);
     int par = n * c > WX_DENSE_PAR_MIN;
     if (dx) {
+        int64_t nblk = (n + DENSE_LN_ROWS - 1) / DENSE_LN_ROWS;
 #pragma omp parallel for num_threads(nt) if (par) schedule(static)
-        for (int64_t r = 0; r < n; r++) {
-            const WXR *xr = x + r * c, *dyr = dy + r * c;
-            double mu = mean[r], rs = rstd[r], sg = 0, sgx = 0;
-#pragma omp simd reduction(+ : sg, sgx)
-            for (int64_t j = 0; j < c; j++) {
-                double g = (double)dyr[j] * gamma[j];
-                sg += g;
-                sgx += g * (xr[j] - mu) * rs;
-            }
-            sg /= (double)c;
-            sgx /= (double)c;
-            WXR *dxr = dx + r * c;
-#pragma omp simd
-            for (int64_t j = 0; j < c; j++) {
-                double g = (double)dyr[j] * gamma[j];
-                dxr[j] = (WXR)(rs * (g - sg - (xr[j] - mu) * rs * sgx));
-            }
+        for (int64_t k = 0; k < nblk; k++) {
+            int64_t r1 = (k + 1) * DENSE_LN_ROWS < n ? (k + 1) * DENSE_LN_ROWS : n;
+            WX_FN(wx_ln_rows_backward)(dx, dy, x, mean, rstd, gamma, k * DENSE_LN_ROWS, r1, c);
         }
     }
     if (!dgamma && !dbeta) return WX_OK;
@@ -470,10 +448,11 @@ static void dense_patches(const wx_ctx *ctx, WXR *pm, WXR *x, int to_x, int64_t 
                     WXR *xrow = x + ((bb * cin + ci) * h + ph * p + i) * wd;
                     for (int64_t pw = 0; pw < wp; pw++) {
                         WXR *prow = pm + ((bb * hp + ph) * wp + pw) * k + (ci * p + i) * p;
+                        /* Runs of p (a few) elements: a plain loop, not a memcpy call each. */
                         if (to_x)
-                            memcpy(xrow + pw * p, prow, sizeof(WXR) * p);
+                            for (int64_t q = 0; q < p; q++) xrow[pw * p + q] = prow[q];
                         else
-                            memcpy(prow, xrow + pw * p, sizeof(WXR) * p);
+                            for (int64_t q = 0; q < p; q++) prow[q] = xrow[pw * p + q];
                     }
                 }
 }
