@@ -165,12 +165,19 @@ static void mode_train(wx_ctx *ctx, int steps) {
     double gemm, fft;
     fcn_flops(m, b, &gemm, &fft);
     double ms = median(t, steps);
+    /* FNV-1a of the parameter bytes after the last step: equal across runs with the same steps
+     * and threads when training is bit-for-bit deterministic (run_fcn_bench.sh compares rounds). */
+    uint64_t hash = 1469598103934665603ull;
+    const unsigned char *bytes = (const unsigned char *)p->data;
+    for (size_t i = 0; i < sizeof(float) * (size_t)p->len; i++)
+        hash = (hash ^ bytes[i]) * 1099511628211ull;
     printf("{\"mode\": \"train\", \"batch\": %lld, \"params\": %lld, \"step_ms\": %.3f, "
            "\"fwd_loss_ms\": %.3f, \"bwd_ms\": %.3f, \"steps\": %d, \"loss\": %.6f, "
            "\"gemm_gflop\": %.4f, \"fft_gflop\": %.4f, \"rss_base_mb\": %.1f, "
-           "\"peak_rss_mb\": %.1f}\n",
+           "\"peak_rss_mb\": %.1f, \"param_hash\": \"%016llx\"}\n",
            (long long)b, (long long)wx_fcn_param_total(m), ms, median(tf, steps),
-           median(tb, steps), steps, loss, gemm / 1e9, fft / 1e9, base, peak_rss_mb());
+           median(tb, steps), steps, loss, gemm / 1e9, fft / 1e9, base, peak_rss_mb(),
+           (unsigned long long)hash);
     free(t), free(tf), free(tb), free(x), free(tg), free(y), free(dy), free(am), free(av);
     wx_fcn_destroy(m);
 }

@@ -56,6 +56,9 @@ row("rollout peak RSS MB", max(r["peak_rss_mb"] for r in wr), max(r["peak_rss_mb
 print("per round (train ms wx/torch, rollout ms wx/torch): " +
       "; ".join(f"{a['step_ms']:.0f}/{b['step_ms']:.0f}, {c['rollout_ms']:.0f}/{d['rollout_ms']:.0f}"
                 for a, b, c, d in zip(wt, pt_t, wr, pt_r)))
+hashes = sorted({r.get("param_hash") for r in wt})
+print(f"parameters after the timed steps, hash per round: {', '.join(r.get('param_hash', '?') for r in wt)}"
+      f" ({'identical: deterministic' if len(hashes) == 1 else 'DIFFERENT'})")
 g = wt[0]["gemm_gflop"]
 gw, gp = g / (med(wt, "step_ms") / 1e3), g / (med(pt_t, "step_ms") / 1e3)
 print(f"GEMM work per step {g:.2f} GFLOP (+ FFT {wt[0]['fft_gflop']:.3f} GFLOP, not counted); "
