@@ -72,6 +72,11 @@ wx_status wx_cuda_mem_synchronize(wx_ctx *ctx);
 /* 1 when ptr came from cudaMallocHost (pinned), 0 for any other pointer (plain malloc). */
 int wx_cuda_host_is_pinned(const void *ptr);
 
+/* Benchmark helpers (kernels/wx_cuda_bench.cu): the measured rate of n³ GEMMs in TFLOP/s (bf16
+ * inputs + fp32 accumulation when bf16, else fp32), and the device's free/total memory. */
+wx_status wx_cuda_gemm_rate(wx_ctx *ctx, int n, int bf16, int reps, double *tflops);
+wx_status wx_cuda_mem_info(wx_ctx *ctx, size_t *free_bytes, size_t *total_bytes);
+
 /* The ops, declared with the CPU types so any signature drift is a compile error. */
 #define WX_OP(op, family)                                      \
     extern __typeof__(wx_cpu_##op##_forward) wx_cuda_##op##_forward; \

@@ -7,6 +7,11 @@
 #   bash scripts/device_check.sh            # full CMake build if its dependencies are there,
 #                                           # else the lean build (CUDA tests only)
 #   bash scripts/device_check.sh --lean     # force the lean build (no netCDF/eccodes/yaml/png)
+#   bash scripts/device_check.sh --dry-run  # print the plan (steps, timeouts, commands), build nothing
+#   bash scripts/device_check.sh --build-only  # compile and run the cuda label even without a GPU
+#                                           # (the tests then skip); no benchmarks
+# Without a GPU (nvidia-smi sees none) and without --dry-run/--build-only it stops at once with
+# "no GPU visible" and exit code 3: nothing here can be measured on a CPU machine.
 #
 # Dependencies: the full build needs the Debian packages of scripts/setup.sh. A GPU image may lack
 # them and may have no network: the script tries `apt-get install` once (short timeout), and
@@ -25,9 +30,17 @@ BUILD=${WX_DEVICE_BUILD:-build-device}
 LOGS=${OUT:-$ROOT/$BUILD/logs}
 DEBS=${WX_DEBS_DIR:-.device-debs}
 JOBS=$(nproc 2>/dev/null || echo 4)
-FORCE_LEAN=0
-[ "${1:-}" = "--lean" ] && FORCE_LEAN=1
-mkdir -p "$BUILD" "$LOGS"
+FORCE_LEAN=0 DRY=0 BUILD_ONLY=0
+for a in "$@"; do
+  case $a in
+    --lean) FORCE_LEAN=1 ;;
+    --dry-run) DRY=1 ;;
+    --build-only) BUILD_ONLY=1 ;;
+    *) echo "device_check: unknown option '$a' (expected --lean, --dry-run, --build-only)" >&2; exit 2 ;;
+  esac
+done
+[ $DRY = 1 ] && LOGS=${OUT:-$(mktemp -d /tmp/device_check_dry.XXXXXX)}
+mkdir -p "$LOGS"
 
 ROWS=()   # "step|status|seconds|note" for the table
 left() { echo $((BUDGET - ($(date +%s) - START))); }
@@ -39,6 +52,7 @@ run_step() {
   local t0=$(date +%s) rc
   if [ "$limit" -le 5 ]; then row "$name" "skipped" 0 "no time left"; return 124; fi
   say "$name (timeout ${limit}s): $*"
+  if [ $DRY = 1 ]; then row "$name" "dry-run" 0 "timeout ${limit}s"; return 0; fi
   timeout --kill-after=10 "$limit" "$@" >"$log" 2>&1
   rc=$?
   local dt=$(( $(date +%s) - t0 ))
@@ -68,7 +82,12 @@ say "GPU: ${GPU:-none visible (nvidia-smi: $(command -v nvidia-smi || echo missi
 NVCC=$(command -v nvcc || true)
 say "nvcc: ${NVCC:-missing} $( [ -n "$NVCC" ] && nvcc --version | tail -1)"
 row "gpu" "$([ -n "$GPU" ] && echo ok || echo none)" 0 "${GPU:-none visible}"
-if [ -z "$NVCC" ]; then row "nvcc" "FAILED" 0 "nvcc not found"; exit 1; fi
+if [ -z "$GPU" ] && [ $DRY = 0 ] && [ $BUILD_ONLY = 0 ]; then
+  say "no GPU visible: nothing can run on hardware here (--build-only compiles and runs the" \
+      "skipping tests, --dry-run prints the plan)"
+  exit 3
+fi
+if [ -z "$NVCC" ]; then row "nvcc" "FAILED" 0 "nvcc not found"; [ $DRY = 1 ] || exit 1; fi
 
 # ---- dependencies --------------------------------------------------------------------------------
 have_pc() { pkg-config --exists "$1" 2>/dev/null; }
@@ -85,7 +104,7 @@ say "missing for the lean build: ${missing_lean[*]:-none}; for the full build al
 
 deb_pkgs=(build-essential cmake pkg-config libopenblas-dev libfftw3-dev libnetcdf-dev
           libeccodes-dev libyaml-dev libpng-dev zlib1g-dev)
-if [ ${#missing_lean[@]} -gt 0 ] || [ ${#missing_full[@]} -gt 0 ]; then
+if [ $DRY = 0 ] && { [ ${#missing_lean[@]} -gt 0 ] || [ ${#missing_full[@]} -gt 0 ]; }; then
   if command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
     say "trying: apt-get install ${deb_pkgs[*]} (fails fast without a network)"
     run_step "apt-get install" 90 "$LOGS/apt.log" bash -c \
@@ -117,7 +136,7 @@ if [ ${#missing_lean[@]} -gt 0 ] || [ ${#missing_full[@]} -gt 0 ]; then
 fi
 if [ ${#missing_lean[@]} -gt 0 ]; then
   row "dependencies" "FAILED" 0 "missing ${missing_lean[*]} (carry .debs in $DEBS)"
-  exit 1
+  [ $DRY = 1 ] || exit 1
 fi
 
 # ---- build and the cuda tests --------------------------------------------------------------------
@@ -130,17 +149,19 @@ full_build_and_test() {
     cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DWX_CUDA=ON -DWX_CUDA_ARCHS=90 -DWX_MPI=OFF \
     || { tail -20 "$LOGS/configure.log"; return 1; }
   run_step "build cuda tests" $(( $(left) < 300 ? $(left) - 90 : 210 )) "$LOGS/build.log" \
-    cmake --build "$BUILD" -j"$JOBS" --target test_cuda_basic test_cuda_ops \
+    cmake --build "$BUILD" -j"$JOBS" --target test_cuda_basic test_cuda_ops test_cuda_host \
+    test_cuda_models bench_cuda \
     || { grep -E "error|warning" "$LOGS/build.log" | head -30; return 1; }
-  grep -E "\.cu.*warning" "$LOGS/build.log" | head -10
+  grep -E "\.cu.*warning" "$LOGS/build.log" 2>/dev/null | head -10
   run_step "ctest -L cuda" $(( $(left) < 180 ? $(left) - 30 : 150 )) "$LOGS/ctest.log" \
     ctest --test-dir "$BUILD" -L cuda --output-on-failure || status=1
-  cat "$LOGS/ctest.log"
-  if [ -n "$GPU" ] && grep -q "Skipped" "$LOGS/ctest.log"; then
+  cat "$LOGS/ctest.log" 2>/dev/null
+  if [ -n "$GPU" ] && grep -q "Skipped" "$LOGS/ctest.log" 2>/dev/null; then
     say "a cuda test skipped although nvidia-smi sees a GPU"; row "cuda tests ran" "FAILED" 0 "skipped"
     status=1
   fi
   TEST_BIN=$BUILD/tests/test_cuda_ops
+  BENCH_BIN=$BUILD/tests/bench_cuda
 }
 # Only what the CUDA tests need (ops, CUDA units, harness), compiled directly: needs no netCDF,
 # eccodes, libyaml or libpng, and no other part of the tree to build.
@@ -158,7 +179,8 @@ cd "$ROOT"
 I="-Isrc -Ikernels -Itests/support -I$LB/generated \$(pkg-config --cflags openblas fftw3f fftw3)"
 CF="-O2 -std=gnu11 -fopenmp -Wall -Wno-unused-parameter \$I"
 objs=()
-for f in src/core/wx_error.c src/backend/wx_backend_cpu.c src/backend/wx_ctx.c tests/support/wx_test.c; do
+for f in src/core/wx_error.c src/backend/wx_backend_cpu.c src/backend/wx_backend_mem.c src/backend/wx_ctx.c \
+         src/models/params.c tests/support/wx_test.c; do
   o=$LB/obj/\$(basename \$f .c).o; cc \$CF -c \$f -o \$o; objs+=(\$o)
 done
 for f in src/ops/*.c; do
@@ -173,19 +195,19 @@ for f in kernels/*.cu; do
 done
 for p in \${pids[@]}; do wait \$p; done   # each wait fails the script (set -e) if its nvcc did
 libs="\$(pkg-config --libs-only-L openblas fftw3f) -lcublas -lcublasLt -lcufft -lcudart -lopenblas -lfftw3f_threads -lfftw3_threads -lfftw3f -lfftw3 -lgomp -lm -lstdc++"
-for t in cuda_basic cuda_ops; do
+for t in cuda_basic cuda_ops cuda_host; do
   cc \$CF -c tests/unit/test_\$t.c -o $LB/obj/test_\$t.o
   nvcc -arch=sm_90 -o $LB/test_\$t $LB/obj/test_\$t.o \${objs[@]} -Xcompiler -fopenmp \$libs
 done
 EOF
   run_step "lean build" $(( $(left) < 300 ? $(left) - 60 : 240 )) "$LOGS/build.log" bash "$LB/build.sh" \
     || { grep -E "error|warning" "$LOGS/build.log" | head -30; return 1; }
-  for t in cuda_basic cuda_ops; do
+  for t in cuda_basic cuda_ops cuda_host; do
     run_step "test $t" $(( $(left) < 150 ? $(left) - 30 : 120 )) "$LOGS/test_$t.log" "$LB/test_$t"
     rc=$?
     [ $rc = 0 ] || [ $rc = 77 ] || status=1
     [ $rc = 77 ] && [ -n "$GPU" ] && { say "test $t skipped although nvidia-smi sees a GPU"; status=1; }
-    tail -30 "$LOGS/test_$t.log"
+    tail -30 "$LOGS/test_$t.log" 2>/dev/null
   done
   TEST_BIN=$LB/test_cuda_ops
 }
@@ -204,9 +226,70 @@ if [ -n "$GPU" ] && command -v compute-sanitizer >/dev/null && [ -x "$TEST_BIN" 
 fi
 
 # ---- GPU benchmarks ------------------------------------------------------------------------------
-# BENCHMARKS GO HERE (issue 8): FourCastNet paper configuration training samples/s vs PyTorch on the
-# same GPU, the 56-step rollout, GraphCast_small 40 steps. None exist yet; each should be one
-# run_step with its own timeout, printing one line that the table can carry.
-row "gpu benchmarks" "n/a" 0 "none written yet"
+# Each benchmark prints one JSON line (tests/bench/bench_cuda.c, tests/bench/bench_cuda_torch.py);
+# the figures go into a second table printed last. They need the full build (bench_cuda links the
+# whole library). GraphCast has no CUDA path (its fused MLPs, src/models/graphcast_mlp.c, are CPU
+# code), so its 40-step rollout is reported as not run.
+RES=()   # "measure|value|target or note"
+res() { RES+=("$1|$2|$3"); }
+jget() { sed -n "s/.*\"$2\": \"\{0,1\}\([^,\"}]*\).*/\1/p" "$1" 2>/dev/null | head -1; }
+print_results() {
+  [ ${#RES[@]} -gt 0 ] || return
+  echo
+  echo "== GPU benchmarks (${GPU:-no GPU}; FourCastNet paper configuration 720x1440, 20 ch, patch 8, embed 768, depth 12)"
+  printf '%-44s %-14s %s\n' measure value "target / note"
+  for r in "${RES[@]}"; do
+    IFS='|' read -r a b c <<<"$r"
+    printf '%-44s %-14s %s\n' "$a" "$b" "$c"
+  done
+}
+trap 'print_table; print_results' EXIT
+PY=
+for p in /usr/bin/python3 python3; do
+  if command -v $p >/dev/null && $p -c "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)" 2>/dev/null; then
+    PY=$p; break
+  fi
+done
+bench_ok=1
+if [ $BUILD_ONLY = 1 ] || [ -z "${BENCH_BIN:-}" ]; then
+  row "gpu benchmarks" "skipped" 0 "$([ $BUILD_ONLY = 1 ] && echo "--build-only" || echo "lean build: bench_cuda needs the full build")"
+  bench_ok=0
+fi
+if [ $bench_ok = 1 ]; then
+  B=$BENCH_BIN
+  run_step "bench gemm rate" $(( $(left) < 80 ? $(left) - 20 : 60 )) "$LOGS/bench_gemm.log" "$B" gemm
+  gemm_bf16=$(jget "$LOGS/bench_gemm.log" bf16_tflops)
+  res "cuBLAS bf16 GEMM 8192^3 (TFLOP/s)" "${gemm_bf16:-n/a}" "measured peak for the ratio below"
+  f32=$(jget "$LOGS/bench_gemm.log" fp32_tflops)
+  res "cuBLAS fp32 GEMM 8192^3 (TFLOP/s)" "${f32:-n/a}" ""
+  run_step "bench wxcast train bf16" $(( $(left) < 200 ? $(left) - 60 : 150 )) "$LOGS/bench_train.log" \
+    "$B" train --precision bf16 --batch 0 --steps 5
+  tb=$(jget "$LOGS/bench_train.log" batch)
+  wx_sps=$(jget "$LOGS/bench_train.log" samples_per_s)
+  wx_tf=$(jget "$LOGS/bench_train.log" achieved_tflops)
+  res "wxcast train bf16, batch ${tb:-?} (samples/s)" "${wx_sps:-n/a}" "target >= 1.2x PyTorch"
+  if [ -n "$wx_tf" ] && [ -n "$gemm_bf16" ]; then
+    res "wxcast achieved GEMM TFLOP/s (of bf16 peak)" "$wx_tf" \
+      "$(awk -v a="$wx_tf" -v b="$gemm_bf16" 'BEGIN { if (b > 0) printf "%.0f%% of %s", 100 * a / b, b }')"
+  fi
+  run_step "bench wxcast rollout 56" $(( $(left) < 120 ? $(left) - 40 : 90 )) "$LOGS/bench_rollout.log" \
+    "$B" rollout --precision bf16 --steps 56
+  ro=$(jget "$LOGS/bench_rollout.log" total_s)
+  res "wxcast 56-step rollout, batch 1 (s)" "${ro:-n/a}" "target <= 2 s"
+  if [ -n "$PY" ] && [ -n "$tb" ]; then
+    run_step "bench torch train bf16" $(( $(left) < 180 ? $(left) - 15 : 150 )) "$LOGS/bench_torch.log" \
+      "$PY" tests/bench/bench_cuda_torch.py train --batch "$tb" --steps 5
+    pt_sps=$(jget "$LOGS/bench_torch.log" samples_per_s)
+    res "PyTorch $(jget "$LOGS/bench_torch.log" torch) bf16 autocast, batch $tb (samples/s)" \
+      "${pt_sps:-n/a}" "$(tail -1 "$LOGS/bench_torch.log" 2>/dev/null | cut -c1-60)"
+    if [ -n "$pt_sps" ] && [ -n "$wx_sps" ]; then
+      res "wxcast / PyTorch training throughput" \
+        "$(awk -v a="$wx_sps" -v b="$pt_sps" 'BEGIN { printf "%.2fx", a / b }')" "target >= 1.2x"
+    fi
+  else
+    res "PyTorch on this GPU" "n/a" "no torch with CUDA here: wxcast alone"
+  fi
+  res "GraphCast_small 1 deg, 40 steps (s)" "not run" "no CUDA path (graphcast_mlp.c is CPU code)"
+fi
 
 exit $status
