@@ -1,0 +1,128 @@
+// Bucketed NCCL all-reduce of the device gradient buffer on a side stream (wx_cuda_nccl.h).
+#include <nccl.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "wx_cuda_nccl.h"
+#include "wx_cuda_state.h"
+
+static_assert(sizeof(ncclUniqueId) == WX_NCCL_ID_BYTES, "WX_NCCL_ID_BYTES must match NCCL");
+
+#define WX_NCCL_CHECK(call)                                                                 \
+    do {                                                                                    \
+        ncclResult_t wx_n_ = (call);                                                        \
+        if (wx_n_ != ncclSuccess)                                                           \
+            return wx_error_set(WX_ERR_RUN, "NCCL: %s failed: %s", #call,                   \
+                                ncclGetErrorString(wx_n_));                                 \
+    } while (0)
+
+struct wx_nccl_sync {
+    wx_cuda_state *st;
+    float *grad;
+    int64_t len;
+    int nb;
+    int64_t *lo;        // (nb + 1) bucket bounds, ascending
+    int next;           // buckets [next, nb) have been started (high to low, as backward goes)
+    ncclComm_t comm;
+    cudaStream_t side;  // the reductions' stream
+    cudaEvent_t ev;
+    int64_t early, rounds;
+};
+
+extern "C" wx_status wx_cuda_nccl_unique_id(unsigned char *id) {
+    ncclUniqueId u;
+    WX_NCCL_CHECK(ncclGetUniqueId(&u));
+    memcpy(id, &u, sizeof u);
+    return WX_OK;
+}
+
+extern "C" void wx_nccl_sync_destroy(wx_nccl_sync *s) {
+    if (!s) return;
+    // Teardown cannot report; each handle is released only if it was made.
+    if (s->comm) (void)ncclCommDestroy(s->comm);
+    if (s->ev) (void)cudaEventDestroy(s->ev);
+    if (s->side) (void)cudaStreamDestroy(s->side);
+    free(s->lo);
+    free(s);
+}
+
+static wx_status sync_make(wx_nccl_sync *s, wx_ctx *ctx, int rank, int nranks,
+                           const unsigned char *id) {
+    WX_TRY(wx_cuda_state_get(ctx, &s->st));
+    WX_CUDA_CHECK(cudaStreamCreateWithFlags(&s->side, cudaStreamNonBlocking));
+    WX_CUDA_CHECK(cudaEventCreateWithFlags(&s->ev, cudaEventDisableTiming));
+    ncclUniqueId u;
+    memcpy(&u, id, sizeof u);
+    WX_NCCL_CHECK(ncclCommInitRank(&s->comm, nranks, u, rank));
+    return WX_OK;
+}
+
+extern "C" wx_status wx_nccl_sync_create(wx_ctx *ctx, float *grad, int64_t len, int64_t bucket_bytes,
+                                         int rank, int nranks, const unsigned char *id,
+                                         wx_nccl_sync **out) {
+    *out = NULL;
+    if (len < 1 || nranks < 1 || rank < 0 || rank >= nranks)
+        return wx_error_set(WX_ERR_USAGE, "NCCL gradient sync: len %lld, rank %d of %d",
+                            (long long)len, rank, nranks);
+    wx_nccl_sync *s = (wx_nccl_sync *)wx_calloc(1, sizeof *s);
+    int64_t per = (bucket_bytes > 0 ? bucket_bytes : 25 * 1000 * 1000) / (int64_t)sizeof(float);
+    if (per < 1) per = 1;
+    s->grad = grad, s->len = len;
+    s->nb = (int)((len + per - 1) / per);
+    s->lo = (int64_t *)wx_malloc(sizeof(int64_t) * (size_t)(s->nb + 1));
+    // Equal buckets (as the MPI path): the same split every step, so the same sums.
+    for (int b = 0; b <= s->nb; b++) s->lo[b] = len * b / s->nb;
+    s->next = s->nb;
+    wx_status st = sync_make(s, ctx, rank, nranks, id);
+    if (st != WX_OK) {
+        wx_nccl_sync_destroy(s);
+        return st;
+    }
+    *out = s;
+    return WX_OK;
+}
+
+extern "C" int wx_nccl_sync_buckets(const wx_nccl_sync *s) { return s->nb; }
+
+extern "C" double wx_nccl_sync_started_early(const wx_nccl_sync *s) {
+    return s->rounds ? (double)s->early / (double)s->rounds : 0.0;
+}
+
+// Starts buckets [first, next) (high to low) once the compute stream's work so far is done.
+static wx_status start_down_to(wx_nccl_sync *s, int first) {
+    if (first >= s->next) return WX_OK;
+    WX_CUDA_CHECK(cudaEventRecord(s->ev, s->st->stream));
+    WX_CUDA_CHECK(cudaStreamWaitEvent(s->side, s->ev, 0));
+    WX_NCCL_CHECK(ncclGroupStart());
+    for (int b = s->next - 1; b >= first; b--) {
+        float *p = s->grad + s->lo[b];
+        size_t n = (size_t)(s->lo[b + 1] - s->lo[b]);
+        ncclResult_t r = ncclAllReduce(p, p, n, ncclFloat32, ncclAvg, s->comm, s->side);
+        if (r != ncclSuccess) {
+            (void)ncclGroupEnd();
+            return wx_error_set(WX_ERR_RUN, "NCCL: ncclAllReduce of gradient bucket %d failed: %s",
+                                b, ncclGetErrorString(r));
+        }
+    }
+    WX_NCCL_CHECK(ncclGroupEnd());
+    s->next = first;
+    return WX_OK;
+}
+
+extern "C" wx_status wx_nccl_sync_ready(wx_nccl_sync *s, int64_t lo) {
+    int first = s->next;
+    while (first > 0 && s->lo[first - 1] >= lo) first--;
+    WX_TRY(start_down_to(s, first));
+    return WX_OK;
+}
+
+extern "C" wx_status wx_nccl_sync_finish(wx_nccl_sync *s) {
+    s->early += s->nb - s->next;
+    s->rounds++;
+    WX_TRY(start_down_to(s, 0));
+    // The optimizer step (compute stream) must see the averaged gradient.
+    WX_CUDA_CHECK(cudaEventRecord(s->ev, s->side));
+    WX_CUDA_CHECK(cudaStreamWaitEvent(s->st->stream, s->ev, 0));
+    s->next = s->nb;
+    return WX_OK;
+}
