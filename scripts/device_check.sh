@@ -180,6 +180,7 @@ I="-Isrc -Ikernels -Itests/support -I$LB/generated \$(pkg-config --cflags openbl
 CF="-O2 -std=gnu11 -fopenmp -Wall -Wno-unused-parameter \$I"
 objs=()
 for f in src/core/wx_error.c src/backend/wx_backend_cpu.c src/backend/wx_backend_mem.c src/backend/wx_ctx.c \
+         src/backend/wx_batch_stage.c \
          src/models/params.c tests/support/wx_test.c; do
   o=$LB/obj/\$(basename \$f .c).o; cc \$CF -c \$f -o \$o; objs+=(\$o)
 done

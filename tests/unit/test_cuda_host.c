@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "backend/wx_backend.h"
+#include "backend/wx_batch_stage.h"
 #include "models/params.h"
 #include "wx_build_config.h"
 #include "wx_test.h"
@@ -124,6 +125,26 @@ static void test_params_host_path(void) {
     wx_ctx_destroy(ctx);
 }
 
+/* CPU staging: no copies (device slots are the host slots), slots alternate. */
+static void test_stage_cpu(void) {
+    wx_ctx *ctx = wx_ctx_create(1);
+    wx_batch_stage s;
+    float *x, *t, *dx, *dt, *x0 = NULL;
+    WX_CHECK(wx_batch_stage_init(&s, wx_backend_cpu(), ctx, 10, 30) == WX_OK, "stage init");
+    for (int i = 0; i < 3; i++) {
+        WX_CHECK(wx_batch_stage_host(&s, &x, &t) == WX_OK, "host %d", i);
+        x[9] = (float)i, t[29] = (float)-i;
+        if (i == 0) x0 = x;
+        WX_CHECK(wx_batch_stage_upload(&s, &dx, &dt) == WX_OK && dx == x && dt == t &&
+                     dx[9] == (float)i && dt[29] == (float)-i,
+                 "cpu upload %d aliases the host slot", i);
+        WX_CHECK((x == x0) == (i % 2 == 0), "slots alternate (%d)", i);
+    }
+    wx_batch_stage_free(&s);
+    wx_batch_stage_free(&s); /* freed state: a no-op */
+    wx_ctx_destroy(ctx);
+}
+
 int main(void) {
     int gpus = 0;
 #if WX_HAVE_CUDA
@@ -132,6 +153,7 @@ int main(void) {
     test_cpu_memory();
     test_lookup(gpus);
     test_params_host_path();
+    test_stage_cpu();
 #if WX_HAVE_CUDA
     if (gpus == 0) test_cuda_without_gpu();
 #endif
