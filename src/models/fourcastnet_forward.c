@@ -40,6 +40,9 @@ static wx_status fcn_run(wx_fcn *m, float *y, const float *x, int64_t b, wx_fcn_
         /* u = LN1(x) */
         WX_TRY(be->layernorm_forward(ctx, m->s.u, mean1, rstd1, xi, P(k->norm1_w), P(k->norm1_b),
                                      bn, D, LN_EPS));
+        /* x1 = x + u + f (Block's skip plus AFNO2D's own "+ bias"), summed in that order: x + u
+         * now, while u is still in cache, f after the spectral path. */
+        WX_TRY(be->add_forward(ctx, x1, xi, m->s.u, n));
         /* f = irfft2(shrink(MLP(rfft2(u)))) on the (B, Hp, Wp, D) grid */
         WX_TRY(be->rfft2_forward(ctx, X, m->s.u, b, m->hp, m->wp, D));
         WX_TRY(be->afno_filter_forward(ctx, m->s.spec, fs, X, P(k->w1), P(k->b1), P(k->w2),
@@ -47,8 +50,6 @@ static wx_status fcn_run(wx_fcn *m, float *y, const float *x, int64_t b, wx_fcn_
                                        m->wf, D, d->num_blocks,
                                        d->hidden_size_factor, d->sparsity_threshold));
         WX_TRY(be->irfft2_forward(ctx, m->s.f, m->s.spec, b, m->hp, m->wp, D));
-        /* x1 = x + (f + u): Block's skip plus AFNO2D's own "+ bias" */
-        WX_TRY(be->add_forward(ctx, x1, xi, m->s.u, n));
         WX_TRY(be->add_forward(ctx, x1, x1, m->s.f, n));
         /* x2 = x1 + fc2(GELU(fc1(LN2(x1)))) */
         WX_TRY(be->layernorm_forward(ctx, m->s.v, mean2, rstd2, x1, P(k->norm2_w), P(k->norm2_b),
