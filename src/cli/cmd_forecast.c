@@ -18,6 +18,7 @@ int wx_cmd_forecast(int argc, char **argv) {
         {"threads", 1, "compute threads (default: all cores)", "N"},
         {"precip", 1, "precipitation model (wxcast train --stage precip): adds tp at leads >= 1",
          "CKPT"},
+        {"init-prev", 1, "GraphCast: file with the state at --time - 6h (default: from --init)", "FILE"},
         WX_FORECAST_EXT_OPTIONS
         {NULL, 0, NULL, NULL},
     };
@@ -28,8 +29,8 @@ int wx_cmd_forecast(int argc, char **argv) {
         "to south,\nlongitude from 0 east; one variable per channel; lead 0 (the initial state) "
         "first; the scalar\nforecast_reference_time and forecast_period(time) in hours. Memory "
         "does not grow with --steps.\nAny checkpoint of `wxcast train`: FourCastNet starts from the state at --time; "
-        "GraphCast from\nthe states at --time - 6h and --time (a file must hold both; without --time "
-        "its first two times).",
+        "GraphCast from\nthe states at --time - 6h and --time (a file holds both, or --init-prev "
+        "names the earlier;\nwithout --time the file's first two times).",
         opts, 0, 0};
     wx_args a;
     int rc = wx_args_parse(&spec, argc, argv, &a);
@@ -38,6 +39,7 @@ int wx_cmd_forecast(int argc, char **argv) {
     wx_forecast_ext x;
     wx_status xs = wx_forecast_ext_from_args(&a, &x);
     if (xs != WX_OK) return wx_cli_error(WX_ERR_USAGE);
+    x.init_prev = wx_args_get(&a, "init-prev");
     for (int i = 0; i < 5; i++) /* --time: archives only; --lead for --steps; --grib for --output */
         if (!wx_args_get(&a, req[i]) && !(i == 2 && !wx_forecast_init_is_archive(wx_args_get(&a, "init"))) &&
             !(i == 3 && x.lead_s > 0) && !(i == 4 && x.grib_dir)) {

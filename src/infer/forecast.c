@@ -47,18 +47,23 @@ static wx_status window_index(const wx_archive_meta *m, const char *dir, wx_time
     return WX_OK;
 }
 
-/* The window of analyses from a file (or, for window > 1, the same file's earlier times):
- * rec (W, nchan, P). Without has_time the newest is the earliest time in the file + (W−1)·step,
- * so the file's first W times make the initial condition. */
-static wx_status init_window_from_file(const char *path, const wx_rollout *r, int has_time,
-                                       wx_time *time, wx_archive_meta *meta, float **rec) {
+/* The window of analyses from a file (for window > 1, the same file's earlier times, or for a
+ * window of 2 the file `prev` at time − step): rec (W, nchan, P). Without has_time the newest is
+ * the earliest time in the file + (W−1)·step, so the file's first W times make the initial
+ * condition (with prev: the file's earliest time). */
+static wx_status init_window_from_file(const char *path, const char *prev, const wx_rollout *r,
+                                       int has_time, wx_time *time, wx_archive_meta *meta,
+                                       float **rec) {
     const int64_t W = r->window;
+    if (prev && W != 2)
+        return wx_error_set(WX_ERR_USAGE, "--init-prev %s: the %s model reads %lld state%s, not 2",
+                            prev, r->family, (long long)W, W == 1 ? "" : "s");
     if (W == 1) return wx_forecast_init_from_file(path, r, has_time, time, meta, rec);
     wx_archive_meta mw;
     float *one = NULL;
-    if (!has_time) { /* the file's earliest time starts the window */
+    if (!has_time) { /* the file's earliest time starts (or, with prev, ends) the window */
         WX_TRY(wx_forecast_init_from_file(path, r, 0, time, &mw, &one));
-        *time += (W - 1) * r->step_s;
+        if (!prev) *time += (W - 1) * r->step_s;
         free(one);
         wx_archive_meta_free(&mw);
     }
@@ -68,12 +73,14 @@ static wx_status init_window_from_file(const char *path, const wx_rollout *r, in
     size_t R = 0;
     for (int64_t w = 0; st == WX_OK && w < W; w++) {
         wx_time tw = *time - (W - 1 - w) * r->step_s;
-        st = wx_forecast_init_from_file(path, r, 1, &tw, &mw, &one);
+        const char *from = prev && w < W - 1 ? prev : path;
+        st = wx_forecast_init_from_file(from, r, 1, &tw, &mw, &one);
         if (st != WX_OK) {
             char a[32];
             wx_time_format(*time, a);
-            st = wx_error_wrap(st, "the %s model starts from %lld analyses every %llds up to %s: ",
-                               r->family, (long long)W, (long long)r->step_s, a);
+            st = wx_error_wrap(st, "the %s model starts from %lld analyses every %llds up to %s%s: ",
+                               r->family, (long long)W, (long long)r->step_s, a,
+                               prev ? " (the earlier from --init-prev)" : "");
             break;
         }
         if (w == 0) {
@@ -197,7 +204,10 @@ wx_status wx_forecast_run_ext(wx_forecast_opts *o, wx_forecast_ext *xo) {
     const wx_archive_meta *m = NULL;
     float *rec = NULL; /* (window, nchan, P): the analyses at time − (window−1)·step .. time */
     int64_t idx = 0, W = r->window;
-    if (wx_forecast_init_is_archive(o->init)) {
+    if (wx_forecast_init_is_archive(o->init) && x->init_prev)
+        st = wx_error_set(WX_ERR_USAGE, "--init-prev is for file inits; an archive (%s) has the "
+                          "earlier state itself", o->init);
+    else if (wx_forecast_init_is_archive(o->init)) {
         wx_archive_opts ao = {.threads = 2, .check_crc = 1};
         st = wx_archive_open(o->init, &ao, &ar);
         if (st == WX_OK) m = wx_archive_meta_of(ar);
@@ -209,7 +219,7 @@ wx_status wx_forecast_run_ext(wx_forecast_opts *o, wx_forecast_ext *xo) {
             st = wx_archive_read(ar, &i, 1, rec + (size_t)w * (size_t)wx_archive_points(m) * (size_t)m->nchan);
         }
     } else {
-        st = init_window_from_file(o->init, r, x->has_time, &o->time, &fmeta, &rec);
+        st = init_window_from_file(o->init, x->init_prev, r, x->has_time, &o->time, &fmeta, &rec);
         if (st == WX_OK) m = &fmeta;
     }
     int *map_in = wx_calloc((size_t)r->nin, sizeof(int)), *map_out = wx_calloc((size_t)r->nout, sizeof(int));

@@ -42,6 +42,9 @@ typedef struct {
     uint64_t seed;
     int bred_cycles;     /* 0: 3 */
     char mean_path[1024], spread_path[1024]; /* results: ensemble mean/spread files ("" if none) */
+    /* Models reading two states (GraphCast): a GRIB/NetCDF file with the state at time − step
+     * (NULL: the earlier time from the init file itself). Only with a file init. */
+    const char *init_prev;
 } wx_forecast_ext;
 
 /* Usage errors (time not on the archive's axis, channels or grid not matching) name the value and

@@ -5,13 +5,20 @@
  * statistics, make_input → predict → next_input → predict) within 1e-5 in normalised units; the
  * t − 6 h state must matter (changing it changes the first prediction); the physical output is the
  * prediction de-normalised; the initial times come from the archive records; and the heap in use
- * does not grow from step 2 to step 40 (only the window of states is kept). */
+ * does not grow from step 2 to step 40 (only the window of states is kept). Forecast files
+ * (wx_forecast_run_ext): a forecast from two one-time files (--init at t, --init-prev at t − 6 h,
+ * written from the archive) equals the archive-initialised one exactly; one from a forecast file
+ * alone starts at its second time (the window = its first two times) with lead 0 = that file's
+ * lead 1; --init-prev with an archive is a usage error. */
 #include <malloc.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <netcdf.h>
+
+#include "infer/forecast.h"
 #include "infer/rollout.h"
 #include "io/archive.h"
 #include "ops/wx_ctx.h"
@@ -27,6 +34,27 @@ static double max_diff(const float *a, const float *b, size_t n) {
     double d = 0;
     for (size_t i = 0; i < n; i++) d = fmax(d, fabs((double)a[i] - (double)b[i]));
     return d;
+}
+
+
+/* Variable z (time, level, lat, lon) of a forecast file, ntime·2 levels·HW values; 0 on success. */
+static int read_z(const char *path, float *z, size_t *ntime) {
+    int nc, v, d[4];
+    if (nc_open(path, NC_NOWRITE, &nc) != NC_NOERR) return -1;
+    int ok = nc_inq_varid(nc, "z", &v) == NC_NOERR && nc_inq_vardimid(nc, v, d) == NC_NOERR &&
+             nc_inq_dimlen(nc, d[0], ntime) == NC_NOERR && nc_get_var_float(nc, v, z) == NC_NOERR;
+    nc_close(nc);
+    return ok ? 0 : -1;
+}
+
+static wx_status forecast(const char *ckpt, const char *init, const char *prev, wx_time t,
+                          int has_time, int64_t steps, const char *out) {
+    wx_forecast_opts fo = {.model = ckpt, .init = init, .time = t, .steps = steps, .output = out,
+                           .threads = 1};
+    wx_forecast_ext x;
+    memset(&x, 0, sizeof x);
+    x.has_time = has_time, x.init_prev = prev;
+    return wx_forecast_run_ext(&fo, &x);
 }
 
 int main(void) {
@@ -152,6 +180,31 @@ int main(void) {
             WX_CHECK(0, "finite after 40 steps");
             break;
         }
+    /* forecast files: the window from files */
+    char fa[600], fb[600], fc[600], fd[600], fe[600];
+    snprintf(fa, sizeof fa, "%s/a.nc", tmp), snprintf(fb, sizeof fb, "%s/b.nc", tmp);
+    snprintf(fc, sizeof fc, "%s/c.nc", tmp), snprintf(fd, sizeof fd, "%s/d.nc", tmp);
+    snprintf(fe, sizeof fe, "%s/e.nc", tmp);
+    const wx_time t = t0[0];
+    WX_CHECK(forecast(sum.last_path, archive, NULL, t - 21600, 1, 0, fa) == WX_OK, "a: %s", wx_error_message());
+    WX_CHECK(forecast(sum.last_path, archive, NULL, t, 1, 0, fb) == WX_OK, "b: %s", wx_error_message());
+    WX_CHECK(forecast(sum.last_path, archive, NULL, t, 1, 2, fc) == WX_OK, "c: %s", wx_error_message());
+    WX_CHECK(forecast(sum.last_path, fb, fa, 0, 0, 2, fd) == WX_OK, "d: %s", wx_error_message());
+    WX_CHECK(forecast(sum.last_path, fc, NULL, 0, 0, 1, fe) == WX_OK, "e: %s", wx_error_message());
+    WX_CHECK(forecast(sum.last_path, archive, fa, t, 1, 1, fe) == WX_ERR_USAGE, "--init-prev with an archive");
+    const size_t Z = 2 * HW; /* one time of z: 2 levels */
+    float *zc = malloc(sizeof(float) * 3 * Z), *zd = malloc(sizeof(float) * 3 * Z), *ze = malloc(sizeof(float) * 2 * Z);
+    size_t nc_ = 0, nd = 0, ne = 0;
+    if (WX_CHECK(read_z(fc, zc, &nc_) == 0 && read_z(fd, zd, &nd) == 0 && read_z(fe, ze, &ne) == 0,
+                 "read z") && WX_CHECK(nc_ == 3 && nd == 3 && ne == 2, "times %zu %zu %zu", nc_, nd, ne)) {
+        double dd = max_diff(zc, zd, 3 * Z), d0 = max_diff(ze, zc + Z, Z), d1 = max_diff(ze + Z, zc + 2 * Z, Z);
+        printf("files: init+prev vs archive %.3g; from c.nc: lead 0 vs c lead 1 %.3g, lead 1 vs c lead 2 %.3g\n",
+               dd, d0, d1);
+        WX_CHECK(dd == 0, "--init + --init-prev = the archive forecast (%g)", dd);
+        WX_CHECK(d0 == 0, "a forecast file's first two times: lead 0 = its lead 1 (%g)", d0);
+        WX_CHECK(d1 < 1.0, "and lead 1 = its lead 2 up to the float rounding of the file (%g)", d1);
+    }
+    free(zc), free(zd), free(ze);
     wx_rollout_close(r);
     wx_archive_close(ar);
     free(rec), free(y1), free(y2), free(phys);
