@@ -5,9 +5,10 @@
  *   3 model     wxcast train   <dir>/train.yaml  → <dir>/checkpoints/{pretrain,finetune}/
  *   4 scores    rollouts from initial times in the held-out test years (train.yaml
  *               data.test_years), scored per lead with WeatherBench2's latitude-weighted RMSE and
- *               ACC (infer/metrics.h) for the model, persistence and the archive's climatology
- *   5 products  forecast_<init>.nc (first initial time), z500_forecast_vs_truth.png,
- *               rmse_<var>.png / acc_<var>.png (the three on one plot), scores.json
+ *               ACC (infer/metrics.h) for the model, persistence and the archive's climatology;
+ *               forecast_<init>.nc (first initial time) and z500_forecast_vs_truth.png (the
+ *               second model's with a _graphcast suffix)
+ *   5 products  rmse_<var>.png / acc_<var>.png (every model and baseline on one plot), scores.json
  *
  * The configs come from a folder (configs/demo/: synth.yaml, recipe.yaml, model.yaml,
  * train.yaml, demo.yaml) and are copied into <dir> first, with paths relative to <dir>, so each
