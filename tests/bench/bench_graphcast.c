@@ -111,7 +111,7 @@ static int train(int argc, char **argv) {
     wx_gc_arena_bytes(m, &tape, &other);
     printf("{\"impl\": \"wxcast\", \"mode\": \"train\", \"threads\": %d, \"grid\": [%lld, %lld], "
            "\"mesh_nodes\": %lld, \"edges\": [%lld, %lld, %lld], \"params\": %lld, "
-           "\"build_s\": %.3f, \"step_s\": %.4f, \"step_min_s\": %.4f, \"loss\": %.6g, "
+           "\"build_s\": %.3f, \"step_s\": %.4f, \"step_min_s\": %.4f, \"cpu_s\": %.4f, \"loss\": %.6g, "
            "\"tape_mb\": %.1f, \"peak_rss_mb\": %.1f}\n",
            threads, (long long)c.nlat, (long long)c.nlon, (long long)m->nm, (long long)m->eg,
            (long long)m->em, (long long)m->ed, (long long)wx_params_total(p), build_s, ts[2 + n / 2],
