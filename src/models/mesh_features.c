@@ -36,10 +36,30 @@ void wx_mesh_local_rotation(const double *p, double *rot) {
     for (int k = 0; k < 9; k++) rot[k] = r[k];
 }
 
+/* Edge k's [|d|, d] with d = R(receiver)·(sender − receiver), unnormalised. rot is the
+ * receiver's rotation from `table` or, without one, `own`, recomputed when the receiver changes
+ * (*last). R·s − R·r = R·(s − r): rotating the difference avoids cancelling two ~1 values. */
+static inline void edge_vec(const wx_edge_set *set, int64_t k, const double *sender_xyz,
+                            const double *receiver_xyz, const double *table, int32_t *last,
+                            double *own, double *out) {
+    const double *s = sender_xyz + 3 * (int64_t)set->senders[k];
+    const double *r = receiver_xyz + 3 * (int64_t)set->receivers[k];
+    double rel[3] = {s[0] - r[0], s[1] - r[1], s[2] - r[2]};
+    const double *rot = own;
+    if (table) {
+        rot = table + 9 * (int64_t)set->receivers[k];
+    } else if (set->receivers[k] != *last) {
+        wx_mesh_local_rotation(r, own);
+        *last = set->receivers[k];
+    }
+    for (int i = 0; i < 3; i++)
+        out[1 + i] = rot[3 * i] * rel[0] + rot[3 * i + 1] * rel[1] + rot[3 * i + 2] * rel[2];
+    out[0] = sqrt(out[1] * out[1] + out[2] * out[2] + out[3] * out[3]);
+}
+
 wx_status wx_mesh_edge_features(wx_edge_set *set, const double *sender_xyz,
                                 const double *receiver_xyz, double norm) {
     int64_t e = set->n_edges;
-    double *d = wx_malloc((size_t)(e > 0 ? e : 1) * 4 * sizeof(double));
     double longest = 0.0;
     /* The rotation depends on the receiver only: a table when receivers are few per edge
      * (g2m, the multi-mesh), else reuse along runs of one receiver (m2g: 3 edges per point). */
@@ -50,42 +70,37 @@ wx_status wx_mesh_edge_features(wx_edge_set *set, const double *sender_xyz,
 #pragma omp parallel for schedule(static)
         for (int64_t v = 0; v < nr; v++) wx_mesh_local_rotation(receiver_xyz + 3 * v, table + 9 * v);
     }
+    /* Two passes (the longest edge, then the features) instead of storing the double vectors:
+     * recomputing is cheaper than writing and rereading 32 bytes per edge. */
 #pragma omp parallel reduction(max : longest)
     {
         int32_t last = -1;
-        double own[9];
+        double own[9], out[4];
 #pragma omp for schedule(static)
         for (int64_t k = 0; k < e; k++) {
-            const double *s = sender_xyz + 3 * (int64_t)set->senders[k];
-            const double *r = receiver_xyz + 3 * (int64_t)set->receivers[k];
-            double rel[3] = {s[0] - r[0], s[1] - r[1], s[2] - r[2]};
-            const double *rot = own;
-            if (table) {
-                rot = table + 9 * (int64_t)set->receivers[k];
-            } else if (set->receivers[k] != last) {
-                wx_mesh_local_rotation(r, own);
-                last = set->receivers[k];
-            }
-            /* R·s − R·r = R·(s − r): rotating the difference avoids cancelling two ~1 values. */
-            double *out = d + 4 * k;
-            for (int i = 0; i < 3; i++)
-                out[1 + i] = rot[3 * i] * rel[0] + rot[3 * i + 1] * rel[1] + rot[3 * i + 2] * rel[2];
-            out[0] = sqrt(out[1] * out[1] + out[2] * out[2] + out[3] * out[3]);
+            edge_vec(set, k, sender_xyz, receiver_xyz, table, &last, own, out);
             if (out[0] > longest) longest = out[0];
         }
     }
-    free(table);
     double s = norm > 0.0 ? norm : longest;
     if (!(s > 0.0)) {
-        free(d);
+        free(table);
         return wx_error_set(WX_ERR_RUN, "edge features: every edge has zero length (%lld edges)",
                             (long long)e);
     }
     free(set->features);
     set->features = wx_malloc((size_t)(e > 0 ? e : 1) * 4 * sizeof(float));
-#pragma omp parallel for schedule(static)
-    for (int64_t k = 0; k < 4 * e; k++) set->features[k] = (float)(d[k] / s);
-    free(d);
+#pragma omp parallel
+    {
+        int32_t last = -1;
+        double own[9], out[4];
+#pragma omp for schedule(static)
+        for (int64_t k = 0; k < e; k++) {
+            edge_vec(set, k, sender_xyz, receiver_xyz, table, &last, own, out);
+            for (int i = 0; i < 4; i++) set->features[4 * k + i] = (float)(out[i] / s);
+        }
+    }
+    free(table);
     set->norm = s;
     set->max_length = longest;
     return WX_OK;

@@ -16,7 +16,7 @@ N=${GC_N:-5}
 RSTEPS=${GC_ROLLOUT_STEPS:-40}
 PY=/usr/bin/python3
 export OMP_NUM_THREADS=$THREADS OPENBLAS_NUM_THREADS=$THREADS
-echo "# machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores;" \
+echo "# machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc --all) cores;" \
      "threads $THREADS; $(date -u +%Y-%m-%dT%H:%MZ); load average $(cut -d' ' -f1-3 /proc/loadavg)"
 
 # shellcheck disable=SC2086
