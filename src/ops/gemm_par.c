@@ -52,6 +52,14 @@ static void gemm_par(const wx_ctx *ctx, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, 
     int64_t chunks = (dim + GEMM_PAR_ALIGN - 1) / GEMM_PAR_ALIGN;
     int64_t slabs = nt < chunks ? nt : chunks;
     if ((double)m * (double)n * (double)k < GEMM_PAR_MIN_MACS) slabs = 1;
+    if (omp_in_parallel()) {
+        /* Called from a thread of an enclosing team: one call here, and OpenBLAS's thread count
+         * is left to that caller (setting it from several threads at once would race). */
+        if (bias) fill_bias(c, ldc, bias, 0, m, 0, n);
+        WX_GEMM(CblasRowMajor, ta, tb, (blasint)m, (blasint)n, (blasint)k, alpha, a, (blasint)lda,
+                b, (blasint)ldb, beta, c, (blasint)ldc);
+        return;
+    }
     int saved = wx_blas_serial_begin();
     if (slabs <= 1) {
         if (bias) fill_bias(c, ldc, bias, 0, m, 0, n);
