@@ -33,6 +33,8 @@ static const wx_cfg_field fields[] = {
     {"prefix", WX_CFG_STR, 0, WX_CFG_NO_RANGE, "synth", "file name prefix", NULL},
     {"relax_days", WX_CFG_FLOAT, 0, 0.5, 1000, "6", "radiative relaxation time of the upper-layer thickness (days)", NULL},
     {"drag_days", WX_CFG_FLOAT, 0, 0.1, 1000, "5", "Rayleigh drag time of the lower layer (days)", NULL},
+    {"upper_drag_days", WX_CFG_FLOAT, 0, 0.1, 100000, "40", "Rayleigh drag time of the upper layer (days)", NULL},
+    {"hdiff_hours", WX_CFG_FLOAT, 0, 0, 1000, "0", "e-folding time of the del^8 hyperdiffusion at wavenumber T (hours; 0: 3*21/T)", NULL},
     {"baroclinicity", WX_CFG_FLOAT, 0, 0, 10000, "6000", "equator-to-pole drop of the equilibrium upper-layer thickness (m)", NULL},
     {"steps_per_6h", WX_CFG_INT, 0, 0, 1000, "0", "model steps per 6 hours (0: 4.5*truncation/21 rounded up)", NULL},
     {"ke_spectrum", WX_CFG_STR, 0, WX_CFG_NO_RANGE, "", "if set: file receiving the time-mean kinetic-energy spectrum (text)", NULL},
@@ -269,6 +271,10 @@ static wx_status run(const wx_yaml *root, wx_synth_opts *opts, out_state *o, wx_
     p.tau_rad = d * 86400;
     WX_TRY(wx_cfg_double(root, fields, "drag_days", &d));
     p.tau_drag[1] = d * 86400;
+    WX_TRY(wx_cfg_double(root, fields, "upper_drag_days", &d));
+    p.tau_drag[0] = d * 86400;
+    WX_TRY(wx_cfg_double(root, fields, "hdiff_hours", &d));
+    if (d > 0) p.tau_hdiff = d * 3600;
     WX_TRY(wx_cfg_double(root, fields, "baroclinicity", &p.teq_dh));
     WX_TRY(wx_cfg_int(root, fields, "steps_per_6h", &per6));
     if (per6 > 0) p.dt = 21600.0 / per6;
