@@ -59,6 +59,13 @@ static double median(double *v, int n) {
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+/* CPU time of the whole process (all threads), seconds. */
+static double cpu_s(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return t.tv_sec + 1e-9 * t.tv_nsec;
+}
+
 static double peak_rss_mb(void) {
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
@@ -142,9 +149,10 @@ static void mode_train(wx_ctx *ctx, int steps) {
     const int warm = 3;
     double *t = malloc(sizeof(double) * (size_t)steps);
     double *tf = malloc(sizeof(double) * (size_t)steps), *tb = malloc(sizeof(double) * (size_t)steps);
+    double *tc = malloc(sizeof(double) * (size_t)steps);
     float loss = 0;
     for (int s = 0; s < warm + steps; s++) {
-        double t0 = now_s();
+        double t0 = now_s(), c0 = cpu_s();
         wx_fcn_zero_grad(m);
         if (wx_fcn_forward(m, y, x, b) != WX_OK) die("forward");
         if (be->rel_l2_forward(ctx, &loss, y, tg, b, nout / b) != WX_OK) die("loss");
@@ -155,9 +163,10 @@ static void mode_train(wx_ctx *ctx, int steps) {
         if (be->adamw_forward(ctx, p->data, am, av, p->grad, p->len, 1e-4, 0.9, 0.999, 1e-8, 0.01,
                               s + 1) != WX_OK)
             die("adamw");
-        double t3 = now_s();
+        double t3 = now_s(), c3 = cpu_s();
         if (s >= warm) {
             t[s - warm] = (t3 - t0) * 1e3;
+            tc[s - warm] = (c3 - c0) * 1e3;
             tf[s - warm] = (t1 - t0) * 1e3;
             tb[s - warm] = (t2 - t1) * 1e3;
         }
@@ -172,13 +181,14 @@ static void mode_train(wx_ctx *ctx, int steps) {
     for (size_t i = 0; i < sizeof(float) * (size_t)p->len; i++)
         hash = (hash ^ bytes[i]) * 1099511628211ull;
     printf("{\"mode\": \"train\", \"batch\": %lld, \"params\": %lld, \"step_ms\": %.3f, "
-           "\"fwd_loss_ms\": %.3f, \"bwd_ms\": %.3f, \"steps\": %d, \"loss\": %.6f, "
+           "\"fwd_loss_ms\": %.3f, \"bwd_ms\": %.3f, \"step_cpu_ms\": %.3f, \"steps\": %d, "
+           "\"loss\": %.6f, "
            "\"gemm_gflop\": %.4f, \"fft_gflop\": %.4f, \"rss_base_mb\": %.1f, "
            "\"peak_rss_mb\": %.1f, \"param_hash\": \"%016llx\"}\n",
            (long long)b, (long long)wx_fcn_param_total(m), ms, median(tf, steps),
-           median(tb, steps), steps, loss, gemm / 1e9, fft / 1e9, base, peak_rss_mb(),
+           median(tb, steps), median(tc, steps), steps, loss, gemm / 1e9, fft / 1e9, base, peak_rss_mb(),
            (unsigned long long)hash);
-    free(t), free(tf), free(tb), free(x), free(tg), free(y), free(dy), free(am), free(av);
+    free(t), free(tf), free(tb), free(tc), free(x), free(tg), free(y), free(dy), free(am), free(av);
     wx_fcn_destroy(m);
 }
 
@@ -193,23 +203,26 @@ static void mode_rollout(wx_ctx *ctx, int reps) {
     if (!a || !c) die("allocation");
     double base = rss_now_mb();
     if (wx_fcn_predict(m, a, x0, b) != WX_OK) die("predict"); /* plans, first touch */
-    double *t = malloc(sizeof(double) * (size_t)reps);
+    double *t = malloc(sizeof(double) * (size_t)reps), *tc = malloc(sizeof(double) * (size_t)reps);
     double sum = 0;
     for (int r = 0; r < reps; r++) {
         memcpy(a, x0, sizeof(float) * (size_t)n);
-        double t0 = now_s();
+        double t0 = now_s(), c0 = cpu_s();
         for (int s = 0; s < ROLLOUT_STEPS; s++) {
             if (wx_fcn_predict(m, c, a, b) != WX_OK) die("predict");
             float *sw = a;
             a = c, c = sw;
         }
         t[r] = (now_s() - t0) * 1e3;
+        tc[r] = (cpu_s() - c0) * 1e3;
     }
     for (int64_t i = 0; i < n; i++) sum += fabs(a[i]);
     printf("{\"mode\": \"rollout\", \"batch\": %lld, \"steps\": %d, \"rollout_ms\": %.3f, "
+           "\"rollout_cpu_ms\": %.3f, "
            "\"reps\": %d, \"mean_abs\": %.6g, \"rss_base_mb\": %.1f, \"peak_rss_mb\": %.1f}\n",
-           (long long)b, ROLLOUT_STEPS, median(t, reps), reps, sum / (double)n, base, peak_rss_mb());
-    free(t), free(x0), free(a), free(c);
+           (long long)b, ROLLOUT_STEPS, median(t, reps), median(tc, reps), reps, sum / (double)n,
+           base, peak_rss_mb());
+    free(t), free(tc), free(x0), free(a), free(c);
     wx_fcn_destroy(m);
 }
 

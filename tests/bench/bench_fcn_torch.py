@@ -4,6 +4,8 @@ tests/ref/ref_fourcastnet.py, NVlabs structure), configuration, batch and thread
   bench_fcn_torch.py train   [steps]  zero_grad, forward, rel-L2 loss, autograd backward,
                                       torch.optim.AdamW step; median of `steps` after 3 warm-up
   bench_fcn_torch.py rollout [reps]   40 autoregressive steps under torch.inference_mode(), batch 1
+CPU times (step_cpu_ms, rollout_cpu_ms) are the process's CPU time over the same span, all threads
+(time.process_time), a figure that load from other jobs disturbs much less than wall time.
 Run one mode per process so that its peak RSS (resource.getrusage ru_maxrss) is its own. Prints one
 JSON object; rss_base_mb is the resident size after importing torch and building the model, before
 the first step (the interpreter and libtorch account for most of it). Run with /usr/bin/python3.
@@ -51,23 +53,25 @@ def train(steps):
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4, betas=(0.9, 0.999), eps=1e-8,
                             weight_decay=0.01)
     base = rss_now_mb()
-    ts, tf, tb = [], [], []
+    ts, tf, tb, tc = [], [], [], []
     for s in range(3 + steps):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         opt.zero_grad(set_to_none=True)
         loss = ref.rel_l2(model(x), tg)
         t1 = time.perf_counter()
         loss.backward()
         t2 = time.perf_counter()
         opt.step()
-        t3 = time.perf_counter()
+        t3, c3 = time.perf_counter(), time.process_time()
         if s >= 3:
             ts.append((t3 - t0) * 1e3)
+            tc.append((c3 - c0) * 1e3)
             tf.append((t1 - t0) * 1e3)
             tb.append((t2 - t1) * 1e3)
     return dict(mode="train", batch=b, params=sum(p.numel() for p in model.parameters()),
                 step_ms=statistics.median(ts), fwd_loss_ms=statistics.median(tf),
-                bwd_ms=statistics.median(tb), steps=steps, loss=float(loss),
+                bwd_ms=statistics.median(tb), step_cpu_ms=statistics.median(tc), steps=steps,
+                loss=float(loss),
                 rss_base_mb=base, peak_rss_mb=rss_peak_mb())
 
 
@@ -75,16 +79,18 @@ def rollout(reps):
     model = ref.AFNONet(CFG)
     x0 = grid(1, CFG["in_chans"], 3)
     base = rss_now_mb()
-    ts = []
+    ts, tc = [], []
     with torch.inference_mode():
         model(x0)
         for _ in range(reps):
             a = x0
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             for _ in range(ROLLOUT_STEPS):
                 a = model(a)
             ts.append((time.perf_counter() - t0) * 1e3)
+            tc.append((time.process_time() - c0) * 1e3)
     return dict(mode="rollout", batch=1, steps=ROLLOUT_STEPS, rollout_ms=statistics.median(ts),
+                rollout_cpu_ms=statistics.median(tc),
                 reps=reps, mean_abs=float(a.abs().mean()), rss_base_mb=base,
                 peak_rss_mb=rss_peak_mb())
 

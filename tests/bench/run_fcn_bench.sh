@@ -5,6 +5,8 @@
 # (torch / wxcast: > 1 means wxcast is faster or smaller) and the training step's GFLOP/s against
 # OpenBLAS's sgemm peak measured in the same run. Each measurement is its own process, so each
 # peak RSS is its own.
+# CPU rows: the process's CPU time (all threads) over the same spans; other jobs on a shared machine
+# disturb them far less than the wall times, so they are the steadier comparison there.
 # Usage: bash tests/bench/run_fcn_bench.sh [build-dir] [rounds]
 #   threads: OMP_NUM_THREADS (default 2; OpenBLAS gets the same). OMP_WAIT_POLICY defaults to
 #   PASSIVE for both sides: with OpenBLAS's own (pthread) workers next to the OpenMP team, libgomp's
@@ -49,9 +51,11 @@ def row(name, a, b, mem=False):
 row("train step ms (median)", med(wt, "step_ms"), med(pt_t, "step_ms"))
 row("  forward+loss ms", med(wt, "fwd_loss_ms"), med(pt_t, "fwd_loss_ms"))
 row("  backward ms", med(wt, "bwd_ms"), med(pt_t, "bwd_ms"))
+row("train step CPU ms", med(wt, "step_cpu_ms"), med(pt_t, "step_cpu_ms"))
 row("train peak RSS MB", max(r["peak_rss_mb"] for r in wt), max(r["peak_rss_mb"] for r in pt_t), mem=True)
 row("  RSS before step 1 MB", med(wt, "rss_base_mb"), med(pt_t, "rss_base_mb"), mem=True)
 row("rollout 40 steps ms", med(wr, "rollout_ms"), med(pt_r, "rollout_ms"))
+row("rollout 40 steps CPU ms", med(wr, "rollout_cpu_ms"), med(pt_r, "rollout_cpu_ms"))
 row("rollout peak RSS MB", max(r["peak_rss_mb"] for r in wr), max(r["peak_rss_mb"] for r in pt_r), mem=True)
 print("per round (train ms wx/torch, rollout ms wx/torch): " +
       "; ".join(f"{a['step_ms']:.0f}/{b['step_ms']:.0f}, {c['rollout_ms']:.0f}/{d['rollout_ms']:.0f}"
