@@ -27,16 +27,21 @@ wx_status wx_grib_writer_open(wx_grib_writer *w, const char *path) {
     return WX_OK;
 }
 
+static void release(wx_grib_writer *w) {
+    if (w->sample) codes_handle_delete(w->sample);
+    free(w->path);
+    free(w->vals);
+    memset(w, 0, sizeof *w);
+}
+
 void wx_grib_writer_abort(wx_grib_writer *w) {
     wx_atomic_abort(&w->file);
-    free(w->path);
-    memset(w, 0, sizeof *w);
+    release(w);
 }
 
 wx_status wx_grib_writer_close(wx_grib_writer *w) {
     wx_status st = wx_atomic_commit(&w->file);
-    free(w->path);
-    memset(w, 0, sizeof *w);
+    release(w);
     return st;
 }
 
@@ -76,11 +81,11 @@ wx_status wx_grib_writer_add(wx_grib_writer *w, const wx_grib_field *f, const wx
                              const float *values) {
     wx_status st = WX_OK;
     size_t n = (size_t)g->nlat * g->nlon;
-    double *vals = NULL;
-    codes_handle *h = codes_grib_handle_new_from_samples(NULL, "GRIB2");
-    if (!h)
+    if (!w->sample && !(w->sample = codes_grib_handle_new_from_samples(NULL, "GRIB2")))
         return wx_error_set(WX_ERR_RUN, "%s: eccodes sample GRIB2 not found (libeccodes-data)",
                             w->path);
+    codes_handle *h = codes_handle_clone(w->sample);
+    if (!h) return wx_error_set(WX_ERR_RUN, "%s: cannot copy the GRIB2 sample", w->path);
     if (f->step_end % 3600 || f->step_start % 3600) {
         st = wx_error_set(WX_ERR_RUN, "%s: %s: steps must be whole hours (got %lld..%lld s)",
                           w->path, f->var->short_name, (long long)f->step_start,
@@ -131,9 +136,23 @@ wx_status wx_grib_writer_add(wx_grib_writer *w, const wx_grib_field *f, const wx
     }
     SET_S("packingType", w->packing == WX_GRIB_CCSDS ? "grid_ccsds" : "grid_simple");
     SET_L("bitsPerValue", w->bits_per_value);
-    vals = wx_malloc(sizeof(double) * n);
-    int missing = 0;
+    if (w->vals_cap < n) {
+        free(w->vals);
+        w->vals = wx_malloc(sizeof(double) * n);
+        w->vals_cap = n;
+    }
+    double *vals = w->vals;
+    /* a branch-free pass that vectorises (exponent all ones: NaN or Inf), the slow one only
+     * when it found one */
+    unsigned nonfinite = 0;
     for (size_t i = 0; i < n; i++) {
+        uint32_t u;
+        memcpy(&u, &values[i], sizeof u);
+        nonfinite |= (u & 0x7f800000u) == 0x7f800000u;
+        vals[i] = values[i];
+    }
+    int missing = 0;
+    for (size_t i = 0; nonfinite && i < n; i++) {
         if (isnan(values[i])) {
             vals[i] = MISSING_VALUE;
             missing = 1;
@@ -141,8 +160,6 @@ wx_status wx_grib_writer_add(wx_grib_writer *w, const wx_grib_field *f, const wx
             st = wx_error_set(WX_ERR_RUN, "%s: %s: value %zu is infinite", w->path,
                               f->var->short_name, i);
             goto done;
-        } else {
-            vals[i] = values[i];
         }
     }
     if (missing) {
@@ -171,7 +188,6 @@ wx_status wx_grib_writer_add(wx_grib_writer *w, const wx_grib_field *f, const wx
     }
     w->messages++;
 done:
-    free(vals);
     codes_handle_delete(h);
     return st;
 }

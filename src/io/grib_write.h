@@ -40,6 +40,11 @@ typedef struct {
     int packing;        /* WX_GRIB_SIMPLE (grid_simple) or WX_GRIB_CCSDS (grid_ccsds, libaec) */
     int forecast;       /* 1: typeOfProcessedData 1 (forecast) at step 0 too, so that every
                            message of a product has one dataType (cfgrib indexes by it) */
+    /* Kept between messages (a 0.25° field is 8 MB of doubles: a fresh buffer per message cost
+     * as much in page faults as the packing), freed on close/abort: */
+    void *sample;       /* codes_handle of the GRIB2 sample, cloned for each message */
+    double *vals;
+    size_t vals_cap;
 } wx_grib_writer;
 
 wx_status wx_grib_writer_open(wx_grib_writer *w, const char *path);

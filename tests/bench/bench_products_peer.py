@@ -93,8 +93,9 @@ def peer_grib(inp, outp, packing):
     n = 0
     for t in range(nt):
         for name, lev, var in flds:
-            x = (var[t] if lev is None else var[t, lev[0]]).astype(np.float64).ravel()  # untimed
+            x32 = np.ma.getdata(var[t] if lev is None else var[t, lev[0]])  # untimed read
             a = time.perf_counter()
+            x = x32.astype(np.float64).ravel()  # eccodes takes doubles: part of writing float32
             h = eccodes.codes_grib_new_from_samples("GRIB2")
             eccodes.codes_set(h, "centre", 98)
             eccodes.codes_set(h, "Ni", len(lon))
