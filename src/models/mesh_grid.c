@@ -1,5 +1,5 @@
 /* Grid ↔ mesh connectivity (GraphCast grid_mesh_connectivity.py): radius query grid→mesh and
- * containing-triangle mesh→grid, both through a k-d tree over 3-D unit vectors. */
+ * containing-triangle mesh→grid, both through a uniform cell grid over 3-D unit vectors. */
 #pragma GCC optimize("fp-contract=off") /* float32 steps must round exactly as in numpy */
 #include <math.h>
 #include <stdlib.h>
@@ -58,112 +58,60 @@ void wx_mesh_grid_xyz(const double *lat, int nlat, const double *lon, int nlon, 
     }
 }
 
-/* ---- k-d tree over points (n, 3): implicit, balanced, median splits on the widest axis ---- */
+/* ---- uniform cell grid over points (n, 3) in [−1, 1]³ ----
+ * Cells of side h ≥ the query radius, points stored cell by cell (a counting sort), so a ball
+ * query reads at most 3×3×3 runs of contiguous points. A query returns exactly the points with
+ * squared distance <= r² (scipy cKDTree's test) in cell order; callers sort them. */
 
-#define KD_LEAF 8
+#define CG_MAX_CELLS 256 /* per axis: at most 256³ int32 cell starts (64 MiB) */
 
 typedef struct {
-    const double *pts;
-    int32_t n;
-    int32_t *idx;  /* permutation of 0..n-1 */
-    uint8_t *axis; /* split axis of the node whose median sits at that position */
-    double *tp;    /* (n, 3): pts[idx[i]] at i, so a query walks memory in tree order */
-} kd_tree;
+    int32_t nc;      /* cells per axis */
+    double h;        /* cell side */
+    int32_t *start;  /* (nc³ + 1) first point of each cell in idx/pts order */
+    int32_t *idx;    /* (n) original index of each stored point */
+    double *pts;     /* (n, 3) points in cell order */
+} cell_grid;
 
-static int kd_less(const double *pts, int ax, int32_t a, int32_t b) {
-    double x = pts[3 * (int64_t)a + ax], y = pts[3 * (int64_t)b + ax];
-    return x < y || (x == y && a < b); /* index tie-break keeps the tree deterministic */
+static int32_t cg_cell(const cell_grid *t, double x) {
+    int64_t c = (int64_t)floor((x + 1.0) / t->h);
+    return (int32_t)(c < 0 ? 0 : (c >= t->nc ? t->nc - 1 : c));
 }
 
-/* Places the k-th smallest of idx[lo..hi) at position k (Hoare quickselect). */
-static void kd_select(const double *pts, int ax, int32_t *idx, int32_t lo, int32_t hi, int32_t k) {
-    while (hi - lo > 1) {
-        int32_t pivot = idx[lo + (hi - lo) / 2];
-        int32_t i = lo, j = hi - 1;
-        while (i <= j) {
-            while (kd_less(pts, ax, idx[i], pivot)) i++;
-            while (kd_less(pts, ax, pivot, idx[j])) j--;
-            if (i <= j) {
-                int32_t t = idx[i];
-                idx[i] = idx[j];
-                idx[j] = t;
-                i++;
-                j--;
-            }
-        }
-        if (k <= j) hi = j + 1;
-        else if (k >= i) lo = i;
-        else return;
-    }
+static int64_t cg_key(const cell_grid *t, const double *p) {
+    return ((int64_t)cg_cell(t, p[2]) * t->nc + cg_cell(t, p[1])) * t->nc + cg_cell(t, p[0]);
 }
 
-static void kd_build_range(kd_tree *t, int32_t lo, int32_t hi) {
-    if (hi - lo <= KD_LEAF) return;
-    double mn[3] = {INFINITY, INFINITY, INFINITY}, mx[3] = {-INFINITY, -INFINITY, -INFINITY};
-    for (int32_t i = lo; i < hi; i++)
-        for (int d = 0; d < 3; d++) {
-            double v = t->pts[3 * (int64_t)t->idx[i] + d];
-            if (v < mn[d]) mn[d] = v;
-            if (v > mx[d]) mx[d] = v;
-        }
-    int ax = 0;
-    for (int d = 1; d < 3; d++)
-        if (mx[d] - mn[d] > mx[ax] - mn[ax]) ax = d;
-    int32_t mid = lo + (hi - lo) / 2;
-    kd_select(t->pts, ax, t->idx, lo, hi, mid);
-    t->axis[mid] = (uint8_t)ax;
-    kd_build_range(t, lo, mid);
-    kd_build_range(t, mid + 1, hi);
-}
-
-static void kd_build(kd_tree *t, const double *pts, int32_t n) {
-    t->pts = pts;
-    t->n = n;
+static void cg_build(cell_grid *t, const double *pts, int32_t n, double r) {
+    int32_t nc = (int32_t)(2.0 / r);
+    nc = nc < 1 ? 1 : (nc > CG_MAX_CELLS ? CG_MAX_CELLS : nc);
+    t->nc = nc;
+    t->h = 2.0 / nc * (1.0 + 1e-12); /* side >= r, and [−1, 1] maps into nc cells */
+    int64_t ncell = (int64_t)nc * nc * nc;
+    t->start = wx_calloc((size_t)ncell + 1, sizeof(int32_t));
     t->idx = wx_malloc((size_t)(n > 0 ? n : 1) * sizeof(int32_t));
-    t->axis = wx_calloc((size_t)(n > 0 ? n : 1), 1);
-    for (int32_t i = 0; i < n; i++) t->idx[i] = i;
-    kd_build_range(t, 0, n);
-    t->tp = wx_malloc((size_t)(n > 0 ? n : 1) * 3 * sizeof(double));
-    for (int32_t i = 0; i < n; i++) memcpy(t->tp + 3 * (int64_t)i, pts + 3 * (int64_t)t->idx[i], 3 * sizeof(double));
+    t->pts = wx_malloc((size_t)(n > 0 ? n : 1) * 3 * sizeof(double));
+    for (int32_t i = 0; i < n; i++) t->start[cg_key(t, pts + 3 * (int64_t)i) + 1]++;
+    for (int64_t c = 0; c < ncell; c++) t->start[c + 1] += t->start[c];
+    int32_t *next = wx_malloc((size_t)ncell * sizeof(int32_t));
+    memcpy(next, t->start, (size_t)ncell * sizeof(int32_t));
+    for (int32_t i = 0; i < n; i++) {
+        int32_t k = next[cg_key(t, pts + 3 * (int64_t)i)]++;
+        t->idx[k] = i;
+        memcpy(t->pts + 3 * (int64_t)k, pts + 3 * (int64_t)i, 3 * sizeof(double));
+    }
+    free(next);
 }
 
-static void kd_free(kd_tree *t) {
+static void cg_free(cell_grid *t) {
+    free(t->start);
     free(t->idx);
-    free(t->axis);
-    free(t->tp);
+    free(t->pts);
 }
 
 static double dist2(const double *a, const double *b) {
     double d0 = a[0] - b[0], d1 = a[1] - b[1], d2 = a[2] - b[2];
     return d0 * d0 + d1 * d1 + d2 * d2;
-}
-
-/* Writes to out[0 .. cap) the points within sqrt(r2) of q and returns how many there are (also
- * beyond cap: the caller grows out and asks again). r2 is compared with the squared distance,
- * as scipy's cKDTree ball query does. */
-static int64_t kd_ball(const kd_tree *t, int32_t lo, int32_t hi, const double *q, double r,
-                       double r2, int32_t *out, int64_t cap) {
-    int64_t n = 0;
-    while (hi - lo > KD_LEAF) {
-        int32_t mid = lo + (hi - lo) / 2;
-        int ax = t->axis[mid];
-        const double *p = t->tp + 3 * (int64_t)mid;
-        if (dist2(q, p) <= r2) {
-            if (n < cap) out[n] = t->idx[mid];
-            n++;
-        }
-        double diff = q[ax] - p[ax];
-        /* left holds coordinates <= p[ax], right >= p[ax] */
-        if (diff <= r) n += kd_ball(t, lo, mid, q, r, r2, out + n, cap > n ? cap - n : 0);
-        if (diff < -r) return n;
-        lo = mid + 1;
-    }
-    for (int32_t i = lo; i < hi; i++)
-        if (dist2(q, t->tp + 3 * (int64_t)i) <= r2) {
-            if (n < cap) out[n] = t->idx[i];
-            n++;
-        }
-    return n;
 }
 
 /* A growable int32 list. */
@@ -182,14 +130,20 @@ static void i32_reserve(i32_list *l, int64_t extra) {
     l->v = v, l->cap = cap;
 }
 
-/* Appends the ball's points to l (one query; a second only when the free space was short). */
-static int64_t kd_ball_append(const kd_tree *t, const double *q, double r, i32_list *l) {
-    i32_reserve(l, 64);
-    int64_t n = kd_ball(t, 0, t->n, q, r, r * r, l->v + l->n, l->cap - l->n);
-    if (n > l->cap - l->n) {
-        i32_reserve(l, n);
-        kd_ball(t, 0, t->n, q, r, r * r, l->v + l->n, l->cap - l->n);
-    }
+/* Appends to l the points within r of q (r <= the grid's cell side); returns how many. */
+static int64_t cg_ball_append(const cell_grid *t, const double *q, double r, i32_list *l) {
+    const double r2 = r * r, pad = r * (1.0 + 1e-9) + 1e-12; /* cell range: never too narrow */
+    int32_t lo[3], hi[3];
+    for (int d = 0; d < 3; d++) lo[d] = cg_cell(t, q[d] - pad), hi[d] = cg_cell(t, q[d] + pad);
+    int64_t n = 0;
+    for (int32_t cz = lo[2]; cz <= hi[2]; cz++)
+        for (int32_t cy = lo[1]; cy <= hi[1]; cy++) {
+            int64_t row = ((int64_t)cz * t->nc + cy) * t->nc;
+            int32_t k0 = t->start[row + lo[0]], k1 = t->start[row + hi[0] + 1];
+            i32_reserve(l, n + (k1 - k0));
+            for (int32_t k = k0; k < k1; k++)
+                if (dist2(q, t->pts + 3 * (int64_t)k) <= r2) l->v[l->n + n++] = t->idx[k];
+        }
     l->n += n;
     return n;
 }
@@ -211,8 +165,8 @@ wx_status wx_mesh_radius_edges(const wx_icosphere *ico, const double *grid_xyz, 
                                int64_t *n_edges) {
     if (!(radius > 0.0) || radius > 2.0)
         return wx_error_set(WX_ERR_USAGE, "grid→mesh radius %g is outside (0, 2]", radius);
-    kd_tree t;
-    kd_build(&t, ico->xyz, ico->nodes[ico->levels]);
+    cell_grid t;
+    cg_build(&t, ico->xyz, ico->nodes[ico->levels], radius);
     int64_t *off = wx_malloc(((size_t)n_grid + 1) * sizeof(int64_t));
     /* One query per point into per-thread lists over contiguous point ranges, joined in range
      * order: the edge order is that of the points whatever the thread count. */
@@ -227,7 +181,7 @@ wx_status wx_mesh_radius_edges(const wx_icosphere *ico, const double *grid_xyz, 
         if (id == nt - 1) first[nt] = n_grid;
         for (int32_t g = g0; g < g1; g++) {
             int64_t k0 = lists[id].n;
-            int64_t n = kd_ball_append(&t, grid_xyz + 3 * (int64_t)g, radius, &lists[id]);
+            int64_t n = cg_ball_append(&t, grid_xyz + 3 * (int64_t)g, radius, &lists[id]);
             sort_i32(lists[id].v + k0, n);
             off[g + 1] = n;
         }
@@ -251,12 +205,12 @@ wx_status wx_mesh_radius_edges(const wx_icosphere *ico, const double *grid_xyz, 
     free(lists);
     free(first);
     if (e > INT32_MAX) {
-        kd_free(&t);
+        cg_free(&t);
         free(off);
         return wx_error_set(WX_ERR_USAGE, "grid→mesh: %lld edges do not fit int32 indices",
                             (long long)e);
     }
-    kd_free(&t);
+    cg_free(&t);
     free(off);
     *grid_idx = gi;
     *mesh_idx = mi;
@@ -308,8 +262,8 @@ wx_status wx_mesh_containing_faces(const wx_icosphere *ico, const double *grid_x
         reach = fmax(reach, rc + (1.0 - h));
     }
     reach = reach * 1.01 + 1e-9;
-    kd_tree t;
-    kd_build(&t, cen, nf);
+    cell_grid t;
+    cg_build(&t, cen, nf, reach);
     int failed = -1;
 #pragma omp parallel
     {
@@ -318,7 +272,7 @@ wx_status wx_mesh_containing_faces(const wx_icosphere *ico, const double *grid_x
         for (int32_t g = 0; g < n_grid; g++) {
             const double *p = grid_xyz + 3 * (int64_t)g;
             cl.n = 0;
-            int64_t n = kd_ball_append(&t, p, reach, &cl);
+            int64_t n = cg_ball_append(&t, p, reach, &cl);
             int32_t *cand = cl.v;
             sort_i32(cand, n);
             int32_t best = -1;
@@ -348,7 +302,7 @@ wx_status wx_mesh_containing_faces(const wx_icosphere *ico, const double *grid_x
         }
         free(cl.v);
     }
-    kd_free(&t);
+    cg_free(&t);
     free(cen);
     if (failed >= 0)
         return wx_error_set(WX_ERR_RUN, "mesh→grid: no level-%d face contains grid point %d", L,
