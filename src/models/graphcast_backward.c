@@ -47,6 +47,12 @@ wx_status wx_gc_backward(wx_gc *m, float *dx, const float *dy) {
     const int64_t b = t->b, D = m->D, ng = b * m->ng, nm = b * m->nm;
     const int64_t H = m->c.nlat, W = m->c.nlon;
     float *dvg = m->s.dvg, *dvm = m->s.dvm, *dem = m->s.dem;
+    /* The first recorded forward is popped last; in it, every module the backward has passed is
+     * final once no later-laid-out module remains (layout: encoder, processor, decoder). */
+    const int last_pass = m->ntapes == 1;
+    const wx_params *p = &m->params;
+#define FINAL_FROM(mlp) \
+    if (last_pass) WX_TRY(wx_params_grads_final_from(p, p->t[(mlp).w[0]].offset))
     /* y = unpatchify(MLP_out(vg2)) */
     WX_TRY(be->unpatchify_backward(ctx, m->s.dupd, dy, b, m->cout, H, W, 1));
     wx_gc_mlp_in in = plain_in(t->vg2, dvg);
@@ -56,6 +62,7 @@ wx_status wx_gc_backward(wx_gc *m, float *dx, const float *dy) {
                          t->vg1, dvg, dvm, 1, NULL, dem, b));
     in = plain_in(m->in.fm2g, NULL);
     WX_TRY(wx_gc_mlp_backward(m, &o->emb_m2g, dem, &t->emb_m2g, &in, b * m->ed));
+    FINAL_FROM(o->emb_m2g);
     /* processor, last step first; the last step's edge residual is not computed (no de_next) */
     for (int64_t s = m->S - 1; s >= 0; s--) {
         const wx_gc_step_tape *st = &t->proc[s];
@@ -67,9 +74,12 @@ wx_status wx_gc_backward(wx_gc *m, float *dx, const float *dy) {
         }
         WX_TRY(step_backward(m, &o->proc_edge[s], &o->proc_node[s], st, &m->g.mesh, t->em[s],
                              t->vm[s], t->vm[s], dvm, dvm, 0, s + 1 < m->S ? dem : NULL, dem, b));
+        FINAL_FROM(o->proc_edge[s]);
     }
     in = plain_in(m->in.fmesh, NULL);
     WX_TRY(wx_gc_mlp_backward(m, &o->emb_mesh_e, dem, &t->emb_mesh_e, &in, b * m->em));
+    FINAL_FROM(o->emb_mesh_e);
+#undef FINAL_FROM
     /* encoder orphan grid update: vg1 = vg0 + MLP(vg0) */
     in = plain_in(t->vg0, m->s.dtmp);
     WX_TRY(wx_gc_mlp_backward(m, &o->enc_grid, dvg, &t->enc_grid, &in, ng));
