@@ -9,7 +9,8 @@
  * (wx_forecast_run_ext): a forecast from two one-time files (--init at t, --init-prev at t − 6 h,
  * written from the archive) equals the archive-initialised one exactly; one from a forecast file
  * alone starts at its second time (the window = its first two times) with lead 0 = that file's
- * lead 1; --init-prev with an archive is a usage error. */
+ * lead 1; --init-prev with an archive is a usage error; a bred 3-member ensemble (rollout steps,
+ * edits of the newest state, a restarted window) runs and writes a mean file that moved. */
 #include <malloc.h>
 #include <math.h>
 #include <stdio.h>
@@ -205,6 +206,26 @@ int main(void) {
         WX_CHECK(d1 < 1.0, "and lead 1 = its lead 2 up to the float rounding of the file (%g)", d1);
     }
     free(zc), free(zd), free(ze);
+    /* a bred ensemble (steps, then edits of the newest state and a restart of the window) runs
+     * and writes its mean and spread; its control's lead 0 is the archive's */
+    {
+        char fens[600];
+        snprintf(fens, sizeof fens, "%s/ens.nc", tmp);
+        wx_forecast_opts fo = {.model = sum.last_path, .init = archive, .time = t, .steps = 2,
+                               .output = fens, .threads = 1};
+        wx_forecast_ext x;
+        memset(&x, 0, sizeof x);
+        x.has_time = 1, x.members = 3, x.perturbation = WX_PERTURB_BRED, x.seed = 4;
+        WX_CHECK(wx_forecast_run_ext(&fo, &x) == WX_OK, "bred ensemble: %s", wx_error_message());
+        float *zm = malloc(sizeof(float) * 3 * Z), *zb = malloc(sizeof(float) * 3 * Z);
+        size_t nm = 0, nb = 0;
+        if (WX_CHECK(x.mean_path[0] && read_z(x.mean_path, zm, &nm) == 0 && read_z(fb, zb, &nb) == 0 &&
+                     nm == 3, "mean file with 3 times")) {
+            double dm = max_diff(zm + 2 * Z, zb, Z); /* members spread: the mean moved from t */
+            WX_CHECK(isfinite(dm) && dm > 0, "ensemble mean at +12 h differs from the analysis (%g)", dm);
+        }
+        free(zm), free(zb);
+    }
     wx_rollout_close(r);
     wx_archive_close(ar);
     free(rec), free(y1), free(y2), free(phys);
