@@ -13,7 +13,8 @@
  *    here from the analytic toy tp and the model's un-logged prediction;
  *  - stage config errors (no precip section, rollout_steps 2, unknown channel, missing wind
  *    checkpoint) exit 2 or 1 with one error line naming the key or file;
- *  - wxcast forecast --precip adds a tp variable (units m, >= 0 and not all zero at leads 1..3). */
+ *  - wxcast forecast --precip adds a tp variable (units m, >= 0 and not all zero at leads 1..3;
+ *    lead 1 = the PrecipNet applied in process to the wind model's first step). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -344,7 +345,8 @@ static void check_errors(void) {
     free(good);
 }
 
-/* wxcast forecast --precip: a tp variable in m, >= 0 at every lead >= 1. */
+/* wxcast forecast --precip: a tp variable in m, >= 0 at every lead >= 1; lead 1 equals the
+ * precip model applied in process to the wind model's first step. */
 static void check_forecast(const char *wind) {
     char args[2048], out[512];
     snprintf(out, sizeof out, "%s/fc.nc", tmp);
@@ -371,6 +373,39 @@ static void check_forecast(const char *wind) {
         for (size_t i = per; i < total; i++) neg += !(v[i] >= 0), pos += v[i] > 0;
         WX_CHECK(len[0] == 4 && neg == 0 && pos > 0, "tp at leads 1..3: %d negative/NaN, %d positive "
                  "of %zu", neg, pos, total - per);
+        /* lead 1 = the precip model on the wind model's first step, computed here in process
+         * from the analytic toy state at 2020-01-01T00 (record 48) */
+        wx_ctx *ctx = wx_ctx_create(1);
+        wx_train_model *w = NULL;
+        wx_precip_diag *dg = NULL;
+        char pc[600];
+        snprintf(pc, sizeof pc, "%s/A/ckpt/precip/last.ckpt", tmp);
+        if (WX_CHECK(wx_train_model_load(wind, ctx, wx_backend_cpu(), 1, &w) == WX_OK, "load wind")) {
+            const char *names[3] = {w->data.names[0], w->data.names[1], w->data.names[2]};
+            if (WX_CHECK(wx_precip_diag_open(pc, ctx, wx_backend_cpu(), 1, 3, names, w->data.mean,
+                                             w->data.std, &dg) == WX_OK, "diag open: %s",
+                         wx_error_message())) {
+                float x[3 * 512], y[3 * 512], tp1[512];
+                for (int c = 0; c < 3; c++)
+                    for (int q = 0; q < 512; q++)
+                        x[c * 512 + q] = (float)(((double)(float)toy_value(c, 48, q / 32, q % 32) -
+                                                  w->data.mean[c]) / w->data.std[c]);
+                w->ops->predict(w, y, x, 1);
+                wx_precip_diag_run(dg, tp1, y, 1);
+                double worst = 0, mx = 0;
+                for (int q = 0; q < 512; q++) {
+                    double e = fabs((double)v[per + (size_t)q] - tp1[q]);
+                    if (e > worst) worst = e;
+                    if (tp1[q] > mx) mx = tp1[q];
+                }
+                printf("forecast tp lead 1 vs in process: max difference %.3g m (max %.3g m)\n", worst, mx);
+                WX_CHECK(per == 512 && worst <= 1e-4 * mx, "forecast tp at lead 1 vs in-process "
+                         "PrecipNet(wind(x)): max difference %.3g m (max tp %.3g m)", worst, mx);
+                wx_precip_diag_close(dg);
+            }
+            wx_train_model_destroy(w);
+        }
+        wx_ctx_destroy(ctx);
         free(v);
     }
     nc_close(nc);
