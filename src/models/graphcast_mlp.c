@@ -81,58 +81,85 @@ static inline __attribute__((always_inline)) float gc_exp(float x) {
     return p * u.f;
 }
 
-/* x(n, d) += bias(d) (nullable); act = SiLU(x) when act is not NULL. */
-__attribute__((optimize("no-trapping-math"))) static void bias_silu(const wx_gc *m, float *x,
-                                                                   float *act, const float *bias,
-                                                                   int64_t n, int64_t d) {
-#pragma omp parallel for num_threads(gc_threads(m)) if (n * d > GC_PAR_MIN) schedule(static)
-    for (int64_t r = 0; r < n; r++) {
-        float *xr = x + r * d;
-        if (bias)
-#pragma omp simd
-            for (int64_t j = 0; j < d; j++) xr[j] += bias[j];
-        if (act) {
-            float *ar = act + r * d;
-#pragma omp simd
-            for (int64_t j = 0; j < d; j++) ar[j] = xr[j] / (1.0f + gc_exp(-xr[j]));
-        }
+/* Row kernels, compiled twice: for AVX2+FMA (chosen at run time when the CPU has it: 8 lanes for
+ * the exp) and for the baseline ISA. Results may differ between the two in the last bit (FMA),
+ * never between runs on one machine. */
+#define GC_ROW_KERNELS(SUF, ATTR)                                                                 \
+    /* x += bias (nullable); act = SiLU(x) (nullable) over one row of d */                      \
+    ATTR static void bias_silu_row##SUF(float *x, float *act, const float *bias, int64_t d) {   \
+        if (bias)                                                                               \
+            _Pragma("omp simd") for (int64_t j = 0; j < d; j++) x[j] += bias[j];                \
+        if (act)                                                                                \
+            _Pragma("omp simd") for (int64_t j = 0; j < d; j++) act[j] =                       \
+                x[j] / (1.0f + gc_exp(-x[j]));                                                 \
+    }                                                                                           \
+    /* x = ((x + s) + t) + bias; act = SiLU(x) (nullable) */                                   \
+    ATTR static void edge_row##SUF(float *x, float *act, const float *s, const float *t,        \
+                                   const float *bias, int64_t d) {                              \
+        _Pragma("omp simd") for (int64_t j = 0; j < d; j++) x[j] = ((x[j] + s[j]) + t[j]) +     \
+                                                                   bias[j];                     \
+        if (act)                                                                                \
+            _Pragma("omp simd") for (int64_t j = 0; j < d; j++) act[j] =                       \
+                x[j] / (1.0f + gc_exp(-x[j]));                                                 \
+    }                                                                                           \
+    /* act = pre·σ(pre), sig = σ(pre) over n */                                                 \
+    ATTR static void silu_sig_row##SUF(float *act, float *sig, const float *pre, int64_t n) {   \
+        _Pragma("omp simd") for (int64_t i = 0; i < n; i++) {                                   \
+            float sg = 1.0f / (1.0f + gc_exp(-pre[i]));                                         \
+            sig[i] = sg;                                                                        \
+            act[i] = pre[i] * sg;                                                               \
+        }                                                                                       \
     }
+
+#define GC_ATTR_AVX2 __attribute__((optimize("no-trapping-math"), target("avx2,fma")))
+#define GC_ATTR_BASE __attribute__((optimize("no-trapping-math")))
+GC_ROW_KERNELS(_avx2, GC_ATTR_AVX2)
+GC_ROW_KERNELS(_base, GC_ATTR_BASE)
+
+static int gc_avx2(void) {
+    static int has = -1;
+    if (has < 0) has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    return has;
+}
+
+/* x(n, d) += bias(d) (nullable); act = SiLU(x) when act is not NULL. */
+static void bias_silu(const wx_gc *m, float *x, float *act, const float *bias, int64_t n,
+                      int64_t d) {
+    void (*row)(float *, float *, const float *, int64_t) =
+        gc_avx2() ? bias_silu_row_avx2 : bias_silu_row_base;
+#pragma omp parallel for num_threads(gc_threads(m)) if (n * d > GC_PAR_MIN) schedule(static)
+    for (int64_t r = 0; r < n; r++) row(x + r * d, act ? act + r * d : NULL, bias, d);
 }
 
 /* Edge first layer, per sample q: x[e] = ((x[e] + ps[snd[e]]) + pr[rcv[e]]) + bias, then act =
  * SiLU(x) (act nullable). x (b·E, d), ps (b·ns, d), pr (b·nr, d). */
-__attribute__((optimize("no-trapping-math"))) static void
-edge_gather_bias_silu(const wx_gc *m, float *x, float *act, const float *ps, const float *pr,
-                      const float *bias, const wx_edge_set *es, int64_t b, int64_t d) {
+static void edge_gather_bias_silu(const wx_gc *m, float *x, float *act, const float *ps,
+                                  const float *pr, const float *bias, const wx_edge_set *es,
+                                  int64_t b, int64_t d) {
     const int64_t E = es->n_edges, ns = es->n_senders, nr = es->n_receivers;
     const int32_t *snd = es->senders, *rcv = es->receivers;
+    void (*row)(float *, float *, const float *, const float *, const float *, int64_t) =
+        gc_avx2() ? edge_row_avx2 : edge_row_base;
     for (int64_t q = 0; q < b; q++) {
         float *xq = x + q * E * d, *aq = act ? act + q * E * d : NULL;
         const float *psq = ps + q * ns * d, *prq = pr + q * nr * d;
 #pragma omp parallel for num_threads(gc_threads(m)) if (E * d > GC_PAR_MIN) schedule(static)
-        for (int64_t e = 0; e < E; e++) {
-            float *xr = xq + e * d;
-            const float *s = psq + (int64_t)snd[e] * d, *t = prq + (int64_t)rcv[e] * d;
-#pragma omp simd
-            for (int64_t j = 0; j < d; j++) xr[j] = ((xr[j] + s[j]) + t[j]) + bias[j];
-            if (aq) {
-                float *ar = aq + e * d;
-#pragma omp simd
-                for (int64_t j = 0; j < d; j++) ar[j] = xr[j] / (1.0f + gc_exp(-xr[j]));
-            }
-        }
+        for (int64_t e = 0; e < E; e++)
+            row(xq + e * d, aq ? aq + e * d : NULL, psq + (int64_t)snd[e] * d,
+                prq + (int64_t)rcv[e] * d, bias, d);
     }
 }
 
 /* act = SiLU(pre), sig = σ(pre); pre, act, sig (n). */
-__attribute__((optimize("no-trapping-math"))) static void silu_sig(const wx_gc *m, float *act,
-                                                                  float *sig, const float *pre,
-                                                                  int64_t n) {
-#pragma omp parallel for simd num_threads(gc_threads(m)) if (n > GC_PAR_MIN) schedule(static)
-    for (int64_t i = 0; i < n; i++) {
-        float s = 1.0f / (1.0f + gc_exp(-pre[i]));
-        sig[i] = s;
-        act[i] = pre[i] * s;
+#define GC_RUN 4096
+static void silu_sig(const wx_gc *m, float *act, float *sig, const float *pre, int64_t n) {
+    void (*run)(float *, float *, const float *, int64_t) =
+        gc_avx2() ? silu_sig_row_avx2 : silu_sig_row_base;
+    int64_t nrun = (n + GC_RUN - 1) / GC_RUN;
+#pragma omp parallel for num_threads(gc_threads(m)) if (n > GC_PAR_MIN) schedule(static)
+    for (int64_t k = 0; k < nrun; k++) {
+        int64_t i0 = k * GC_RUN, len = i0 + GC_RUN < n ? GC_RUN : n - i0;
+        run(act + i0, sig + i0, pre + i0, len);
     }
 }
 
