@@ -25,21 +25,45 @@ void wx_train_loss_init(wx_train_loss *l, wx_loss_kind kind, wx_ctx *ctx, const 
     l->wch = wx_malloc(sizeof(float) * (size_t)c);
     for (int64_t j = 0; j < h; j++) l->wlat[j] = (float)wlat_area[j];
     for (int64_t i = 0; i < c; i++) l->wch[i] = weights ? (float)weights[i] : 1.0f;
+    if (be->on_device) { /* a failed allocation leaves NULL: loss_dev reports it */
+        l->dwlat = wx_backend_alloc(be, ctx, sizeof(float) * (size_t)h, "loss latitude weights");
+        l->dwch = wx_backend_alloc(be, ctx, sizeof(float) * (size_t)c, "loss channel weights");
+        l->dval = wx_backend_alloc(be, ctx, sizeof(float), "loss value");
+    }
 }
 
 void wx_train_loss_free(wx_train_loss *l) {
+    if (l->be && l->be->on_device) {
+        l->be->mem_free(l->ctx, l->dwlat);
+        l->be->mem_free(l->ctx, l->dwch);
+        l->be->mem_free(l->ctx, l->dval);
+    }
     free(l->wlat);
     free(l->wch);
     memset(l, 0, sizeof *l);
 }
 
+/* The weights the ops read: the host arrays, or their device copies refreshed from them. */
+static wx_status loss_dev(const wx_train_loss *l, const float **wl, const float **wc) {
+    *wl = l->wlat, *wc = l->wch;
+    if (!l->be->on_device) return WX_OK;
+    if (!l->dwlat || !l->dwch || !l->dval) return WX_ERR_RUN; /* message set at init */
+    WX_TRY(l->be->copy_h2d(l->ctx, l->dwlat, l->wlat, sizeof(float) * (size_t)l->h));
+    WX_TRY(l->be->copy_h2d(l->ctx, l->dwch, l->wch, sizeof(float) * (size_t)l->c));
+    *wl = l->dwlat, *wc = l->dwch;
+    return WX_OK;
+}
+
 wx_status wx_train_loss_value(const wx_train_loss *l, double *loss, const float *pred,
                               const float *target, int64_t b) {
-    float v = 0;
+    float v = 0, *out = l->be->on_device ? l->dval : &v;
+    const float *wl, *wc;
+    WX_TRY(loss_dev(l, &wl, &wc));
     if (l->kind == WX_LOSS_REL_L2)
-        WX_TRY(l->be->rel_l2_forward(l->ctx, &v, pred, target, b, l->c * l->h * l->w));
+        WX_TRY(l->be->rel_l2_forward(l->ctx, out, pred, target, b, l->c * l->h * l->w));
     else
-        WX_TRY(l->be->mse_latw_forward(l->ctx, &v, pred, target, l->wlat, l->wch, b, l->c, l->h, l->w));
+        WX_TRY(l->be->mse_latw_forward(l->ctx, out, pred, target, wl, wc, b, l->c, l->h, l->w));
+    if (l->be->on_device) WX_TRY(l->be->copy_d2h(l->ctx, &v, l->dval, sizeof v));
     *loss = v;
     return WX_OK;
 }
@@ -48,8 +72,10 @@ wx_status wx_train_loss_grad(const wx_train_loss *l, float *dpred, double dloss,
                              const float *target, int64_t b) {
     if (l->kind == WX_LOSS_REL_L2)
         return l->be->rel_l2_backward(l->ctx, dpred, dloss, pred, target, b, l->c * l->h * l->w);
-    return l->be->mse_latw_backward(l->ctx, dpred, dloss, pred, target, l->wlat, l->wch, b, l->c,
-                                    l->h, l->w);
+    const float *wl, *wc;
+    WX_TRY(loss_dev(l, &wl, &wc));
+    return l->be->mse_latw_backward(l->ctx, dpred, dloss, pred, target, wl, wc, b, l->c, l->h,
+                                    l->w);
 }
 
 /* FourCastNet --------------------------------------------------------------------------------- */
@@ -98,9 +124,11 @@ static wx_status fcn_loss_backward(wx_train_model *tm, const wx_train_loss *loss
         const float *ys = im->y + s * n;
         WX_TRY(wx_train_loss_grad(loss, im->dy, 1.0, ys, targets + s * n, b));
         if (s < k - 1) /* the state part of the next input is ŷ_s; the extras are constants */
-            for (int64_t i = 0; i < b; i++)
-                for (int64_t q = 0; q < n / b; q++)
-                    im->dy[i * (n / b) + q] += im->carry[i * tm->in_channels * tm->h * tm->w + q];
+            for (int64_t i = 0; i < b; i++) /* a backend op: dy and carry may be device memory */
+                WX_TRY(im->fcn->be->add_forward(im->fcn->ctx, im->dy + i * (n / b),
+                                                im->dy + i * (n / b),
+                                                im->carry + i * tm->in_channels * tm->h * tm->w,
+                                                n / b));
         WX_TRY(wx_fcn_backward(im->fcn, s > 0 ? im->carry : NULL, im->dy));
     }
     *loss_out = total;
@@ -119,10 +147,10 @@ static void fcn_print_config(const wx_train_model *tm, FILE *out) {
 
 static void fcn_destroy(wx_train_model *tm) {
     fcn_impl *im = tm->impl;
+    im->fcn->be->mem_free(im->fcn->ctx, im->y);
+    im->fcn->be->mem_free(im->fcn->ctx, im->dy);
+    im->fcn->be->mem_free(im->fcn->ctx, im->carry);
     wx_fcn_destroy(im->fcn);
-    free(im->y);
-    free(im->dy);
-    free(im->carry);
     free(im->xin);
     free(im->t);
     free(im->config_text);
@@ -198,9 +226,22 @@ static wx_status fcn_create(const wx_yaml *map, const char *path, wx_ctx *ctx, c
     fcn_impl *im = wx_calloc(1, sizeof *im);
     im->fcn = f, im->max_batch = max_batch, im->max_rollout = max_rollout;
     int64_t hw = d.img_h * d.img_w;
-    im->y = wx_malloc(sizeof(float) * (size_t)(max_rollout * max_batch * d.out_channels * hw));
-    im->dy = wx_malloc(sizeof(float) * (size_t)(max_batch * d.out_channels * hw));
-    im->carry = wx_malloc(sizeof(float) * (size_t)(max_batch * d.in_channels * hw));
+    /* in the model's backend memory (device memory on CUDA) */
+    im->y = wx_backend_alloc(be, ctx, sizeof(float) * (size_t)(max_rollout * max_batch *
+                                                               d.out_channels * hw), "outputs");
+    im->dy = wx_backend_alloc(be, ctx, sizeof(float) * (size_t)(max_batch * d.out_channels * hw),
+                              "output gradient");
+    im->carry = wx_backend_alloc(be, ctx, sizeof(float) * (size_t)(max_batch * d.in_channels * hw),
+                                 "input gradient");
+    if (!im->y || !im->dy || !im->carry || (be->on_device && d.n_extra)) {
+        wx_status st = WX_ERR_RUN; /* allocation: message set by wx_backend_alloc */
+        if (im->y && im->dy && im->carry) /* FourCastNet+ builds its extras on the host */
+            st = wx_error_set(WX_ERR_USAGE, "model: FourCastNet with extra inputs runs on the CPU "
+                              "backend only, not '%s'", be->name);
+        wx_train_model tmp = {.impl = im};
+        fcn_destroy(&tmp);
+        return st;
+    }
     if (d.n_extra) {
         im->xin = wx_malloc(sizeof(float) * (size_t)(2 * max_batch * d.in_channels * hw));
         im->t = wx_malloc(sizeof(wx_time) * (size_t)(max_batch + 1));
@@ -290,7 +331,10 @@ wx_status wx_train_model_make_input(wx_train_model *m, float *x, const float *st
         return wx_error_set(WX_ERR_USAGE, "%s: %lld input and %lld output channels: the input "
                             "cannot be built from states", m->family, (long long)m->in_channels,
                             (long long)m->out_channels);
-    memcpy(x, states, sizeof(float) * (size_t)(b * m->in_channels * m->h * m->w));
+    const size_t bytes = sizeof(float) * (size_t)(b * m->in_channels * m->h * m->w);
+    const wx_params *p = m->params;
+    if (p && p->be && p->be->on_device) return p->be->copy_d2d(p->be_ctx, x, states, bytes);
+    memcpy(x, states, bytes);
     return WX_OK;
 }
 

@@ -51,6 +51,9 @@ typedef struct {
     int64_t c, h, w;
     float *wlat; /* (H), mean 1 */
     float *wch;  /* (C) */
+    /* On-device backends: device copies of wlat and wch (refreshed at every use, since the caller
+     * may rewrite the host arrays) and of the loss value; NULL on the CPU. */
+    float *dwlat, *dwch, *dval;
 } wx_train_loss;
 
 /* wlat_area (H) in double: the model grid's cell-area weights; weights (C) nullable = all 1. */
