@@ -195,7 +195,7 @@ for f in kernels/*.cu; do
   pids+=(\$!) objs+=(\$o)
 done
 for p in \${pids[@]}; do wait \$p; done   # each wait fails the script (set -e) if its nvcc did
-libs="\$(pkg-config --libs-only-L openblas fftw3f) -lcublas -lcublasLt -lcufft -lcudart -lopenblas -lfftw3f_threads -lfftw3_threads -lfftw3f -lfftw3 -lgomp -lm -lstdc++"
+libs="\$(pkg-config --libs-only-L openblas fftw3f) -lcublas -lcublasLt -lcufft -lnccl -lcudart -lopenblas -lfftw3f_threads -lfftw3_threads -lfftw3f -lfftw3 -lgomp -lm -lstdc++"
 for t in cuda_basic cuda_ops cuda_host; do
   cc \$CF -c tests/unit/test_\$t.c -o $LB/obj/test_\$t.o
   nvcc -arch=sm_90 -o $LB/test_\$t $LB/obj/test_\$t.o \${objs[@]} -Xcompiler -fopenmp \$libs
