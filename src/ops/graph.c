@@ -75,6 +75,7 @@ wx_status WXF(wx_cpu_gather_rows_backward)(wx_ctx *ctx, WXR *dx, const WXR *dy, 
         for (int64_t i = 0; i < e; i++) {
             WXR *dst = dx + (int64_t)idx[i] * d;
             const WXR *src = dy + i * d;
+#pragma omp simd
             for (int64_t c = c0; c < c1; c++) dst[c] += src[c];
         }
     }
@@ -95,6 +96,8 @@ wx_status WXF(wx_cpu_segment_sum_forward)(wx_ctx *ctx, WXR *y, const WXR *x, con
         for (int64_t c = 0; c < d; c++) dst[c] = 0;
         for (int32_t j = row_ptr[r]; j < row_ptr[r + 1]; j++) {
             const WXR *src = x + (int64_t)perm[j] * d;
+            /* y and x are separate buffers (shapes (N,D) and (E,D)): lanes are independent */
+#pragma omp simd
             for (int64_t c = 0; c < d; c++) dst[c] += src[c];
         }
     }
