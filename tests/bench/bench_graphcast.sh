@@ -16,8 +16,11 @@ N=${GC_N:-5}
 RSTEPS=${GC_ROLLOUT_STEPS:-40}
 PY=/usr/bin/python3
 export OMP_NUM_THREADS=$THREADS OPENBLAS_NUM_THREADS=$THREADS
+# Passive waiting by default: with libgomp spinning and OpenBLAS's pthread pool both on 2 cores,
+# either side runs 4-5x slower at 2 threads (docs/benchmarks.md). Set OMP_WAIT_POLICY to override.
+export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-PASSIVE}
 echo "# machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc --all) cores;" \
-     "threads $THREADS; $(date -u +%Y-%m-%dT%H:%MZ); load average $(cut -d' ' -f1-3 /proc/loadavg)"
+     "threads $THREADS; OMP_WAIT_POLICY=$OMP_WAIT_POLICY; $(date -u +%Y-%m-%dT%H:%MZ); load average $(cut -d' ' -f1-3 /proc/loadavg)"
 
 # shellcheck disable=SC2086
 W=$("$BUILD/tests/bench_graphcast" train $CFG "$N")
