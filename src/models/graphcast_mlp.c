@@ -19,6 +19,7 @@
 #include <omp.h>
 
 #include "models/graphcast.h"
+#include "ops/wx_gemm.h"
 
 #define P(i) wx_params_tensor(&m->params, (i))
 #define G(i) wx_params_grad(&m->params, (i))
@@ -30,30 +31,30 @@ static int gc_threads(const wx_gc *m) {
     return m->ctx && m->ctx->threads > 0 ? m->ctx->threads : omp_get_max_threads();
 }
 
-/* ---- GEMM shorthands (row-major; ld* are row strides, so column slices of W work) ---- */
+/* ---- GEMM shorthands (row-major; ld* are row strides, so column slices of W work) ----
+ * Through wx_gemm_par: single-threaded OpenBLAS calls inside our OpenMP team, so OpenBLAS's own
+ * pthread pool never competes with the team for the cores (with it, a 2-thread step ran 4-5x
+ * slower under libgomp's default spin-wait, docs/benchmarks.md). */
 
 /* y(n, o; ldy) = beta·y + x(n, k; ldx)·w(o, k; ldw)ᵀ */
-static void gemm_xwt(int64_t n, int64_t o, int64_t k, const float *x, int64_t ldx, const float *w,
-                     int64_t ldw, float beta, float *y, int64_t ldy) {
+static void gemm_xwt(const wx_gc *m, int64_t n, int64_t o, int64_t k, const float *x, int64_t ldx,
+                     const float *w, int64_t ldw, float beta, float *y, int64_t ldy) {
     if (n == 0 || o == 0) return;
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)n, (int)o, (int)k, 1.0f, x, (int)ldx,
-                w, (int)ldw, beta, y, (int)ldy);
+    wx_gemm_par(m->ctx, CblasNoTrans, CblasTrans, n, o, k, 1.0f, x, ldx, w, ldw, beta, y, ldy);
 }
 
 /* dx(n, k; ldx) = beta·dx + dy(n, o)·w(o, k; ldw) */
-static void gemm_dyw(int64_t n, int64_t o, int64_t k, const float *dy, const float *w, int64_t ldw,
-                     float beta, float *dx, int64_t ldx) {
+static void gemm_dyw(const wx_gc *m, int64_t n, int64_t o, int64_t k, const float *dy,
+                     const float *w, int64_t ldw, float beta, float *dx, int64_t ldx) {
     if (n == 0 || k == 0) return;
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)n, (int)k, (int)o, 1.0f, dy, (int)o,
-                w, (int)ldw, beta, dx, (int)ldx);
+    wx_gemm_par(m->ctx, CblasNoTrans, CblasNoTrans, n, k, o, 1.0f, dy, o, w, ldw, beta, dx, ldx);
 }
 
 /* dw(o, k; ldw) += dy(n, o)ᵀ·x(n, k; ldx) */
-static void gemm_dw(int64_t n, int64_t o, int64_t k, const float *dy, const float *x, int64_t ldx,
-                    float *dw, int64_t ldw) {
+static void gemm_dw(const wx_gc *m, int64_t n, int64_t o, int64_t k, const float *dy,
+                    const float *x, int64_t ldx, float *dw, int64_t ldw) {
     if (n == 0) return;
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)o, (int)k, (int)n, 1.0f, dy, (int)o, x,
-                (int)ldx, 1.0f, dw, (int)ldw);
+    wx_gemm_par(m->ctx, CblasTrans, CblasNoTrans, o, k, n, 1.0f, dy, o, x, ldx, 1.0f, dw, ldw);
 }
 
 /* ---- element-wise kernels ---- */
@@ -203,17 +204,17 @@ static void layer0_linear(wx_gc *m, const wx_gc_mlp *k, float *dst, int64_t fo,
     const int64_t D = m->D, ld = k->in;
     switch (in->kind) {
     case WX_GC_IN_PLAIN:
-        gemm_xwt(n, fo, k->in, in->x, k->in, w, ld, 0.0f, dst, fo);
+        gemm_xwt(m, n, fo, k->in, in->x, k->in, w, ld, 0.0f, dst, fo);
         break;
     case WX_GC_IN_NODE: /* [v, agg] */
-        gemm_xwt(n, fo, D, in->x, D, w, ld, 0.0f, dst, fo);
-        gemm_xwt(n, fo, D, in->agg, D, w + D, ld, 1.0f, dst, fo);
+        gemm_xwt(m, n, fo, D, in->x, D, w, ld, 0.0f, dst, fo);
+        gemm_xwt(m, n, fo, D, in->agg, D, w + D, ld, 1.0f, dst, fo);
         break;
     case WX_GC_IN_EDGE: { /* [e, vs[snd], vr[rcv]] */
         const wx_edge_set *es = in->es;
-        gemm_xwt(n, fo, D, in->x, D, w, ld, 0.0f, dst, fo);
-        gemm_xwt(in->b * es->n_senders, fo, D, in->vs, D, w + D, ld, 0.0f, m->s.ga, fo);
-        gemm_xwt(in->b * es->n_receivers, fo, D, in->vr, D, w + 2 * D, ld, 0.0f, m->s.gb, fo);
+        gemm_xwt(m, n, fo, D, in->x, D, w, ld, 0.0f, dst, fo);
+        gemm_xwt(m, in->b * es->n_senders, fo, D, in->vs, D, w + D, ld, 0.0f, m->s.ga, fo);
+        gemm_xwt(m, in->b * es->n_receivers, fo, D, in->vr, D, w + 2 * D, ld, 0.0f, m->s.gb, fo);
         break;
     }
     }
@@ -235,7 +236,7 @@ wx_status wx_gc_mlp_forward(wx_gc *m, const wx_gc_mlp *k, float *y, const wx_gc_
             else
                 bias_silu(m, dst, act, P(k->b[0]), n, fo);
         } else {
-            gemm_xwt(n, fo, k->hidden, a, k->hidden, P(k->w[i]), k->hidden, 0.0f, dst, fo);
+            gemm_xwt(m, n, fo, k->hidden, a, k->hidden, P(k->w[i]), k->hidden, 0.0f, dst, fo);
             bias_silu(m, dst, act, P(k->b[i]), n, fo);
         }
         a = act;
@@ -257,20 +258,20 @@ static wx_status layer0_backward(wx_gc *m, const wx_gc_mlp *k, const float *dpre
     col_sum_acc(m, G(k->b[0]), dpre, n, fo);
     switch (in->kind) {
     case WX_GC_IN_PLAIN:
-        gemm_dw(n, fo, k->in, dpre, in->x, k->in, dw, ld);
-        if (in->dx) gemm_dyw(n, fo, k->in, dpre, w, ld, 0.0f, in->dx, k->in);
+        gemm_dw(m, n, fo, k->in, dpre, in->x, k->in, dw, ld);
+        if (in->dx) gemm_dyw(m, n, fo, k->in, dpre, w, ld, 0.0f, in->dx, k->in);
         break;
     case WX_GC_IN_NODE:
-        gemm_dw(n, fo, D, dpre, in->x, D, dw, ld);
-        gemm_dw(n, fo, D, dpre, in->agg, D, dw + D, ld);
-        gemm_dyw(n, fo, D, dpre, w, ld, in->dx_acc ? 1.0f : 0.0f, in->dx, D);
-        gemm_dyw(n, fo, D, dpre, w + D, ld, 0.0f, in->dagg, D);
+        gemm_dw(m, n, fo, D, dpre, in->x, D, dw, ld);
+        gemm_dw(m, n, fo, D, dpre, in->agg, D, dw + D, ld);
+        gemm_dyw(m, n, fo, D, dpre, w, ld, in->dx_acc ? 1.0f : 0.0f, in->dx, D);
+        gemm_dyw(m, n, fo, D, dpre, w + D, ld, 0.0f, in->dagg, D);
         break;
     case WX_GC_IN_EDGE: {
         const wx_edge_set *es = in->es;
         const int64_t E = es->n_edges, ns = es->n_senders, nr = es->n_receivers;
-        gemm_dw(n, fo, D, dpre, in->x, D, dw, ld);
-        if (in->dx) gemm_dyw(n, fo, D, dpre, w, ld, in->dx_acc ? 1.0f : 0.0f, in->dx, D);
+        gemm_dw(m, n, fo, D, dpre, in->x, D, dw, ld);
+        if (in->dx) gemm_dyw(m, n, fo, D, dpre, w, ld, in->dx_acc ? 1.0f : 0.0f, in->dx, D);
         /* ∂/∂(vs·Wsᵀ)[s] = Σ over the edges sent by s; likewise for receivers */
         for (int64_t q = 0; q < in->b; q++) {
             WX_TRY(m->be->segment_sum_forward(m->ctx, m->s.ga + q * ns * fo, dpre + q * E * fo,
@@ -278,10 +279,10 @@ static wx_status layer0_backward(wx_gc *m, const wx_gc_mlp *k, const float *dpre
             WX_TRY(m->be->segment_sum_forward(m->ctx, m->s.gb + q * nr * fo, dpre + q * E * fo,
                                               es->row_ptr, es->perm, nr, E, fo));
         }
-        gemm_dw(in->b * ns, fo, D, m->s.ga, in->vs, D, dw + D, ld);
-        gemm_dw(in->b * nr, fo, D, m->s.gb, in->vr, D, dw + 2 * D, ld);
-        gemm_dyw(in->b * ns, fo, D, m->s.ga, w + D, ld, in->dvs_acc ? 1.0f : 0.0f, in->dvs, D);
-        gemm_dyw(in->b * nr, fo, D, m->s.gb, w + 2 * D, ld, 1.0f, in->dvr, D);
+        gemm_dw(m, in->b * ns, fo, D, m->s.ga, in->vs, D, dw + D, ld);
+        gemm_dw(m, in->b * nr, fo, D, m->s.gb, in->vr, D, dw + 2 * D, ld);
+        gemm_dyw(m, in->b * ns, fo, D, m->s.ga, w + D, ld, in->dvs_acc ? 1.0f : 0.0f, in->dvs, D);
+        gemm_dyw(m, in->b * nr, fo, D, m->s.gb, w + 2 * D, ld, 1.0f, in->dvr, D);
         break;
     }
     }
@@ -304,8 +305,8 @@ wx_status wx_gc_mlp_backward(wx_gc *m, const wx_gc_mlp *k, const float *dy,
         float *da = dcur == m->s.dh ? m->s.dz : m->s.dh;
         silu_sig(m, m->s.h0, m->s.h1, t->pre[i - 1], n * fi);
         col_sum_acc(m, G(k->b[i]), dcur, n, fo);
-        gemm_dw(n, fo, fi, dcur, m->s.h0, fi, G(k->w[i]), fi);
-        gemm_dyw(n, fo, fi, dcur, P(k->w[i]), fi, 0.0f, da, fi);
+        gemm_dw(m, n, fo, fi, dcur, m->s.h0, fi, G(k->w[i]), fi);
+        gemm_dyw(m, n, fo, fi, dcur, P(k->w[i]), fi, 0.0f, da, fi);
         silu_grad(m, da, t->pre[i - 1], m->s.h1, n * fi);
         dcur = da;
     }
