@@ -5,7 +5,7 @@
 #     the throughput per rank, its ratio to the single rank, and the time in MPI per step;
 #  2. the gradient all-reduce alone (the trainer's bucketed path and plain MPI_Allreduce) against
 #     the message size, with the bytes one step of that model moves marked.
-# Usage: bash tests/bench/bench_mpi.sh [build-dir] [steps] [per-rank batch] [embed_dim]
+# Usage: [BUCKET_MB=MB] bash tests/bench/bench_mpi.sh [build-dir] [steps] [per-rank batch] [embed_dim]
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 build=$(cd "${1:-$here/../../build}" && pwd)
@@ -49,15 +49,21 @@ done
 run() { # n
   local n=$1
   (cd "$tmp/r$n" && $mpirun -np "$n" "$build/wxcast" --quiet train train.yaml --threads 1 \
-     --max-steps "$steps" --metrics m.jsonl >/dev/null)
+     --max-steps "$steps" --metrics m.jsonl ${BUCKET_MB:+--bucket-mb $BUCKET_MB} >/dev/null)
 }
 run 1
 run 2
+# The machine's own ceiling: two single-process runs at the same time, no communication at all
+# (2 vCPUs may share one core's caches and memory bandwidth, so co-running alone costs throughput).
+for d in c1 c2; do mkdir -p "$tmp/$d" && cp "$tmp/r1/train.yaml" "$tmp/$d/"; done
+(cd "$tmp/c1" && "$build/wxcast" --quiet train train.yaml --threads 1 --max-steps "$steps" --metrics m.jsonl >/dev/null) &
+(cd "$tmp/c2" && "$build/wxcast" --quiet train train.yaml --threads 1 --max-steps "$steps" --metrics m.jsonl >/dev/null) &
+wait
 /usr/bin/python3 - "$tmp" "$batch" "$steps" <<'PY'
 import json, sys
 tmp, batch, steps = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-def rate(n):
-    rows = [json.loads(l) for l in open(f"{tmp}/r{n}/m.jsonl") if '"train"' in l]
+def rate(n, d=None):
+    rows = [json.loads(l) for l in open(f"{tmp}/{d or 'r%d' % n}/m.jsonl") if '"train"' in l]
     # samples_per_s is cumulative since the epoch start: recover the elapsed time per step.
     t = [r["step"] * batch * n / r["samples_per_s"] for r in rows]
     per_rank = (len(t) - 1) * batch / (t[-1] - t[0])
@@ -70,6 +76,9 @@ print(f"  1 rank : {r1:8.2f} samples/s per rank, {s1*1e3:8.1f} ms/step")
 print(f"  2 ranks: {r2:8.2f} samples/s per rank, {s2*1e3:8.1f} ms/step, {c2*1e3:8.1f} ms/step in MPI "
       f"(loss average + gradient all-reduce)")
 print(f"  efficiency (per-rank throughput, 2 ranks / 1 rank): {r2 / r1 * 100:.1f} %")
+rc = (rate(1, "c1")[0] + rate(1, "c2")[0]) / 2
+print(f"  two independent 1-rank runs at once: {rc:8.2f} samples/s each = {rc / r1 * 100:.1f} % of one alone "
+      f"(the machine's ceiling); 2 ranks reach {r2 / rc * 100:.1f} % of it")
 PY
 params=$("$build/wxcast" info --model "$tmp/model.yaml" 2>/dev/null | grep -i "param" | head -1 || true)
 echo "model: embed_dim $embed, depth 4, 16x32 grid, patch 4 (${params}); gradient bytes = 4 x parameters"
