@@ -135,17 +135,17 @@ static int64_t cg_ball_append(const cell_grid *t, const double *q, double r, i32
     const double r2 = r * r, pad = r * (1.0 + 1e-9) + 1e-12; /* cell range: never too narrow */
     int32_t lo[3], hi[3];
     for (int d = 0; d < 3; d++) lo[d] = cg_cell(t, q[d] - pad), hi[d] = cg_cell(t, q[d] + pad);
-    int64_t n = 0;
+    const int64_t n0 = l->n;
     for (int32_t cz = lo[2]; cz <= hi[2]; cz++)
         for (int32_t cy = lo[1]; cy <= hi[1]; cy++) {
             int64_t row = ((int64_t)cz * t->nc + cy) * t->nc;
             int32_t k0 = t->start[row + lo[0]], k1 = t->start[row + hi[0] + 1];
-            i32_reserve(l, n + (k1 - k0));
+            /* l->n counts every point appended so far, so a reallocation keeps them all */
+            i32_reserve(l, k1 - k0);
             for (int32_t k = k0; k < k1; k++)
-                if (dist2(q, t->pts + 3 * (int64_t)k) <= r2) l->v[l->n + n++] = t->idx[k];
+                if (dist2(q, t->pts + 3 * (int64_t)k) <= r2) l->v[l->n++] = t->idx[k];
         }
-    l->n += n;
-    return n;
+    return l->n - n0;
 }
 
 static void sort_i32(int32_t *a, int64_t n) {

@@ -303,9 +303,13 @@ wx_status wx_checkpoint_read(const char *path, wx_checkpoint *c) {
     memset(c, 0, sizeof *c);
     c->path = wx_strdup(path);
     char *buf;
-    WX_TRY(wx_read_file(path, &buf, &c->len));
-    c->buf = (uint8_t *)buf;
-    return parse(c);
+    wx_status st = wx_read_file(path, &buf, &c->len);
+    if (st == WX_OK) {
+        c->buf = (uint8_t *)buf;
+        st = parse(c);
+    }
+    if (st != WX_OK) wx_checkpoint_free(c); /* nothing to free for the caller on failure */
+    return st;
 }
 
 void wx_checkpoint_free(wx_checkpoint *c) {

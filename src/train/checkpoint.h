@@ -80,7 +80,8 @@ typedef struct {
 wx_status wx_checkpoint_write(const char *path, const wx_ckpt_out *c);
 
 /* Reads and checks the whole file: magic, version, size, crc32, section bounds. Every failure is
- * WX_ERR_RUN naming the file and what failed ("checksum mismatch", "truncated: ..."). */
+ * WX_ERR_RUN naming the file and what failed ("checksum mismatch", "truncated: ..."); c is then
+ * left empty (nothing to free). */
 wx_status wx_checkpoint_read(const char *path, wx_checkpoint *c);
 void wx_checkpoint_free(wx_checkpoint *c);
 

@@ -202,6 +202,7 @@ static void check_stage(const char *wind) {
         WX_CHECK(ck.model_text && strstr(ck.model_text, "type: precipnet") &&
                      strstr(ck.model_text, "eps: 1.0000000000000001e-05"),
                  "MODL: precipnet with eps 1e-5: %s", ck.model_text ? ck.model_text : "(none)");
+        wx_params_free(&p);
         wx_yaml_free(my);
         wx_checkpoint_free(&ck);
     }
