@@ -28,6 +28,7 @@
 #include "train/train_config.h"
 #include "train/train_model.h"
 #include "train_toy_gc.h"
+#include "cli_check.h"
 #include "wx_test.h"
 
 static char tmp[] = "/tmp/wx_train_gc_XXXXXX";
@@ -37,17 +38,6 @@ static int run(const char *args, const char *tag) {
     snprintf(cmd, sizeof cmd, "%s train %s >%s/%s.out 2>%s/%s.err", WX_BINARY, args, tmp, tag, tmp, tag);
     int rc = system(cmd);
     return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
-}
-
-static int files_equal(const char *a, const char *b) {
-    char *x, *y;
-    size_t nx, ny;
-    if (wx_read_file(a, &x, &nx) != WX_OK) return 0;
-    if (wx_read_file(b, &y, &ny) != WX_OK) { free(x); return 0; }
-    int eq = nx == ny && !memcmp(x, y, nx);
-    free(x);
-    free(y);
-    return eq;
 }
 
 static char *metrics_untimed(const char *path) {

@@ -31,6 +31,7 @@
 #include "train/train_config.h"
 #include "train/train_model.h"
 #include "train_toy_ext.h"
+#include "cli_check.h"
 #include "wx_test.h"
 
 static char tmp[] = "/tmp/wx_precip_XXXXXX";
@@ -43,35 +44,8 @@ static int run(const char *cmd_args, const char *tag) {
     return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
 }
 
-static char *slurp(const char *path) {
-    char *buf = NULL;
-    size_t len;
-    if (wx_read_file(path, &buf, &len) != WX_OK) return wx_strdup("");
-    return buf;
-}
-
 static void check_one_error(const char *tag, const char *what) {
-    char path[512];
-    snprintf(path, sizeof path, "%s/%s.err", tmp, tag);
-    char *e = slurp(path);
-    int lines = 0;
-    for (char *p = e; *p; p++) lines += *p == '\n';
-    WX_CHECK(lines == 1 && !strncmp(e, "wxcast: error: ", 15) && strstr(e, what),
-             "%s: expected one error line with '%s', got: %s", tag, what, e);
-    free(e);
-}
-
-static int files_equal(const char *a, const char *b) {
-    char *x, *y;
-    size_t nx, ny;
-    if (wx_read_file(a, &x, &nx) != WX_OK) return 0;
-    if (wx_read_file(b, &y, &ny) != WX_OK) {
-        free(x);
-        return 0;
-    }
-    int eq = nx == ny && !memcmp(x, y, nx);
-    free(x), free(y);
-    return eq;
+    check_one_error_in(tmp, tag, what);
 }
 
 static void copy_file(const char *from, const char *to) {
@@ -93,11 +67,6 @@ static char *metrics_untimed(const char *path) {
     }
     free(s);
     return o;
-}
-
-static double num_after(const char *line, const char *key) {
-    const char *p = strstr(line, key);
-    return p ? atof(p + strlen(key)) : NAN;
 }
 
 static const char *data_block =
