@@ -3,9 +3,11 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/wx_rng.h"
+#include "models/graphcast_ops.h"
 #include "ops/graph_csr.h"
 
 /* Adds "<gnn>.<module>_mlp.linear_<i>.{weight,bias}" and "<gnn>.<module>_layer_norm.*". */
@@ -77,6 +79,8 @@ static void mlp_init(wx_rng *r, wx_params *p, const wx_gc_mlp *k) {
     }
 }
 
+/* Initialises the parameters in host memory (p->data may be a host staging copy, see
+ * init_params_on). */
 void wx_gc_init_params(wx_gc *m, uint64_t seed) {
     wx_params *p = &m->params;
     wx_rng r;
@@ -251,11 +255,23 @@ static wx_status sender_csr(wx_gc *m) {
 }
 
 void wx_gc_static_refresh(wx_gc *m) {
-    fill_static(m);
+    if (!m->ops) fill_static(m);
     /* senders were checked when the graphs were built; a caller's bad sender is a usage bug */
     wx_status st = sender_csr(m);
+    if (st == WX_OK && m->ops) st = wx_gc_ops_upload(m); /* a copy fault here is a device fault */
     WX_ASSERT(st == WX_OK);
     (void)st;
+}
+
+/* Parameters in the backend's memory (device for CUDA), initialised on the host and uploaded. */
+static wx_status init_params_on(wx_gc *m, uint64_t seed) {
+    WX_TRY(wx_params_alloc_on(&m->params, m->be, m->ctx));
+    float *dev = m->params.data, *host;
+    WX_TRY(wx_params_host_begin(&m->params, &host));
+    m->params.data = host;
+    wx_gc_init_params(m, seed);
+    m->params.data = dev;
+    return wx_params_host_end(&m->params, host);
 }
 
 /* The multi-mesh of levels min..max when min > 0 (mesh.c builds 0..max). */
@@ -307,15 +323,23 @@ static void tape_arrays(wx_gc_tape *t, int64_t S) {
 
 wx_gc *wx_gc_create(wx_ctx *ctx, const wx_backend *be, const wx_gc_config *cfg, uint64_t seed,
                     int64_t max_batch, int max_tapes, int checkpoint) {
+    const char *env = getenv("WX_GC_OPS"); /* debug/test switch: the ops path on the CPU */
+    int ops = be->on_device || (env && !strcmp(env, "1"));
+    return wx_gc_create_path(ctx, be, cfg, seed, max_batch, max_tapes, checkpoint, ops);
+}
+
+wx_gc *wx_gc_create_path(wx_ctx *ctx, const wx_backend *be, const wx_gc_config *cfg,
+                         uint64_t seed, int64_t max_batch, int max_tapes, int checkpoint,
+                         int ops) {
     if (max_batch < 1 || max_tapes < 0) {
         wx_error_set(WX_ERR_USAGE, "graphcast: batch %lld, tapes %d: expected batch >= 1, "
                      "tapes >= 0", (long long)max_batch, max_tapes);
         return NULL;
     }
-    if (be->on_device) {
-        /* the activation arena and the fused MLP kernels (graphcast_mlp.c) are host code */
-        wx_error_set(WX_ERR_USAGE, "graphcast: backend '%s': GraphCast runs on the CPU backend "
-                     "only", be->name);
+    if (be->on_device && !ops) {
+        /* the fused MLP kernels (graphcast_mlp.c) are host code */
+        wx_error_set(WX_ERR_USAGE, "graphcast: backend '%s': the fused MLP path runs on the CPU "
+                     "backend only (device backends take the ops path)", be->name);
         return NULL;
     }
     wx_gc *m = wx_calloc(1, sizeof *m);
@@ -342,7 +366,16 @@ wx_gc *wx_gc_create(wx_ctx *ctx, const wx_backend *be, const wx_gc_config *cfg, 
     for (int t = 0; t < max_tapes; t++) carve_tape(&c, &tmp, m, max_batch);
     carve_rest(&c, m, max_batch);
     m->arena_len = c.off;
-    m->arena = malloc(sizeof(float) * (size_t)m->arena_len);
+    if (ops) { /* in the backend's memory; on failure its message names the size and device */
+        m->arena = wx_backend_alloc(be, ctx, sizeof(float) * (size_t)m->arena_len,
+                                    "graphcast activation arena");
+        if (!m->arena) {
+            wx_gc_destroy(m);
+            return NULL;
+        }
+    } else {
+        m->arena = malloc(sizeof(float) * (size_t)m->arena_len);
+    }
     if (!m->arena) {
         wx_error_set(WX_ERR_RUN, "graphcast: cannot allocate the activation arena (%.1f MiB for "
                      "batch %lld, %d tapes)", (double)m->arena_len * 4.0 / 1048576.0,
@@ -355,6 +388,14 @@ wx_gc *wx_gc_create(wx_ctx *ctx, const wx_backend *be, const wx_gc_config *cfg, 
     carve_rest(&c, m, max_batch);
     WX_ASSERT(c.off == m->arena_len);
     pred_tape_wire(m);
+    if (ops) {
+        /* graphs and static inputs uploaded once, here */
+        if (wx_gc_ops_init(m) != WX_OK || init_params_on(m, seed) != WX_OK) {
+            wx_gc_destroy(m);
+            return NULL;
+        }
+        return m;
+    }
     fill_static(m);
     if (wx_params_alloc(&m->params) != WX_OK) {
         wx_gc_destroy(m);
@@ -375,7 +416,12 @@ void wx_gc_destroy(wx_gc *m) {
     for (int t = 0; t < m->max_tapes; t++) tape_free(&m->tapes[t]);
     free(m->tapes);
     tape_free(&m->pred);
-    free(m->arena);
+    if (m->ops || (m->be && m->be->on_device)) { /* ops path: arena in the backend's memory */
+        wx_gc_ops_free(m);
+        m->be->mem_free(m->ctx, m->arena);
+    } else {
+        free(m->arena);
+    }
     for (int i = 0; i < 3; i++) free(m->snd_ptr[i]), free(m->snd_perm[i]);
     free(m->mod.proc_edge);
     free(m->mod.proc_node);

@@ -97,6 +97,7 @@ typedef struct {
     const wx_backend *be;
     wx_gc_config c;
     int checkpoint;            /* recompute processor steps in backward */
+    struct wx_gc_ops *ops;     /* NULL: fused CPU path; else the ops path (graphcast_ops.h) */
     wx_mesh_graphs g;
     int64_t ng, nm, eg, em, ed, D, cin, cout, S;
     wx_params params;
@@ -135,6 +136,12 @@ void wx_gc_param_table(wx_params *p, const wx_gc_config *c, wx_gc_modules *mod);
  * for max_batch samples and max_tapes recorded forwards. */
 wx_gc *wx_gc_create(wx_ctx *ctx, const wx_backend *be, const wx_gc_config *c, uint64_t seed,
                     int64_t max_batch, int max_tapes, int checkpoint);
+/* The same with the path chosen: ops = 1 runs every MLP through backend-table ops with graphs,
+ * tapes and scratch in the backend's memory (graphcast_ops.h; call it through wx_gc_run_*);
+ * ops = 0 the fused CPU kernels (CPU backend only). wx_gc_create picks ops = 1 when be->on_device,
+ * or on the CPU when the environment has WX_GC_OPS=1 (a debug/test switch). */
+wx_gc *wx_gc_create_path(wx_ctx *ctx, const wx_backend *be, const wx_gc_config *c, uint64_t seed,
+                         int64_t max_batch, int max_tapes, int checkpoint, int ops);
 void wx_gc_destroy(wx_gc *m);
 void wx_gc_init_params(wx_gc *m, uint64_t seed);
 

@@ -1,0 +1,333 @@
+/* GraphCast's ops path (models/graphcast_ops*.c: every MLP through backend-table ops, graphs and
+ * tapes in backend memory) on the CPU backend, against
+ *   - the fused CPU path (graphcast_mlp.c) on the same weights and graphs: forward output, loss,
+ *     every parameter gradient and dx, for one step at batch 2 and a 3-step rollout;
+ *   - the independent PyTorch float64 model (fixtures gc_tiny, gc_rollout of
+ *     tests/ref/ref_graphcast.py), as test_graphcast does for the fused path;
+ * plus: activation checkpointing on the ops path bitwise equal to plain; two runs bitwise equal;
+ * predict == forward bitwise; the WX_GC_OPS=1 switch selects the path.
+ *
+ * Tolerances. Ops vs fused: both float32, differing only in summation order (the fused path
+ * splits layer 0 into column blocks and sums them, and uses its own exp in SiLU): 1e-5 relative to
+ * the largest |value| of each tensor, for outputs, loss and gradients. Vs PyTorch float64: forward
+ * 1e-5, gradients 1e-4 (test_graphcast's bounds and reasons). Worst errors are printed. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/wx_backend.h"
+#include "core/wx_yaml.h"
+#include "models/graphcast.h"
+#include "models/graphcast_ops.h"
+#include "wx_fixture.h"
+#include "wx_test.h"
+
+static double seen_vs_fused, seen_vs_ref_fwd, seen_vs_ref_grad;
+
+static const char *TINY =
+    "type: graphcast\nresolution: 22.5\nmesh_max_level: 1\nlatent_size: 8\ngnn_msg_steps: 2\n"
+    "surface_variables: [2m_temperature, mean_sea_level_pressure]\n"
+    "atmospheric_variables: [geopotential]\npressure_levels: [500, 850]\n"
+    "forcings: [toa_incident_solar_radiation, day_progress_sin, day_progress_cos]\n"
+    "static_variables: [land_sea_mask]\n";
+
+static double rel_f(const float *a, const float *b, int64_t n) {
+    double e = 0, s = 0;
+    for (int64_t i = 0; i < n; i++) {
+        e = fmax(e, fabs((double)a[i] - b[i]));
+        s = fmax(s, fabs((double)b[i]));
+    }
+    return s > 0 ? e / s : e;
+}
+
+static double rel_d(const float *a, const double *b, int64_t n) {
+    double e = 0, s = 0;
+    for (int64_t i = 0; i < n; i++) {
+        e = fmax(e, fabs((double)a[i] - b[i]));
+        s = fmax(s, fabs(b[i]));
+    }
+    return s > 0 ? e / s : e;
+}
+
+/* The tiny model on the CPU backend, path `ops`, with the fixture's weights and the reference's
+ * mesh→grid senders (test_graphcast.c explains why). */
+static wx_gc *make(wx_ctx *ctx, const wx_fixture *f, int ops, int ckpt, int64_t b, int tapes) {
+    wx_yaml *root = NULL;
+    wx_gc_config c;
+    if (!WX_CHECK(wx_yaml_load_string(TINY, "test", &root) == WX_OK &&
+                      wx_gc_config_parse(root, "", &c) == WX_OK,
+                  "config: %s", wx_error_message())) {
+        wx_yaml_free(root);
+        return NULL;
+    }
+    wx_yaml_free(root);
+    wx_gc *m = wx_gc_create_path(ctx, wx_backend_cpu(), &c, 7, b, tapes, ckpt, ops);
+    if (!WX_CHECK(m != NULL && (m->ops != NULL) == ops, "create (ops %d): %s", ops,
+                  wx_error_message())) {
+        wx_gc_destroy(m);
+        return NULL;
+    }
+    int loaded = 0;
+    for (int i = 0; i < f->count; i++) {
+        const wx_fixture_tensor *t = &f->t[i];
+        if (strncmp(t->name, "param/", 6)) continue;
+        loaded += wx_params_set_f64(&m->params, "fixture", t->name + 6, t->ndim, t->dims,
+                                    t->data) == WX_OK;
+    }
+    WX_CHECK(loaded == m->params.count, "loaded %d of %d tensors", loaded, m->params.count);
+    const wx_fixture_tensor *snd = wx_fixture_get(f, "graph/m2g_senders");
+    const wx_fixture_tensor *feat = wx_fixture_get(f, "graph/m2g_features");
+    wx_edge_set *e = &m->g.m2g;
+    if (WX_CHECK(snd->size == e->n_edges, "m2g fixture size")) {
+        for (int64_t i = 0; i < e->n_edges; i++) {
+            e->senders[i] = (int32_t)snd->data[i];
+            for (int d = 0; d < 4; d++) e->features[4 * i + d] = (float)feat->data[4 * i + d];
+        }
+        wx_gc_static_refresh(m);
+    }
+    return m;
+}
+
+static void loss_weights(const wx_gc *m, float *wlat, float *wch) {
+    double lat[64];
+    for (int64_t j = 0; j < m->c.nlat; j++) lat[j] = 90.0 - (double)j * m->c.resolution;
+    WX_CHECK(m->c.nlat <= 64 && wx_gc_loss_weights(&m->c, lat, wlat, wch) == WX_OK, "weights");
+}
+
+/* What one run leaves: outputs, loss, input gradient, parameter gradients. */
+typedef struct {
+    float *y, *dx, *grad;
+    double loss;
+    int64_t ny, nx, len;
+} run;
+
+static void run_free(run *r) {
+    free(r->y), free(r->dx), free(r->grad);
+    memset(r, 0, sizeof *r);
+}
+
+/* One step at batch b: forward, GraphCast loss, backward with dx. */
+static int one_step(wx_ctx *ctx, wx_gc *m, const wx_fixture *f, int64_t b, run *r) {
+    const int64_t H = m->c.nlat, W = m->c.nlon, cout = m->cout;
+    float *x = wx_fixture_f32(f, "x"), *t = wx_fixture_f32(f, "t");
+    float wlat[64], wch[64];
+    loss_weights(m, wlat, wch);
+    r->ny = b * cout * H * W, r->nx = b * m->cin * H * W, r->len = m->params.len;
+    r->y = malloc(sizeof(float) * (size_t)r->ny), r->dx = malloc(sizeof(float) * (size_t)r->nx);
+    r->grad = malloc(sizeof(float) * (size_t)r->len);
+    float *dy = malloc(sizeof(float) * (size_t)r->ny), loss = 0;
+    wx_gc_zero_grad(m);
+    int ok = WX_CHECK(wx_gc_run_forward(m, r->y, x, b) == WX_OK, "forward: %s", wx_error_message()) &&
+             WX_CHECK(wx_gc_loss_forward(ctx, m->be, &loss, r->y, t, wlat, wch, b, cout, H, W, 1) ==
+                          WX_OK &&
+                          wx_gc_loss_backward(ctx, m->be, dy, 1.0, r->y, t, wlat, wch, b, cout, H,
+                                              W, 1) == WX_OK,
+                      "loss") &&
+             WX_CHECK(wx_gc_run_backward(m, r->dx, dy) == WX_OK, "backward: %s",
+                      wx_error_message());
+    r->loss = loss;
+    memcpy(r->grad, m->params.grad, sizeof(float) * (size_t)r->len);
+    free(x), free(t), free(dy);
+    return ok;
+}
+
+/* Every parameter gradient of a against b (per tensor, relative to max |b|) ≤ tol. */
+static double cmp_grads(const wx_gc *m, const float *a, const float *b, double tol,
+                        const char *what) {
+    double worst = 0;
+    const char *wn = "";
+    for (int i = 0; i < m->params.count; i++) {
+        const wx_param_info *p = &m->params.t[i];
+        double e = rel_f(a + p->offset, b + p->offset, p->size);
+        if (e > worst) worst = e, wn = p->name;
+    }
+    WX_CHECK(worst <= tol, "%s: worst parameter gradient %.2e > %.0e (%s)", what, worst, tol, wn);
+    printf("  %s: worst parameter-gradient difference %.2e (%s)\n", what, worst, wn);
+    return worst;
+}
+
+static double cmp_grads_ref(const wx_gc *m, const float *a, const wx_fixture *f, double tol,
+                            const char *what) {
+    double worst = 0;
+    for (int i = 0; i < m->params.count; i++) {
+        const wx_param_info *p = &m->params.t[i];
+        char key[WX_PARAM_NAME_MAX + 8];
+        snprintf(key, sizeof key, "grad/%s", p->name);
+        const wx_fixture_tensor *g = wx_fixture_get(f, key);
+        if (!WX_CHECK(g->size == p->size, "%s size", key)) continue;
+        worst = fmax(worst, rel_d(a + p->offset, g->data, g->size));
+    }
+    WX_CHECK(worst <= tol, "%s: worst gradient vs PyTorch %.2e > %.0e", what, worst, tol);
+    printf("  %s: worst parameter-gradient error vs PyTorch %.2e\n", what, worst);
+    return worst;
+}
+
+static void test_one_step(wx_ctx *ctx) {
+    printf("one step, batch 2\n");
+    wx_fixture *f = wx_fixture_load("gc_tiny");
+    if (!WX_CHECK(f != NULL, "fixture gc_tiny")) return;
+    const int64_t B = 2;
+    wx_gc *fu = make(ctx, f, 0, 0, B, 1), *op = make(ctx, f, 1, 0, B, 1);
+    wx_gc *op2 = make(ctx, f, 1, 0, B, 1), *ck = make(ctx, f, 1, 1, B, 1);
+    run rf = {0}, ro = {0}, ro2 = {0}, rc = {0};
+    if (fu && op && op2 && ck && one_step(ctx, fu, f, B, &rf) && one_step(ctx, op, f, B, &ro) &&
+        one_step(ctx, op2, f, B, &ro2) && one_step(ctx, ck, f, B, &rc)) {
+        double ey = rel_f(ro.y, rf.y, rf.ny), edx = rel_f(ro.dx, rf.dx, rf.nx);
+        double el = fabs(ro.loss - rf.loss) / fabs(rf.loss);
+        printf("  ops vs fused: y %.2e, loss %.2e, dx %.2e\n", ey, el, edx);
+        WX_CHECK(ey <= 1e-5 && el <= 1e-5 && edx <= 1e-5, "ops vs fused: y %.2e loss %.2e dx %.2e",
+                 ey, el, edx);
+        double eg = cmp_grads(op, ro.grad, rf.grad, 1e-5, "ops vs fused");
+        seen_vs_fused = fmax(seen_vs_fused, fmax(fmax(ey, el), fmax(edx, eg)));
+        const wx_fixture_tensor *yr = wx_fixture_get(f, "y"), *dxr = wx_fixture_get(f, "dx");
+        double fy = rel_d(ro.y, yr->data, yr->size), fdx = rel_d(ro.dx, dxr->data, dxr->size);
+        double lref = wx_fixture_scalar(f, "loss");
+        printf("  ops vs PyTorch: y %.2e, loss %.8f vs %.8f, dx %.2e\n", fy, ro.loss, lref, fdx);
+        WX_CHECK(fy <= 1e-5 && fabs(ro.loss - lref) <= 1e-5 * fabs(lref) && fdx <= 1e-4,
+                 "ops vs PyTorch: y %.2e dx %.2e", fy, fdx);
+        seen_vs_ref_fwd = fmax(seen_vs_ref_fwd, fy);
+        seen_vs_ref_grad = fmax(seen_vs_ref_grad, fmax(fdx, cmp_grads_ref(op, ro.grad, f, 1e-4,
+                                                                            "ops one step")));
+        WX_CHECK(!memcmp(ro.y, ro2.y, sizeof(float) * (size_t)ro.ny) && ro.loss == ro2.loss &&
+                     !memcmp(ro.dx, ro2.dx, sizeof(float) * (size_t)ro.nx) &&
+                     !memcmp(ro.grad, ro2.grad, sizeof(float) * (size_t)ro.len),
+                 "two ops-path runs bitwise identical");
+        WX_CHECK(!memcmp(ro.y, rc.y, sizeof(float) * (size_t)ro.ny) &&
+                     !memcmp(ro.dx, rc.dx, sizeof(float) * (size_t)ro.nx) &&
+                     !memcmp(ro.grad, rc.grad, sizeof(float) * (size_t)ro.len),
+                 "ops path: checkpointing bitwise identical to plain backward");
+        /* predict gives the forward's bits; the unused decoder mesh MLP keeps a zero gradient */
+        float *yp = malloc(sizeof(float) * (size_t)ro.ny), *x = wx_fixture_f32(f, "x");
+        WX_CHECK(wx_gc_run_predict(op, yp, x, B) == WX_OK &&
+                     !memcmp(yp, ro.y, sizeof(float) * (size_t)ro.ny),
+                 "ops predict == forward bitwise");
+        int u = wx_params_find(&op->params,
+                               "mesh2grid_gnn.processor_nodes_0_mesh_nodes_mlp.linear_0.weight");
+        int nz = 0;
+        for (int64_t i = 0; u >= 0 && i < op->params.t[u].size; i++)
+            nz += ro.grad[op->params.t[u].offset + i] != 0.0f;
+        WX_CHECK(u >= 0 && nz == 0, "unused decoder mesh-node MLP: gradient 0 (%d nonzero)", nz);
+        /* a second backward without a tape fails cleanly */
+        WX_CHECK(wx_gc_run_backward(op, NULL, ro.y) != WX_OK &&
+                     strstr(wx_error_message(), "without a recorded forward"),
+                 "backward without a tape: '%s'", wx_error_message());
+        free(yp), free(x);
+    }
+    run_free(&rf), run_free(&ro), run_free(&ro2), run_free(&rc);
+    wx_gc_destroy(fu), wx_gc_destroy(op), wx_gc_destroy(op2), wx_gc_destroy(ck);
+    wx_fixture_free(f);
+}
+
+/* The 3-step rollout of test_graphcast (fixture gc_rollout): loss, every gradient and dx0. */
+static int rollout(wx_ctx *ctx, wx_gc *m, const wx_fixture *f, run *r) {
+    const int64_t cin = m->cin, cout = m->cout, H = m->c.nlat, W = m->c.nlon, hw = H * W;
+    int32_t prev[4] = {0, 1, 2, 3}, last[4] = {4, 5, 6, 7};
+    float *scale = wx_fixture_f32(f, "scale"), wlat[64], wch[64];
+    loss_weights(m, wlat, wch);
+    wx_gc_rollout_map map = {cin, cout, prev, last, scale};
+    float *xs[3], *ys[3], *ts[3], *dys[3], *base[2];
+    xs[0] = wx_fixture_f32(f, "x0");
+    base[0] = wx_fixture_f32(f, "base1"), base[1] = wx_fixture_f32(f, "base2");
+    ts[0] = wx_fixture_f32(f, "t1"), ts[1] = wx_fixture_f32(f, "t2"), ts[2] = wx_fixture_f32(f, "t3");
+    for (int k = 0; k < 3; k++) {
+        if (k) xs[k] = malloc(sizeof(float) * (size_t)(cin * hw));
+        ys[k] = malloc(sizeof(float) * (size_t)(cout * hw));
+        dys[k] = malloc(sizeof(float) * (size_t)(cout * hw));
+    }
+    int ok = 1;
+    r->loss = 0;
+    for (int k = 0; k < 3 && ok; k++) {
+        if (k) wx_gc_rollout_next(&map, xs[k], xs[k - 1], ys[k - 1], base[k - 1], 1, hw);
+        float l = 0;
+        ok = WX_CHECK(wx_gc_run_forward(m, ys[k], xs[k], 1) == WX_OK, "rollout forward %d: %s", k,
+                      wx_error_message()) &&
+             WX_CHECK(wx_gc_loss_forward(ctx, m->be, &l, ys[k], ts[k], wlat, wch, 1, cout, H, W,
+                                         3) == WX_OK &&
+                          wx_gc_loss_backward(ctx, m->be, dys[k], 1.0, ys[k], ts[k], wlat, wch, 1,
+                                              cout, H, W, 3) == WX_OK,
+                      "rollout loss %d", k);
+        r->loss += l;
+    }
+    wx_gc_zero_grad(m);
+    r->nx = cin * hw, r->len = m->params.len;
+    r->dx = malloc(sizeof(float) * (size_t)r->nx), r->grad = malloc(sizeof(float) * (size_t)r->len);
+    float *carry = calloc((size_t)(cin * hw), sizeof(float));
+    for (int k = 2; k >= 0 && ok; k--) {
+        ok = WX_CHECK(wx_gc_run_backward(m, r->dx, dys[k]) == WX_OK, "rollout backward %d", k);
+        for (int64_t i = 0; i < cin * hw; i++) r->dx[i] += carry[i];
+        if (k) {
+            memset(carry, 0, sizeof(float) * (size_t)(cin * hw));
+            wx_gc_rollout_next_backward(&map, carry, dys[k - 1], r->dx, 1, hw);
+        }
+    }
+    memcpy(r->grad, m->params.grad, sizeof(float) * (size_t)r->len);
+    for (int k = 0; k < 3; k++) free(xs[k]), free(ys[k]), free(ts[k]), free(dys[k]);
+    free(base[0]), free(base[1]), free(scale), free(carry);
+    return ok;
+}
+
+static void test_rollout(wx_ctx *ctx) {
+    printf("3-step rollout\n");
+    wx_fixture *wf = wx_fixture_load("gc_tiny"), *f = wx_fixture_load("gc_rollout");
+    if (!WX_CHECK(wf && f, "fixtures")) {
+        wx_fixture_free(wf), wx_fixture_free(f);
+        return;
+    }
+    wx_gc *fu = make(ctx, wf, 0, 1, 1, 3), *op = make(ctx, wf, 1, 1, 1, 3);
+    wx_gc *op2 = make(ctx, wf, 1, 0, 1, 3);
+    run rf = {0}, ro = {0}, ro2 = {0};
+    if (fu && op && op2 && rollout(ctx, fu, f, &rf) && rollout(ctx, op, f, &ro) &&
+        rollout(ctx, op2, f, &ro2)) {
+        double el = fabs(ro.loss - rf.loss) / fabs(rf.loss), edx = rel_f(ro.dx, rf.dx, rf.nx);
+        double lref = wx_fixture_scalar(f, "loss");
+        const wx_fixture_tensor *dxr = wx_fixture_get(f, "dx0");
+        double fdx = rel_d(ro.dx, dxr->data, dxr->size);
+        printf("  ops vs fused: loss %.2e, dx0 %.2e; vs PyTorch: loss %.8f vs %.8f, dx0 %.2e\n",
+               el, edx, ro.loss, lref, fdx);
+        WX_CHECK(el <= 1e-5 && edx <= 1e-5, "rollout ops vs fused: loss %.2e dx0 %.2e", el, edx);
+        WX_CHECK(fabs(ro.loss - lref) <= 1e-5 * fabs(lref) && fdx <= 1e-4,
+                 "rollout ops vs PyTorch: loss %.8f vs %.8f, dx0 %.2e", ro.loss, lref, fdx);
+        double eg = cmp_grads(op, ro.grad, rf.grad, 1e-5, "rollout ops vs fused");
+        seen_vs_fused = fmax(seen_vs_fused, fmax(fmax(el, edx), eg));
+        seen_vs_ref_grad = fmax(seen_vs_ref_grad, fmax(fdx, cmp_grads_ref(op, ro.grad, f, 1e-4,
+                                                                            "rollout ops")));
+        WX_CHECK(ro.loss == ro2.loss && !memcmp(ro.dx, ro2.dx, sizeof(float) * (size_t)ro.nx) &&
+                     !memcmp(ro.grad, ro2.grad, sizeof(float) * (size_t)ro.len),
+                 "rollout: ops path with and without checkpointing bitwise identical");
+    }
+    run_free(&rf), run_free(&ro), run_free(&ro2);
+    wx_gc_destroy(fu), wx_gc_destroy(op), wx_gc_destroy(op2);
+    wx_fixture_free(wf), wx_fixture_free(f);
+}
+
+/* wx_gc_create takes the ops path on the CPU only under WX_GC_OPS=1. */
+static void test_switch(wx_ctx *ctx) {
+    wx_yaml *root = NULL;
+    wx_gc_config c;
+    if (!WX_CHECK(wx_yaml_load_string(TINY, "test", &root) == WX_OK &&
+                      wx_gc_config_parse(root, "", &c) == WX_OK, "config"))
+        return;
+    wx_yaml_free(root);
+    unsetenv("WX_GC_OPS");
+    wx_gc *a = wx_gc_create(ctx, wx_backend_cpu(), &c, 7, 1, 1, 0);
+    setenv("WX_GC_OPS", "1", 1);
+    wx_gc *b = wx_gc_create(ctx, wx_backend_cpu(), &c, 7, 1, 1, 0);
+    unsetenv("WX_GC_OPS");
+    WX_CHECK(a && b && !a->ops && b->ops, "WX_GC_OPS switch: default fused, =1 ops");
+    /* same initial parameters on both paths */
+    WX_CHECK(a && b && a->params.len == b->params.len &&
+                 !memcmp(a->params.data, b->params.data, sizeof(float) * (size_t)a->params.len),
+             "both paths initialise the same parameters");
+    wx_gc_destroy(a), wx_gc_destroy(b);
+}
+
+int main(void) {
+    wx_ctx *ctx = wx_ctx_create(1);
+    test_switch(ctx);
+    test_one_step(ctx);
+    test_rollout(ctx);
+    printf("worst seen: ops vs fused %.2e; vs PyTorch forward %.2e, gradients %.2e\n",
+           seen_vs_fused, seen_vs_ref_fwd, seen_vs_ref_grad);
+    wx_ctx_destroy(ctx);
+    return wx_test_summary();
+}
