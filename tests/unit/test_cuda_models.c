@@ -14,8 +14,12 @@
  *   parameters further than 1e-3·lr from the CPU's.
  * These bounds are from the op tests' analysis, not yet measured on a GPU.
  *
- * GraphCast: its fused MLPs (models/graphcast_mlp.c) are CPU code, so creating it on the CUDA
- * backend must fail cleanly naming the device; checked with and without a GPU.
+ * GraphCast: on the CUDA backend it takes the ops path (models/graphcast_ops.h: every MLP through
+ * backend ops, graphs and tapes in device memory). A tiny GraphCast training step (forward,
+ * GraphCast loss, backward with dx, gradient norm, AdamW) on the GPU against the same step on the
+ * CPU's fused path, same tolerances as FourCastNet's (the CPU ops path agrees with the fused one
+ * to 3e-6, test_graphcast_ops, so the bounds are the GPU ops' own); two GPU steps bitwise equal.
+ * Without a GPU, creating it fails cleanly with "no CUDA device".
  *
  * Without a GPU: the host-side checks run (clean "no CUDA device" errors from the model's
  * allocations) and the test exits 77. */
@@ -33,6 +37,7 @@
 #include "backend/wx_batch_stage.h"
 #include "models/fourcastnet.h"
 #include "models/graphcast.h"
+#include "models/graphcast_ops.h"
 #include "train/train_model.h"
 #include "wx_cuda_backend.h"
 #include "wx_cuda_basic.h"
@@ -273,6 +278,8 @@ static void test_stage_gpu(void) {
     wx_ctx_destroy(ctx);
 }
 
+static int gc_step(wx_ctx *ctx, const wx_backend *be, int ops, int ckpt, step_result *r);
+
 /* The CPU halves of the comparisons, so their set-up is exercised without a GPU too: a finite
  * positive loss, nonzero gradients, and two CPU runs with the same bits. */
 static void test_cpu_halves(void) {
@@ -291,19 +298,164 @@ static void test_cpu_halves(void) {
     if (tm_step(ctx, wx_backend_cpu(), &l, &g, &n))
         WX_CHECK(isfinite(l) && l > 0 && max_abs(g, n) > 0, "cpu 2-step loss %g", l);
     free(g);
+    /* GraphCast: the CPU ops path against the CPU fused path with the GPU test's bounds */
+    step_result f, o;
+    if (gc_step(ctx, wx_backend_cpu(), 0, 0, &f) && gc_step(ctx, wx_backend_cpu(), 1, 1, &o)) {
+        double gs = max_abs(f.grad, f.len), worst = 0;
+        for (int64_t i = 0; i < f.len; i++) worst = fmax(worst, fabs((double)o.grad[i] - f.grad[i]));
+        WX_CHECK(isfinite(f.loss) && f.loss > 0 && fabs(o.loss - f.loss) <= 1e-4 * f.loss &&
+                     gs > 0 && worst <= 1e-3 * gs,
+                 "cpu gc step: loss ops %.9g fused %.9g, grads worst %.3e of %.3e", o.loss, f.loss,
+                 worst, gs);
+    }
+    result_free(&f), result_free(&o);
     wx_ctx_destroy(ctx);
 }
 
-/* GraphCast on CUDA: refused at create, naming the device (no GPU needed: it fails first). */
-static void test_graphcast_refused(void) {
+/* ---- GraphCast ---- */
+
+static const char *gc_tiny_yaml =
+    "type: graphcast\nresolution: 22.5\nmesh_max_level: 1\nlatent_size: 16\ngnn_msg_steps: 2\n"
+    "surface_variables: [2m_temperature, mean_sea_level_pressure]\n"
+    "atmospheric_variables: [geopotential]\npressure_levels: [500, 850]\n"
+    "forcings: [toa_incident_solar_radiation, day_progress_sin, day_progress_cos]\n"
+    "static_variables: [land_sea_mask]\n";
+
+static int gc_config(wx_gc_config *c) {
+    wx_yaml *y = NULL;
+    int ok = WX_CHECK(wx_yaml_load_string(gc_tiny_yaml, "gc tiny", &y) == WX_OK &&
+                          wx_gc_config_parse(y, "", c) == WX_OK,
+                      "gc config: %s", wx_error_message());
+    wx_yaml_free(y);
+    return ok;
+}
+
+/* One GraphCast training step of a fresh tiny model (seed 13) on backend be (CPU: path `ops`),
+ * batch 2, with activation checkpointing `ckpt`; r->grad also holds dx after the parameters. */
+static int gc_step(wx_ctx *ctx, const wx_backend *be, int ops, int ckpt, step_result *r) {
+    memset(r, 0, sizeof *r);
+    wx_gc_config c;
+    if (!gc_config(&c)) return 0;
+    const int64_t b = 2, H = c.nlat, W = c.nlon, nx = b * c.in_channels * H * W;
+    const int64_t ny = b * c.out_channels * H * W;
+    float *hx = malloc(sizeof(float) * (size_t)nx), *ht = malloc(sizeof(float) * (size_t)ny);
+    float *hwl = malloc(sizeof(float) * (size_t)H), *hwc = malloc(sizeof(float) * (size_t)c.out_channels);
+    double *tmp = malloc(sizeof(double) * (size_t)nx), lat[64];
+    wx_test_fill_uniform(tmp, nx, 41, -1.0, 1.0);
+    wx_test_f64_to_f32(hx, tmp, nx);
+    wx_test_fill_uniform(tmp, ny, 42, -1.0, 1.0);
+    wx_test_f64_to_f32(ht, tmp, ny);
+    free(tmp);
+    for (int64_t j = 0; j < H; j++) lat[j] = 90.0 - (double)j * c.resolution;
+    int ok = 0;
+    float *x = NULL, *t = NULL, *wl = NULL, *wc = NULL, *y = NULL, *dy = NULL, *dx = NULL,
+          *lv = NULL, *am = NULL, *av = NULL;
+    double *ss = NULL;
+    wx_gc *m = wx_gc_create_path(ctx, be, &c, 13, b, 1, ckpt, ops || be->on_device);
+    if (!WX_CHECK(m != NULL, "%s: gc create: %s", be->name, wx_error_message())) goto done;
+    if (!WX_CHECK(H <= 64 && wx_gc_loss_weights(&c, lat, hwl, hwc) == WX_OK, "gc loss weights"))
+        goto done;
+    const int64_t len = m->params.len;
+    x = wx_backend_upload_f32(be, ctx, hx, nx, "x");
+    t = wx_backend_upload_f32(be, ctx, ht, ny, "target");
+    wl = wx_backend_upload_f32(be, ctx, hwl, H, "wlat");
+    wc = wx_backend_upload_f32(be, ctx, hwc, c.out_channels, "wch");
+    y = wx_backend_alloc(be, ctx, sizeof(float) * (size_t)ny, "y");
+    dy = wx_backend_alloc(be, ctx, sizeof(float) * (size_t)ny, "dy");
+    dx = wx_backend_alloc(be, ctx, sizeof(float) * (size_t)nx, "dx");
+    lv = wx_backend_alloc(be, ctx, sizeof(float), "loss");
+    ss = wx_backend_alloc(be, ctx, sizeof(double), "sumsq");
+    am = wx_backend_alloc(be, ctx, sizeof(float) * (size_t)len, "adam m");
+    av = wx_backend_alloc(be, ctx, sizeof(float) * (size_t)len, "adam v");
+    if (!WX_CHECK(x && t && wl && wc && y && dy && dx && lv && ss && am && av, "%s: buffers: %s",
+                  be->name, wx_error_message()))
+        goto done;
+    float loss = 0;
+    STEP_TRY(wx_gc_run_forward(m, y, x, b));
+    STEP_TRY(wx_gc_loss_forward(ctx, be, lv, y, t, wl, wc, b, c.out_channels, H, W, 1));
+    STEP_TRY(wx_gc_loss_backward(ctx, be, dy, 1.0, y, t, wl, wc, b, c.out_channels, H, W, 1));
+    STEP_TRY(wx_gc_run_backward(m, dx, dy));
+    STEP_TRY(be->grad_norm_forward(ctx, ss, m->params.grad, len));
+    r->len = len + nx;
+    r->grad = malloc(sizeof(float) * (size_t)r->len);
+    r->param = malloc(sizeof(float) * (size_t)len);
+    STEP_TRY(be->copy_d2h(ctx, r->grad, m->params.grad, sizeof(float) * (size_t)len));
+    STEP_TRY(be->copy_d2h(ctx, r->grad + len, dx, sizeof(float) * (size_t)nx));
+    STEP_TRY(be->adamw_forward(ctx, m->params.data, am, av, m->params.grad, len, LR, 0.9, 0.95,
+                               1e-8, 0.1, 1));
+    STEP_TRY(be->synchronize(ctx));
+    STEP_TRY(be->copy_d2h(ctx, &loss, lv, sizeof loss));
+    STEP_TRY(be->copy_d2h(ctx, &r->sumsq, ss, sizeof r->sumsq));
+    STEP_TRY(be->copy_d2h(ctx, r->param, m->params.data, sizeof(float) * (size_t)len));
+    r->loss = loss;
+    ok = 1;
+done:
+    be->mem_free(ctx, x), be->mem_free(ctx, t), be->mem_free(ctx, wl), be->mem_free(ctx, wc);
+    be->mem_free(ctx, y), be->mem_free(ctx, dy), be->mem_free(ctx, dx), be->mem_free(ctx, lv);
+    be->mem_free(ctx, ss), be->mem_free(ctx, am), be->mem_free(ctx, av);
+    wx_gc_destroy(m);
+    free(hx), free(ht), free(hwl), free(hwc);
+    return ok;
+}
+
+/* GPU (ops path) vs CPU (fused path): loss, every gradient and dx (r.grad), params after AdamW;
+ * two GPU steps and the GPU step with checkpointing bitwise equal. */
+static void test_gc_step(void) {
+    wx_ctx *cc = wx_ctx_create(1), *gc = wx_ctx_create(1);
+    step_result cpu, gpu, gpu2, gck;
+    memset(&gpu2, 0, sizeof gpu2), memset(&gck, 0, sizeof gck);
+    int ok = gc_step(cc, wx_backend_cpu(), 0, 0, &cpu);
+    ok = ok && WX_CHECK(wx_cuda_ctx_attach(gc, 0) == WX_OK, "attach: %s", wx_error_message());
+    ok = ok && gc_step(gc, wx_backend_cuda(), 1, 0, &gpu) &&
+         gc_step(gc, wx_backend_cuda(), 1, 0, &gpu2) && gc_step(gc, wx_backend_cuda(), 1, 1, &gck);
+    if (ok) {
+        const int64_t n = cpu.len; /* parameter gradients, then dx */
+        WX_CHECK(fabs(gpu.loss - cpu.loss) <= 1e-4 * fabs(cpu.loss), "gc loss GPU %.9g CPU %.9g",
+                 gpu.loss, cpu.loss);
+        WX_CHECK(fabs(gpu.sumsq - cpu.sumsq) <= 2e-3 * cpu.sumsq, "gc sumsq GPU %.9g CPU %.9g",
+                 gpu.sumsq, cpu.sumsq);
+        double gs = max_abs(cpu.grad, n), gworst = 0;
+        for (int64_t i = 0; i < n; i++)
+            gworst = fmax(gworst, fabs((double)gpu.grad[i] - cpu.grad[i]));
+        WX_CHECK(gs > 0 && gworst <= 1e-3 * gs, "gc grads: worst %.3e of scale %.3e", gworst, gs);
+        /* params: the AdamW bound of the FourCastNet step (batch 2: dx is 2·Cin·H·W) */
+        wx_gc_config c;
+        int64_t len = 0;
+        if (gc_config(&c)) len = n - 2 * c.in_channels * c.nlat * c.nlon;
+        double pworst = 0;
+        int64_t far = 0;
+        for (int64_t i = 0; i < len; i++) {
+            double e = fabs((double)gpu.param[i] - cpu.param[i]);
+            pworst = fmax(pworst, e);
+            far += e > 1e-3 * LR;
+        }
+        WX_CHECK(len > 0 && pworst <= 2 * LR * 1.001 && far * 1000 < len,
+                 "gc params after AdamW: worst %.3e, %lld of %lld beyond 1e-3 lr", pworst,
+                 (long long)far, (long long)len);
+        WX_CHECK(gpu.loss == gpu2.loss && gpu.sumsq == gpu2.sumsq &&
+                     !memcmp(gpu.grad, gpu2.grad, sizeof(float) * (size_t)n) &&
+                     !memcmp(gpu.param, gpu2.param, sizeof(float) * (size_t)len),
+                 "two identical GPU GraphCast steps differ");
+        WX_CHECK(gpu.loss == gck.loss && !memcmp(gpu.grad, gck.grad, sizeof(float) * (size_t)n),
+                 "GPU GraphCast step with checkpointing differs from plain");
+        printf("gc step: loss CPU %.9g GPU %.9g; grad worst %.3e of %.3e; param worst %.3e\n",
+               cpu.loss, gpu.loss, gworst, gs, pworst);
+    }
+    result_free(&cpu), result_free(&gpu), result_free(&gpu2), result_free(&gck);
+    wx_ctx_destroy(cc);
+    wx_ctx_destroy(gc);
+}
+
+/* GraphCast on CUDA without a GPU: the ops path's first device allocation fails cleanly. */
+static void test_gc_no_device(void) {
     wx_ctx *ctx = wx_ctx_create(1);
     wx_gc_config c;
-    memset(&c, 0, sizeof c);
-    wx_gc *m = wx_gc_create(ctx, wx_backend_cuda(), &c, 1, 1, 1, 0);
-    WX_CHECK(m == NULL && strstr(wx_error_message(), "'cuda'") &&
-                 strstr(wx_error_message(), "CPU backend only"),
-             "graphcast on cuda: '%s'", wx_error_message());
-    wx_gc_destroy(m);
+    if (gc_config(&c)) {
+        wx_gc *m = wx_gc_create(ctx, wx_backend_cuda(), &c, 1, 1, 1, 0);
+        WX_CHECK(m == NULL && strstr(wx_error_message(), "no CUDA device"),
+                 "graphcast on cuda without a GPU: '%s'", wx_error_message());
+        wx_gc_destroy(m);
+    }
     wx_ctx_destroy(ctx);
 }
 
@@ -319,11 +471,11 @@ static void test_no_device(void) {
 }
 
 int main(void) {
-    test_graphcast_refused();
     int count = 0;
     WX_CHECK(wx_cuda_device_count(&count) == WX_OK, "device count: %s", wx_error_message());
     if (count == 0) {
         test_no_device();
+        test_gc_no_device();
         test_cpu_halves();
         wx_test_summary();
         printf("no CUDA device visible: model GPU-vs-CPU checks skipped (compiled, not run)\n");
@@ -331,6 +483,7 @@ int main(void) {
     }
     test_fcn_step();
     test_train_model();
+    test_gc_step();
     test_stage_gpu();
     return wx_test_summary();
 }
