@@ -19,7 +19,14 @@
  * residual target (T − x[last])/S — with the input x[last] being the *predicted* one after the
  * first step, as autoregressive.py feeds predictions back — which equals the weighted MSE of ŷ
  * against T with channel weights / S². So the trainer's mse_latw on states, with the weights of
- * loss_weights, is exactly the published loss, and its gradient flows through x[last] too. */
+ * loss_weights, is exactly the published loss, and its gradient flows through x[last] too.
+ *
+ * Backends: the network runs where the model was created (device memory on CUDA, through the ops
+ * path of graphcast_ops.h). The adapter's glue (forcings, the window shift, the state map and its
+ * gradient) stays host code on host buffers; with the ops path (always on a device) the
+ * interface's arrays (x, targets, states, y: backend memory, as train_model.h says) are staged
+ * through host copies, and the network's input, output and gradients through backend buffers
+ * (d_*): a few (B, C, H, W) copies per step, small beside the network. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +34,7 @@
 #include "meteo/wx_catalogue.h"
 #include "models/forcings.h"
 #include "models/graphcast.h"
+#include "models/graphcast_ops.h"
 #include "train/train_model.h"
 
 enum { SLOT_STATE, SLOT_FORCING, SLOT_STATIC };
@@ -45,7 +53,58 @@ typedef struct {
     wx_train_channel *state_desc, *static_desc;
     float *out, *pred, *xa, *xb, *dout, *dpred, *ga, *gb, *fbuf;
     char *config_text;
+    /* staging (ops path only, else NULL): the backend and its buffers */
+    const wx_backend *be;
+    wx_ctx *ctx;
+    float *hx, *hy;             /* host (B, Cin, HW), (B, max(Cin, Cout), HW) */
+    float *d_in, *d_out, *d_dout, *d_dx; /* backend (B, Cin|Cout, HW) */
 } gc_impl;
+
+/* ---- staging between the host glue and the backend (ops path) ---- */
+
+static wx_status to_be(const gc_impl *im, float *dst, const float *src, int64_t n) {
+    return im->be->copy_h2d(im->ctx, dst, src, sizeof(float) * (size_t)n);
+}
+
+static wx_status to_host(const gc_impl *im, float *dst, const float *src, int64_t n) {
+    return im->be->copy_d2h(im->ctx, dst, src, sizeof(float) * (size_t)n);
+}
+
+/* out (B, Cout, HW) = network(in (B, Cin, HW)), host buffers; recording a tape unless `predict`. */
+static wx_status net_forward(gc_impl *im, float *out, const float *in, int64_t b, int predict) {
+    if (!im->be) return predict ? wx_gc_predict(im->gc, out, in, b) : wx_gc_forward(im->gc, out, in, b);
+    const int64_t nx = b * im->c.in_channels * im->hw, ny = b * im->c.out_channels * im->hw;
+    WX_TRY(to_be(im, im->d_in, in, nx));
+    WX_TRY(predict ? wx_gc_run_predict(im->gc, im->d_out, im->d_in, b)
+                   : wx_gc_run_forward(im->gc, im->d_out, im->d_in, b));
+    return to_host(im, out, im->d_out, ny);
+}
+
+/* dx (B, Cin, HW; nullable) from dout (B, Cout, HW), host buffers. */
+static wx_status net_backward(gc_impl *im, float *dx, const float *dout, int64_t b) {
+    if (!im->be) return wx_gc_backward(im->gc, dx, dout);
+    WX_TRY(to_be(im, im->d_dout, dout, b * im->c.out_channels * im->hw));
+    WX_TRY(wx_gc_run_backward(im->gc, dx ? im->d_dx : NULL, im->d_dout));
+    return dx ? to_host(im, dx, im->d_dx, b * im->c.in_channels * im->hw) : WX_OK;
+}
+
+/* The loss of a host prediction against backend targets. */
+static wx_status loss_value(gc_impl *im, const wx_train_loss *l, double *v, const float *pred,
+                            const float *target, int64_t b) {
+    if (!im->be) return wx_train_loss_value(l, v, pred, target, b);
+    WX_TRY(to_be(im, im->d_out, pred, b * im->c.out_channels * im->hw));
+    return wx_train_loss_value(l, v, im->d_out, target, b);
+}
+
+/* dpred (host) = dloss · ∂loss/∂pred for a host prediction against backend targets. */
+static wx_status loss_grad(gc_impl *im, const wx_train_loss *l, float *dpred, double dloss,
+                           const float *pred, const float *target, int64_t b) {
+    if (!im->be) return wx_train_loss_grad(l, dpred, dloss, pred, target, b);
+    const int64_t n = b * im->c.out_channels * im->hw;
+    WX_TRY(to_be(im, im->d_out, pred, n));
+    WX_TRY(wx_train_loss_grad(l, im->d_dout, dloss, im->d_out, target, b));
+    return to_host(im, dpred, im->d_dout, n);
+}
 
 /* Input variable v of the sorted list. */
 typedef struct {
@@ -232,9 +291,40 @@ static void to_state(const gc_impl *im, const wx_train_model *tm, float *y, cons
 
 static wx_status gc_predict(wx_train_model *tm, float *y, const float *x, int64_t b) {
     gc_impl *im = tm->impl;
-    WX_TRY(wx_gc_predict(im->gc, im->out, x, b));
-    to_state(im, tm, y, x, im->out, b);
-    return WX_OK;
+    if (!im->be) {
+        WX_TRY(wx_gc_predict(im->gc, im->out, x, b));
+        to_state(im, tm, y, x, im->out, b);
+        return WX_OK;
+    }
+    const int64_t nx = b * tm->in_channels * im->hw, ny = b * tm->out_channels * im->hw;
+    WX_TRY(to_host(im, im->hx, x, nx));
+    WX_TRY(net_forward(im, im->out, im->hx, b, 1));
+    to_state(im, tm, im->hy, im->hx, im->out, b);
+    return to_be(im, y, im->hy, ny);
+}
+
+/* The interface's make_input / next_input on backend memory (staged on the ops path). */
+static wx_status gc_make_input_be(wx_train_model *tm, float *x, const float *states,
+                                  const wx_time *t1, int64_t b) {
+    gc_impl *im = tm->impl;
+    if (!im->be) return gc_make_input(tm, x, states, t1, b);
+    const int64_t nx = b * tm->in_channels * im->hw, ns = im->W * b * tm->out_channels * im->hw;
+    float *hs = wx_malloc(sizeof(float) * (size_t)ns);
+    wx_status st = to_host(im, hs, states, ns);
+    if (st == WX_OK) st = gc_make_input(tm, im->hy, hs, t1, b);
+    free(hs);
+    return st == WX_OK ? to_be(im, x, im->hy, nx) : st;
+}
+
+static wx_status gc_next_input_be(wx_train_model *tm, float *x1, const float *x0, const float *y0,
+                                  const wx_time *t2, int64_t b) {
+    gc_impl *im = tm->impl;
+    if (!im->be) return gc_next_input(tm, x1, x0, y0, t2, b);
+    const int64_t nx = b * tm->in_channels * im->hw, ny = b * tm->out_channels * im->hw;
+    WX_TRY(to_host(im, im->hx, x0, nx));
+    WX_TRY(to_host(im, im->out, y0, ny));
+    WX_TRY(gc_next_input(tm, im->hy, im->hx, im->out, t2, b));
+    return to_be(im, x1, im->hy, nx);
 }
 
 /* Loss averaged over the k steps; gradient through the fed-back predictions:
@@ -253,16 +343,20 @@ static wx_status gc_loss_backward(wx_train_model *tm, const wx_train_loss *loss,
     wx_time *tt = wx_malloc(sizeof(wx_time) * (size_t)b);
     wx_status st = WX_OK;
     wx_gc_tapes_clear(im->gc);
-    const float *in = x;
+    if (im->be && (st = to_host(im, im->hx, x, nx)) != WX_OK) {
+        free(tt);
+        return st;
+    }
+    const float *in = im->be ? im->hx : x;
     float *bufs[2] = {im->xa, im->xb};
     double total = 0;
     for (int64_t j = 0; st == WX_OK && j < k; j++) {
         float *pj = im->pred + j * n;
-        st = wx_gc_forward(im->gc, im->out, in, b);
+        st = net_forward(im, im->out, in, b, 0);
         if (st != WX_OK) break;
         to_state(im, tm, pj, in, im->out, b);
         double v = 0;
-        st = wx_train_loss_value(loss, &v, pj, targets + j * n, b);
+        st = loss_value(im, loss, &v, pj, targets + j * n, b);
         total += v;
         if (st == WX_OK && j + 1 < k) {
             for (int64_t q = 0; q < b; q++) tt[q] = t1[q] + (j + 1) * tm->data.dt_s;
@@ -273,8 +367,7 @@ static wx_status gc_loss_backward(wx_train_model *tm, const wx_train_loss *loss,
     }
     /* Backward, last step first. ga = ∂L/∂x_{j+1} (state channels only) from the later steps. */
     for (int64_t j = k - 1; st == WX_OK && j >= 0; j--) {
-        st = wx_train_loss_grad(loss, im->dpred, 1.0 / (double)k, im->pred + j * n,
-                                targets + j * n, b);
+        st = loss_grad(im, loss, im->dpred, 1.0 / (double)k, im->pred + j * n, targets + j * n, b);
         if (st != WX_OK) break;
         if (j < k - 1) /* x_{j+1}[newest slot] = ŷ_j */
             for (int64_t q = 0; q < b; q++)
@@ -295,11 +388,11 @@ static wx_status gc_loss_backward(wx_train_model *tm, const wx_train_loss *loss,
                 for (int64_t p = 0; p < hw; p++) d[p] = s * dp[p];
             }
         if (j == 0) {
-            st = wx_gc_backward(im->gc, NULL, im->dout);
+            st = net_backward(im, NULL, im->dout, b);
             break;
         }
         /* ∂L/∂x_j = network part + ŷ's direct x[last] term + the window shift of x_{j+1} */
-        st = wx_gc_backward(im->gc, im->gb, im->dout);
+        st = net_backward(im, im->gb, im->dout, b);
         if (st != WX_OK) break;
         for (int64_t q = 0; q < b; q++)
             for (int64_t c = 0; c < cout; c++) {
@@ -320,7 +413,6 @@ static wx_status gc_loss_backward(wx_train_model *tm, const wx_train_loss *loss,
         float *t = im->ga;
         im->ga = im->gb, im->gb = t;
     }
-    (void)nx;
     free(tt);
     if (st != WX_OK) wx_gc_tapes_clear(im->gc);
     *loss_out = total / (double)k;
@@ -367,11 +459,16 @@ static void gc_destroy(wx_train_model *tm) {
     free(im->out), free(im->pred), free(im->xa), free(im->xb), free(im->dout), free(im->dpred);
     free(im->ga), free(im->gb), free(im->fbuf);
     free(im->config_text);
+    free(im->hx), free(im->hy);
+    if (im->be) {
+        im->be->mem_free(im->ctx, im->d_in), im->be->mem_free(im->ctx, im->d_out);
+        im->be->mem_free(im->ctx, im->d_dout), im->be->mem_free(im->ctx, im->d_dx);
+    }
     free(im);
 }
 
-static const wx_train_model_ops gc_ops = {gc_loss_backward, gc_predict,    gc_print_config,
-                                          gc_destroy,       gc_make_input, gc_next_input,
+static const wx_train_model_ops gc_ops = {gc_loss_backward, gc_predict,       gc_print_config,
+                                          gc_destroy,       gc_make_input_be, gc_next_input_be,
                                           gc_attach,        gc_loss_weights};
 
 /* "total_precipitation_6hr" names the 6-hour accumulation of total_precipitation. */
@@ -426,6 +523,20 @@ wx_status wx_train_model_gc_create(const wx_yaml *map, const char *path, wx_ctx 
     im->xb = wx_malloc(sizeof(float) * nx);
     im->ga = wx_malloc(sizeof(float) * nx);
     im->gb = wx_malloc(sizeof(float) * nx);
+    if (im->gc->ops) { /* staging for the ops path (device memory on CUDA) */
+        im->be = be, im->ctx = ctx;
+        im->hx = wx_malloc(sizeof(float) * nx);
+        im->hy = wx_malloc(sizeof(float) * (nx > n ? nx : n));
+        im->d_in = wx_backend_alloc(be, ctx, sizeof(float) * nx, "graphcast input");
+        im->d_out = wx_backend_alloc(be, ctx, sizeof(float) * n, "graphcast output");
+        im->d_dout = wx_backend_alloc(be, ctx, sizeof(float) * n, "graphcast output gradient");
+        im->d_dx = wx_backend_alloc(be, ctx, sizeof(float) * nx, "graphcast input gradient");
+        if (!im->d_in || !im->d_out || !im->d_dout || !im->d_dx) {
+            gc_destroy(tm);
+            free(tm);
+            return WX_ERR_RUN; /* message set by wx_backend_alloc */
+        }
+    }
     /* what the data layer must find */
     im->state_desc = wx_calloc((size_t)cout, sizeof *im->state_desc);
     int64_t k = 0;

@@ -5,7 +5,9 @@
  *   - the independent PyTorch float64 model (fixtures gc_tiny, gc_rollout of
  *     tests/ref/ref_graphcast.py), as test_graphcast does for the fused path;
  * plus: activation checkpointing on the ops path bitwise equal to plain; two runs bitwise equal;
- * predict == forward bitwise; the WX_GC_OPS=1 switch selects the path.
+ * predict == forward bitwise; the WX_GC_OPS=1 switch selects the path; the trainer's model
+ * interface (train_model_gc.c: make_input, next_input, predict, 2-step loss_backward) on the ops
+ * path, which stages its host glue through backend buffers, against the fused path.
  *
  * Tolerances. Ops vs fused: both float32, differing only in summation order (the fused path
  * splits layer 0 into column blocks and sums them, and uses its own exp in SiLU): 1e-5 relative to
@@ -19,6 +21,7 @@
 #include "core/wx_yaml.h"
 #include "models/graphcast.h"
 #include "models/graphcast_ops.h"
+#include "train/train_model.h"
 #include "wx_fixture.h"
 #include "wx_test.h"
 
@@ -321,9 +324,90 @@ static void test_switch(wx_ctx *ctx) {
     wx_gc_destroy(a), wx_gc_destroy(b);
 }
 
+/* The GraphCast train model (ops path under WX_GC_OPS=1) with hand-made data attached. */
+static wx_train_model *tm_make(wx_ctx *ctx, int ops, float *statics) {
+    wx_yaml *root = NULL;
+    wx_train_model *m = NULL;
+    if (ops) setenv("WX_GC_OPS", "1", 1);
+    int ok = WX_CHECK(wx_yaml_load_string(TINY, "test", &root) == WX_OK &&
+                          wx_train_model_create_ex(root, "", ctx, wx_backend_cpu(), 5, 2, 2, ops,
+                                                   &m) == WX_OK,
+                      "train model (ops %d): %s", ops, wx_error_message());
+    unsetenv("WX_GC_OPS");
+    wx_yaml_free(root);
+    if (!ok) return NULL;
+    char names[4][WX_TRAIN_NAME_MAX] = {"t2m", "msl", "z500", "z850"};
+    double mean[4] = {0, 0, 0, 0}, sd[4] = {1, 2, 1, 0.5}, dd[4] = {0.5, 0.7, 0.3, 0.2};
+    wx_train_data d = {.nstate = 4, .names = names, .mean = mean, .std = sd, .diff_std = dd,
+                       .nstatic = 1, .statics = statics, .dt_s = 21600};
+    WX_CHECK(m->out_channels == 4 && wx_train_model_attach(m, &d) == WX_OK, "attach: %s",
+             wx_error_message());
+    return m;
+}
+
+static void test_train_model(wx_ctx *ctx) {
+    printf("train model interface, 2-step rollout, batch 2\n");
+    const int64_t b = 2, k = 2, H = 9, W = 16, hw = H * W;
+    float statics[9 * 16];
+    double tmp[2 * 2 * 4 * 9 * 16];
+    for (int64_t i = 0; i < hw; i++) statics[i] = (float)((i % 7) / 7.0 - 0.4);
+    wx_train_model *m[2] = {tm_make(ctx, 0, statics), tm_make(ctx, 1, statics)};
+    if (!m[0] || !m[1] || !WX_CHECK(m[0]->h == H && m[0]->w == W, "grid %lldx%lld",
+                                    (long long)m[0]->h, (long long)m[0]->w)) {
+        wx_train_model_destroy(m[0]), wx_train_model_destroy(m[1]);
+        return;
+    }
+    const int64_t cin = m[0]->in_channels, ns = 2 * b * 4 * hw, nx = b * cin * hw;
+    float *states = malloc(sizeof(float) * (size_t)ns), *tg = malloc(sizeof(float) * (size_t)ns);
+    wx_test_fill_uniform(tmp, ns, 51, -1.0, 1.0);
+    wx_test_f64_to_f32(states, tmp, ns);
+    wx_test_fill_uniform(tmp, ns, 52, -1.0, 1.0);
+    wx_test_f64_to_f32(tg, tmp, ns); /* (K, B, Cout, HW) */
+    wx_time t1[2] = {wx_time_make(2020, 1, 1, 6, 0, 0), wx_time_make(2020, 3, 5, 12, 0, 0)};
+    float *x[2], *x1[2], *y[2], *grad[2];
+    double loss[2] = {0, 0};
+    for (int i = 0; i < 2; i++) {
+        x[i] = malloc(sizeof(float) * (size_t)nx), x1[i] = malloc(sizeof(float) * (size_t)nx);
+        y[i] = malloc(sizeof(float) * (size_t)(b * 4 * hw));
+        grad[i] = malloc(sizeof(float) * (size_t)m[i]->params->len);
+        wx_train_loss l;
+        double wl[9];
+        for (int j = 0; j < H; j++) wl[j] = 0.5 + j / 9.0;
+        wx_train_loss_init(&l, WX_LOSS_LATW_MSE, ctx, wx_backend_cpu(), 4, H, W, wl, NULL);
+        l.kind = WX_LOSS_GRAPHCAST;
+        WX_CHECK(m[i]->ops->loss_weights(m[i], l.wlat, l.wch) == WX_OK, "loss weights");
+        wx_time t2[2] = {t1[0] + 21600, t1[1] + 21600};
+        WX_CHECK(m[i]->ops->make_input(m[i], x[i], states, t1, b) == WX_OK &&
+                     m[i]->ops->predict(m[i], y[i], x[i], b) == WX_OK &&
+                     m[i]->ops->next_input(m[i], x1[i], x[i], y[i], t2, b) == WX_OK,
+                 "make_input / predict / next_input (%d): %s", i, wx_error_message());
+        wx_params_zero_grad(m[i]->params);
+        WX_CHECK(m[i]->ops->loss_backward(m[i], &l, x[i], tg, t1, k, b, &loss[i]) == WX_OK,
+                 "loss_backward (%d): %s", i, wx_error_message());
+        memcpy(grad[i], m[i]->params->grad, sizeof(float) * (size_t)m[i]->params->len);
+        wx_train_loss_free(&l);
+    }
+    WX_CHECK(!memcmp(x[0], x[1], sizeof(float) * (size_t)nx), "make_input identical");
+    double ey = rel_f(y[1], y[0], b * 4 * hw), ex1 = rel_f(x1[1], x1[0], nx);
+    double el = fabs(loss[1] - loss[0]) / fabs(loss[0]);
+    printf("  ops vs fused: predict %.2e, next_input %.2e, loss %.2e (%.8f)\n", ey, ex1, el,
+           loss[0]);
+    WX_CHECK(ey <= 1e-5 && ex1 <= 1e-5 && el <= 1e-5 && loss[0] > 0,
+             "train model ops vs fused: predict %.2e next %.2e loss %.2e", ey, ex1, el);
+    seen_vs_fused = fmax(seen_vs_fused, fmax(fmax(ey, ex1), el));
+    wx_gc *g = ((wx_gc **)m[1]->impl)[0]; /* gc_impl starts with the model */
+    WX_CHECK(g->ops != NULL, "the train model took the ops path");
+    seen_vs_fused = fmax(seen_vs_fused, cmp_grads(g, grad[1], grad[0], 1e-5,
+                                                  "train model 2-step ops vs fused"));
+    for (int i = 0; i < 2; i++) free(x[i]), free(x1[i]), free(y[i]), free(grad[i]);
+    free(states), free(tg);
+    wx_train_model_destroy(m[0]), wx_train_model_destroy(m[1]);
+}
+
 int main(void) {
     wx_ctx *ctx = wx_ctx_create(1);
     test_switch(ctx);
+    test_train_model(ctx);
     test_one_step(ctx);
     test_rollout(ctx);
     printf("worst seen: ops vs fused %.2e; vs PyTorch forward %.2e, gradients %.2e\n",
