@@ -32,6 +32,19 @@ int wx_dist_active(void) { return g.started && g.size > 1; }
 int wx_dist_failure_is_remote(void) { return g.remote; }
 int wx_dist_failure_is_agreed(void) { return g.agreed; }
 
+int wx_dist_local_rank(void) {
+    /* OpenMPI, Slurm, MPICH/Hydra, Intel MPI / PMIx launchers in that order */
+    static const char *const vars[] = {"OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID",
+                                       "MPI_LOCALRANKID", "PMIX_LOCAL_RANK"};
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
+        const char *v = getenv(vars[i]);
+        char *end;
+        long r = v && *v ? strtol(v, &end, 10) : -1;
+        if (v && *v && !*end && r >= 0 && r < INT_MAX) return (int)r;
+    }
+    return g.rank; /* one node: the world rank */
+}
+
 void wx_dist_split(int64_t n, int size, int64_t *off, int64_t *cnt) {
     int64_t q = n / size, r = n % size, o = 0;
     for (int i = 0; i < size; i++) {

@@ -34,6 +34,9 @@ _Noreturn void wx_dist_abort(int code);
 
 int wx_dist_rank(void);
 int wx_dist_size(void);
+/* This rank's index among the ranks on its node (from the launcher's environment: OpenMPI, Slurm,
+ * MPICH, PMIx; the world rank when none is set): picks the GPU of a one-process-per-GPU job. */
+int wx_dist_local_rank(void);
 /* 1 when MPI is running with more than one rank. */
 int wx_dist_active(void);
 

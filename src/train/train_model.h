@@ -2,6 +2,14 @@
  * one loop: create from a model config, the loss and gradient of a batch, the parameter table,
  * one-step prediction and the construction of the next step's input.
  *
+ * Memory. A model made on backend `be` keeps params->data/grad in be's memory (wx_params_alloc_on;
+ * device memory when be->on_device). Then every tensor argument of loss_backward (x, targets),
+ * predict (y, x) and next_input (x1, x0, y0), and the loss functions' pred/target/dpred, is in
+ * be's memory too; make_input is the data layer's: states and x are host memory (the trainer
+ * uploads the x it builds). Times (t1, t2) and the loss value are host. A model that cannot run
+ * on a device backend must fail at creation with a WX_ERR_USAGE naming the backend (GraphCast,
+ * FourCastNet+ do); the trainer refuses one whose parameters are not in be's memory.
+ *
  * States. Every model predicts a *state*: its out_channels fields at one valid time, normalised
  * per channel as (physical − mean)/std with the training archive's statistics (m->data). A
  * model's input x (B, Cin, H, W) is built from its last `window` states (1 for FourCastNet; 2,
@@ -51,10 +59,16 @@ typedef struct {
     int64_t c, h, w;
     float *wlat; /* (H), mean 1 */
     float *wch;  /* (C) */
-    /* On-device backends: device copies of wlat and wch (refreshed at every use, since the caller
-     * may rewrite the host arrays) and of the loss value; NULL on the CPU. */
-    float *dwlat, *dwch, *dval;
+    /* On-device backends: device copies of wlat and wch (uploaded again whenever the host arrays
+     * differ from shadow, the values last uploaded: callers may rewrite wlat/wch after init);
+     * NULL on the CPU. */
+    float *dwlat, *dwch, *shadow;
+    /* (WX_TRAIN_LOSS_SLOTS) loss values in backend memory: a K-step rollout queues one per step
+     * and copies them back in one transfer (wx_train_loss_queue / _fetch). */
+    float *slots;
 } wx_train_loss;
+
+#define WX_TRAIN_LOSS_SLOTS 64
 
 /* wlat_area (H) in double: the model grid's cell-area weights; weights (C) nullable = all 1. */
 void wx_train_loss_init(wx_train_loss *l, wx_loss_kind kind, wx_ctx *ctx, const wx_backend *be,
@@ -64,6 +78,12 @@ void wx_train_loss_free(wx_train_loss *l);
 /* loss of pred/target (B, C, H, W). */
 wx_status wx_train_loss_value(const wx_train_loss *l, double *loss, const float *pred,
                               const float *target, int64_t b);
+/* The loss of pred/target (B, C, H, W) into slots[slot] (backend memory), nothing copied back:
+ * a K-step rollout queues its step losses and fetches them together. slot < WX_TRAIN_LOSS_SLOTS. */
+wx_status wx_train_loss_queue(const wx_train_loss *l, int64_t slot, const float *pred,
+                              const float *target, int64_t b);
+/* *sum = Σ of slots[0, n) in double (one copy back on device backends; waits for the queue). */
+wx_status wx_train_loss_fetch(const wx_train_loss *l, int64_t n, double *sum);
 /* dpred (B, C, H, W) = dloss · ∂loss/∂pred (overwrite). */
 wx_status wx_train_loss_grad(const wx_train_loss *l, float *dpred, double dloss, const float *pred,
                              const float *target, int64_t b);

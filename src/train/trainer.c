@@ -10,6 +10,7 @@
 #include <cblas.h>
 
 #include "backend/wx_backend.h"
+#include "backend/wx_batch_stage.h"
 #include "core/wx_fs.h"
 #include "core/wx_log.h"
 #include "core/wx_metrics.h"
@@ -21,6 +22,12 @@
 #include "train/distributed.h"
 #include "train/train_model.h"
 #include "train/validate.h"
+#include "wx_build_config.h"
+#if WX_HAVE_CUDA
+#include "train/distributed_nccl.h"
+#include "wx_cuda_backend.h"
+#include "wx_cuda_basic.h"
+#endif
 
 /* A run of consecutive tensors with one weight-decay setting: one AdamW call each. */
 typedef struct {
@@ -39,15 +46,23 @@ typedef struct {
     int rank, nranks;
     int zero1;                /* m and v hold only this rank's shard [shard_off, +shard_len) */
     int64_t shard_off, shard_len;
-    wx_grad_sync *sync;
+    wx_grad_sync *sync;       /* MPI all-reduce of the host gradient (of hgrad on a device) */
     double comm_s;            /* seconds in MPI during the last step */
     int64_t first_step;       /* the step this run started from */
-    float *adam_m, *adam_v;
+    float *adam_m, *adam_v;   /* (shard_len) in the backend's memory */
+    /* Device backends (be->on_device): parameters, gradients, AdamW moments, the batch and the
+     * gradient norm live in device memory; the host sees copies (checkpoints, broadcasts). */
+    int dev;
+    double *dsumsq;           /* (1) device gradient sum of squares */
+    float *hgrad;             /* (len) host copy of the gradient for MPI (device without NCCL) */
+#if WX_HAVE_CUDA
+    wx_nccl_sync *nccl;       /* CUDA under MPI: the gradient all-reduce on the device */
+#endif
+    wx_batch_stage stage;     /* batches: pinned host slots, uploaded to the backend's memory */
     decay_group *groups;
     int ngroups;
     wx_ckpt_state st;
     int64_t bpe, total, batch, valid_batch; /* batch: this rank's part of the global batch */
-    float *x, *tg;
     char *model_text, *data_text;
     wx_metrics *metrics;
     char last_path[WX_TRAIN_PATH_MAX + 32], best_path[WX_TRAIN_PATH_MAX + 32];
@@ -102,10 +117,10 @@ static char *data_yaml(const trainer *t) {
 
 /* The parameters must be the same bits on every rank; a checkpoint is where a silent divergence
  * would be frozen, so it is checked there (crc32 of each rank's parameters). */
-static wx_status check_ranks_agree(const trainer *t) {
+static wx_status check_ranks_agree(const trainer *t, const float *hp) {
     if (t->nranks == 1) return WX_OK;
     const wx_params *p = t->m->params;
-    uint32_t mine = (uint32_t)crc32(0L, (const Bytef *)p->data, (uInt)(sizeof(float) * (size_t)p->len));
+    uint32_t mine = (uint32_t)crc32(0L, (const Bytef *)hp, (uInt)(sizeof(float) * (size_t)p->len));
     uint32_t *all = wx_malloc(sizeof(uint32_t) * (size_t)t->nranks);
     wx_status s = wx_dist_allgather_u32(mine, all);
     for (int r = 1; s == WX_OK && r < t->nranks; r++)
@@ -120,29 +135,60 @@ static wx_status check_ranks_agree(const trainer *t) {
     return s;
 }
 
+/* A host copy of n floats of backend memory (src itself on the CPU; free with host_put). */
+static wx_status host_get(const trainer *t, const float *src, int64_t n, float **out) {
+    *out = (float *)src;
+    if (!t->dev) return WX_OK;
+    *out = wx_malloc(sizeof(float) * (size_t)(n > 0 ? n : 1));
+    wx_status s = t->be->copy_d2h(t->ctx, *out, src, sizeof(float) * (size_t)n);
+    if (s != WX_OK) free(*out), *out = NULL;
+    return s;
+}
+
+static void host_put(const trainer *t, float *h, const float *src) {
+    if (h != src) free(h);
+    (void)t;
+}
+
 /* Rank 0 writes; with ZeRO-1 it first collects the AdamW shards, so the file is the same as a
- * one-process run's and any rank count can resume from it. */
+ * one-process run's and any rank count can resume from it. After device training the file is
+ * written from host copies: the same bytes as a CPU run's, loadable by either backend. */
 static wx_status save(trainer *t, const char *path) {
-    WX_TRY(wx_dist_agree(check_ranks_agree(t)));
-    int64_t len = t->m->params->len;
+    const wx_params *p = t->m->params;
+    float *hp = NULL;
+    WX_TRY(wx_dist_agree(host_get(t, p->data, p->len, &hp)));
+    wx_status s0 = wx_dist_agree(check_ranks_agree(t, hp));
+    if (s0 != WX_OK) {
+        host_put(t, hp, p->data);
+        return s0;
+    }
+    int64_t len = p->len;
     float *m = t->adam_m, *v = t->adam_v;
-    if (t->zero1 && t->nranks > 1) {
+    wx_status s = WX_OK;
+    if (t->dev) { /* not sharded on a device (setup_local refuses ZeRO-1 there) */
+        m = v = NULL;
+        if (t->rank == 0) s = host_get(t, t->adam_m, len, &m);
+        if (t->rank == 0 && s == WX_OK) s = host_get(t, t->adam_v, len, &v);
+    } else if (t->zero1 && t->nranks > 1) {
         m = t->rank == 0 ? wx_malloc(sizeof(float) * (size_t)len) : NULL;
         v = t->rank == 0 ? wx_malloc(sizeof(float) * (size_t)len) : NULL;
-        wx_status s = wx_dist_gather_shards(t->adam_m, m, len, 0);
+        s = wx_dist_gather_shards(t->adam_m, m, len, 0);
         if (s == WX_OK) s = wx_dist_gather_shards(t->adam_v, v, len, 0);
         if (s != WX_OK) {
             free(m), free(v);
+            host_put(t, hp, p->data);
             return s;
         }
     }
-    wx_status s = WX_OK;
-    if (t->rank == 0) {
-        wx_ckpt_out out = {t->c->text, t->model_text, t->data_text, &t->st, t->m->params, m, v,
+    if (t->rank == 0 && s == WX_OK) {
+        wx_params view = *p; /* the table with the host copy of the values */
+        view.data = hp, view.grad = NULL, view.be = NULL, view.be_ctx = NULL;
+        wx_ckpt_out out = {t->c->text, t->model_text, t->data_text, &t->st, &view, m, v,
                            t->m->nstatic, t->m->h, t->m->w, t->m->data.statics};
         s = wx_checkpoint_write(path, &out);
     }
     if (m != t->adam_m) free(m), free(v);
+    host_put(t, hp, p->data);
     return wx_dist_agree(s);
 }
 
@@ -194,6 +240,73 @@ static wx_status grad_ready(void *arg, int64_t lo) {
     return wx_grad_sync_progress(s);
 }
 
+static int is_cuda(const wx_backend *be) {
+#if WX_HAVE_CUDA
+    return be == wx_backend_cuda();
+#else
+    (void)be;
+    return 0;
+#endif
+}
+
+#if WX_HAVE_CUDA
+static wx_status nccl_ready(void *arg, int64_t lo) { return wx_nccl_sync_ready(arg, lo); }
+#endif
+
+/* The backend and its settings: the config's device (or the test hook's backend), one GPU per
+ * rank on its node, the GEMM precision. What cannot run on a device backend is refused here,
+ * before any data is read. */
+static wx_status setup_backend(trainer *t, const char *what) {
+    const wx_train_config *c = t->c;
+    if (t->o->backend) t->be = t->o->backend; /* tests only: not reachable from the CLI */
+    else WX_TRY(wx_backend_by_name(c->device, what, &t->be));
+    t->dev = t->be->on_device;
+    if (c->bf16 && !is_cuda(t->be))
+        return wx_error_set(WX_ERR_USAGE, "%s: key 'precision': bf16 needs the CUDA backend; "
+                            "backend '%s' computes in fp32", c->path, t->be->name);
+    if (!t->dev) return WX_OK;
+    if (c->stage == WX_STAGE_PRECIP)
+        return wx_error_set(WX_ERR_USAGE, "%s: device '%s': stage precip runs on the CPU backend "
+                            "only (the PrecipNet head and the frozen wind model are host code); use "
+                            "device: cpu for this stage", what, t->be->name);
+    if (t->o->zero1 && t->nranks > 1)
+        return wx_error_set(WX_ERR_USAGE, "%s: device '%s': --zero1 shards the AdamW state through "
+                            "host MPI and runs on the CPU backend only; on a device the whole "
+                            "state stays on every GPU (drop --zero1)", what, t->be->name);
+#if WX_HAVE_CUDA
+    if (is_cuda(t->be)) { /* one process per GPU: the rank's index on its node picks the device */
+        int count = 0;
+        WX_TRY(wx_cuda_device_count(&count));
+        if (count < 1) return wx_error_set(WX_ERR_RUN, "%s: no CUDA device visible", what);
+        WX_TRY(wx_cuda_ctx_attach(t->ctx, wx_dist_local_rank() % count));
+        WX_TRY(wx_cuda_set_precision(t->ctx, c->bf16 ? WX_CUDA_BF16 : WX_CUDA_FP32));
+    }
+#endif
+    return WX_OK;
+}
+
+/* The gradient all-reduce under MPI: host MPI for host gradients; on a device, NCCL when the
+ * backend is CUDA (buckets start during the backward, on a side stream), else through a host copy
+ * of the gradient (a device backend without NCCL: the test simulator). */
+static wx_status setup_grad_sync(trainer *t) {
+    wx_params *p = t->m->params;
+    const int64_t bucket = t->o->bucket_bytes > 0 ? t->o->bucket_bytes : WX_DIST_BUCKET_BYTES_DEFAULT;
+    if (!t->dev) {
+        WX_TRY(wx_grad_sync_create(p->grad, p->len, bucket, &t->sync));
+        if (t->nranks > 1 && !t->zero1) /* overlap the all-reduce with the rest of the backward */
+            p->grad_ready = grad_ready, p->grad_ready_arg = t->sync;
+        return WX_OK;
+    }
+#if WX_HAVE_CUDA
+    if (t->nranks > 1 && is_cuda(t->be)) {
+        WX_TRY(wx_grad_sync_nccl_create(t->ctx, p->grad, p->len, bucket, &t->nccl));
+        p->grad_ready = nccl_ready, p->grad_ready_arg = t->nccl;
+    }
+#endif
+    if (t->nranks > 1 && !is_cuda(t->be)) t->hgrad = wx_calloc((size_t)p->len + 1, sizeof(float));
+    return wx_grad_sync_create(t->hgrad, p->len, bucket, &t->sync);
+}
+
 /* What every rank does on its own: model, data, buffers. */
 static wx_status setup_local(trainer *t) {
     const wx_train_config *c = t->c;
@@ -209,12 +322,7 @@ static wx_status setup_local(trainer *t) {
     {
         char what[WX_TRAIN_PATH_MAX + 48];
         snprintf(what, sizeof what, "%s: line %d: key 'device'", c->path, c->device_line);
-        WX_TRY(wx_backend_by_name(c->device, what, &t->be));
-        /* The loop below keeps batches, loss values and optimizer state in host memory. */
-        if (t->be->on_device)
-            return wx_error_set(WX_ERR_USAGE, "%s: device 'cuda': wxcast train runs on the CPU "
-                                "backend for now (the CUDA backend trains through the model API; "
-                                "docs/architecture.md)", what);
+        WX_TRY(setup_backend(t, what));
     }
     t->batch = c->batch_size / t->nranks;
     t->valid_batch = c->valid_batch > 0 ? c->valid_batch : t->batch;
@@ -225,6 +333,10 @@ static wx_status setup_local(trainer *t) {
         WX_TRY(wx_train_model_create_ex(c->model, c->model_path[0] ? "" : "model", t->ctx, t->be,
                                         c->seed, maxb, c->rollout_steps, c->act_checkpoint, &t->m));
     wx_train_model *m = t->m;
+    if (t->dev && m->params->be != t->be)
+        return wx_error_set(WX_ERR_USAGE, "%s: device '%s': the %s model keeps its parameters in "
+                            "host memory; it trains on the CPU backend only", c->path, t->be->name,
+                            m->family);
     WX_TRY(wx_dataset_open_model(&t->ds, c, m, t->batch, c->rollout_steps));
     WX_TRY(attach_data(t));
     WX_TRY(wx_dataset_set_ranks(&t->ds, c, t->rank, t->nranks));
@@ -243,18 +355,18 @@ static wx_status setup_local(trainer *t) {
         free(off);
         free(cnt);
     }
-    t->adam_m = wx_calloc((size_t)t->shard_len + 1, sizeof(float));
-    t->adam_v = wx_calloc((size_t)t->shard_len + 1, sizeof(float));
-    WX_TRY(wx_grad_sync_create(m->params->grad, m->params->len,
-                               t->o->bucket_bytes > 0 ? t->o->bucket_bytes : WX_DIST_BUCKET_BYTES_DEFAULT,
-                               &t->sync));
-    if (t->nranks > 1 && !t->zero1) { /* overlap the all-reduce with the rest of the backward */
-        m->params->grad_ready = grad_ready, m->params->grad_ready_arg = t->sync;
-    }
+    /* zeroed: a fresh run's moments (the backends' mem_alloc zeroes) */
+    const size_t sbytes = sizeof(float) * (size_t)t->shard_len;
+    t->adam_m = wx_backend_alloc(t->be, t->ctx, sbytes, "AdamW first moments");
+    t->adam_v = t->adam_m ? wx_backend_alloc(t->be, t->ctx, sbytes, "AdamW second moments") : NULL;
+    if (!t->adam_v) return WX_ERR_RUN;
+    if (t->dev && !(t->dsumsq = wx_backend_alloc(t->be, t->ctx, sizeof(double), "gradient norm")))
+        return WX_ERR_RUN;
+    WX_TRY(setup_grad_sync(t));
     make_groups(t, c->opt.weight_decay);
     int64_t hw = m->h * m->w;
-    t->x = wx_malloc(sizeof(float) * (size_t)(t->batch * m->in_channels * hw));
-    t->tg = wx_malloc(sizeof(float) * (size_t)(c->rollout_steps * t->batch * m->out_channels * hw));
+    WX_TRY(wx_batch_stage_init(&t->stage, t->be, t->ctx, t->batch * m->in_channels * hw,
+                               c->rollout_steps * t->batch * m->out_channels * hw));
     size_t len = 0;
     FILE *f = open_memstream(&t->model_text, &len);
     WX_ASSERT(f != NULL);
@@ -276,8 +388,8 @@ static wx_status setup_local(trainer *t) {
 }
 
 /* Rank 0: the starting point (fresh, init_from weights or a resumed run) and the output files.
- * m and v are full (params->len) buffers here. */
-static wx_status setup_root(trainer *t, float *adam_m, float *adam_v) {
+ * hp (the parameters), m and v are full (params->len) host buffers here. */
+static wx_status setup_root(trainer *t, float *hp, float *adam_m, float *adam_v) {
     const wx_train_config *c = t->c;
     wx_train_model *m = t->m;
     WX_TRY(wx_mkdir_p(c->checkpoint_dir));
@@ -285,7 +397,7 @@ static wx_status setup_root(trainer *t, float *adam_m, float *adam_v) {
     if (from) {
         wx_checkpoint ck;
         wx_status s = wx_checkpoint_read(from, &ck);
-        if (s == WX_OK) s = wx_checkpoint_load(&ck, WX_CKPT_PARAM, m->params, NULL);
+        if (s == WX_OK) s = wx_checkpoint_load(&ck, WX_CKPT_PARAM, m->params, hp);
         if (s == WX_OK && t->o->resume) {
             if (!ck.has_state || strcmp(ck.st.stage, t->st.stage))
                 s = wx_error_set(WX_ERR_USAGE, "--resume %s: the checkpoint is from stage '%s', this "
@@ -325,20 +437,30 @@ static wx_status setup_root(trainer *t, float *adam_m, float *adam_v) {
 static wx_status setup(trainer *t) {
     WX_TRY(wx_dist_agree(setup_local(t)));
     wx_params *p = t->m->params;
+    const size_t bytes = sizeof(float) * (size_t)p->len;
     int split = t->zero1;
-    float *m = t->adam_m, *v = t->adam_v;
-    if (split) {
-        m = t->rank == 0 ? wx_calloc((size_t)p->len, sizeof(float)) : NULL;
-        v = t->rank == 0 ? wx_calloc((size_t)p->len, sizeof(float)) : NULL;
+    /* On a device the start is decided and broadcast in host copies, then uploaded once. */
+    float *hp = NULL, *m = t->adam_m, *v = t->adam_v;
+    WX_TRY(wx_dist_agree(host_get(t, p->data, p->len, &hp)));
+    if (split || t->dev) {
+        m = t->rank == 0 || t->dev ? wx_calloc((size_t)p->len + 1, sizeof(float)) : NULL;
+        v = t->rank == 0 || t->dev ? wx_calloc((size_t)p->len + 1, sizeof(float)) : NULL;
     }
-    wx_status s = wx_dist_agree(t->rank == 0 ? setup_root(t, m, v) : WX_OK);
-    if (s == WX_OK) s = wx_dist_bcast(p->data, sizeof(float) * (size_t)p->len, 0);
+    wx_status s = wx_dist_agree(t->rank == 0 ? setup_root(t, hp, m, v) : WX_OK);
+    if (s == WX_OK) s = wx_dist_bcast(hp, bytes, 0);
     if (s == WX_OK) s = wx_dist_bcast(&t->st, sizeof t->st, 0);
     if (s == WX_OK && split) s = wx_dist_scatter_shards(m, t->adam_m, p->len, 0);
     if (s == WX_OK && split) s = wx_dist_scatter_shards(v, t->adam_v, p->len, 0);
-    if (s == WX_OK && !split) s = wx_dist_bcast(t->adam_m, sizeof(float) * (size_t)p->len, 0);
-    if (s == WX_OK && !split) s = wx_dist_bcast(t->adam_v, sizeof(float) * (size_t)p->len, 0);
-    if (split) free(m), free(v);
+    if (s == WX_OK && !split) s = wx_dist_bcast(m, bytes, 0);
+    if (s == WX_OK && !split) s = wx_dist_bcast(v, bytes, 0);
+    if (s == WX_OK && t->dev) {
+        s = t->be->copy_h2d(t->ctx, p->data, hp, bytes);
+        if (s == WX_OK) s = t->be->copy_h2d(t->ctx, t->adam_m, m, bytes);
+        if (s == WX_OK) s = t->be->copy_h2d(t->ctx, t->adam_v, v, bytes);
+        s = wx_dist_agree(s);
+    }
+    if (split || t->dev) free(m), free(v);
+    host_put(t, hp, p->data);
     return s;
 }
 
@@ -346,13 +468,19 @@ static void teardown(trainer *t) {
     wx_dataset_close(&t->ds);
     wx_train_loss_free(&t->loss);
     wx_train_model_destroy(t->m);
+    wx_batch_stage_free(&t->stage);
+    if (t->be) { /* backend memory goes before the context it was made on */
+        t->be->mem_free(t->ctx, t->adam_m);
+        t->be->mem_free(t->ctx, t->adam_v);
+        t->be->mem_free(t->ctx, t->dsumsq);
+    }
+#if WX_HAVE_CUDA
+    wx_nccl_sync_destroy(t->nccl);
+#endif
     wx_ctx_destroy(t->ctx);
     wx_grad_sync_destroy(t->sync);
-    free(t->adam_m);
-    free(t->adam_v);
+    free(t->hgrad);
     free(t->groups);
-    free(t->x);
-    free(t->tg);
     free(t->model_text);
     free(t->data_text);
 }
@@ -376,18 +504,24 @@ static wx_status fault_hook(const trainer *t, int agreed) {
     return wx_error_set(WX_ERR_RUN, "step %lld: fault injected by WXCAST_FAULT (%s)", step, mode);
 }
 
+/* buf (n): backend memory. */
 static wx_status debug_dump(const trainer *t, const char *what, const float *buf, int64_t n) {
     const char *dir = getenv("WXCAST_DEBUG_DUMP");
     if (!dir || !*dir) return WX_OK;
     char path[WX_TRAIN_PATH_MAX + 64];
     snprintf(path, sizeof path, "%s/%s.rank%d", dir, what, t->rank);
+    float *h;
+    WX_TRY(host_get(t, buf, n, &h));
     wx_atomic_file f;
-    WX_TRY(wx_atomic_open(&f, path));
-    if (fwrite(buf, sizeof(float), (size_t)n, f.fp) != (size_t)n) {
+    wx_status s = wx_atomic_open(&f, path);
+    if (s == WX_OK && fwrite(h, sizeof(float), (size_t)n, f.fp) != (size_t)n) {
         wx_atomic_abort(&f);
-        return wx_error_set(WX_ERR_RUN, "%s: cannot write", path);
+        s = wx_error_set(WX_ERR_RUN, "%s: cannot write", path);
+    } else if (s == WX_OK) {
+        s = wx_atomic_commit(&f);
     }
-    return wx_atomic_commit(&f);
+    host_put(t, h, buf);
+    return s;
 }
 
 /* The mean gradient over the global batch (this rank's shard of it with ZeRO-1) and its global
@@ -400,18 +534,36 @@ static wx_status reduce_grads(trainer *t, double *sumsq) {
         WX_TRY(t->be->grad_norm_forward(t->ctx, sumsq, p->grad + t->shard_off, t->shard_len));
         return wx_dist_allreduce_f64(sumsq, 1, WX_DIST_SUM);
     }
-    WX_TRY(wx_grad_sync_finish(t->sync));
-    return t->be->grad_norm_forward(t->ctx, sumsq, p->grad, p->len);
+    if (!t->dev) {
+        WX_TRY(wx_grad_sync_finish(t->sync));
+        return t->be->grad_norm_forward(t->ctx, sumsq, p->grad, p->len);
+    }
+    const size_t bytes = sizeof(float) * (size_t)p->len;
+#if WX_HAVE_CUDA
+    if (t->nccl) WX_TRY(wx_nccl_sync_finish(t->nccl)); /* the compute stream waits for it */
+#endif
+    if (t->hgrad) { /* through the host: the same MPI sums as a CPU run's */
+        WX_TRY(t->be->copy_d2h(t->ctx, t->hgrad, p->grad, bytes));
+        WX_TRY(wx_grad_sync_finish(t->sync));
+        WX_TRY(t->be->copy_h2d(t->ctx, p->grad, t->hgrad, bytes));
+    }
+    /* the norm on the device; one double comes back (clipping needs it on the host) */
+    WX_TRY(t->be->mem_zero(t->ctx, t->dsumsq, sizeof(double)));
+    WX_TRY(t->be->grad_norm_forward(t->ctx, t->dsumsq, p->grad, p->len));
+    return t->be->copy_d2h(t->ctx, sumsq, t->dsumsq, sizeof(double));
 }
 
-/* One optimizer step on the batch in t->x / t->tg; returns the loss and the gradient norm. */
-static wx_status train_step(trainer *t, double *loss, double *gnorm, double *lr) {
+/* One optimizer step on the batch x (B, Cin, H, W) / tg (K, B, Cout, H, W), both in the backend's
+ * memory; returns the loss and the gradient norm. On a device the AdamW update is left queued:
+ * it runs while the host reads the next batch. */
+static wx_status train_step(trainer *t, const float *x, const float *tg, double *loss,
+                            double *gnorm, double *lr) {
     const wx_optim_config *op = &t->c->opt;
     wx_params *p = t->m->params;
     wx_params_zero_grad(p);
     wx_grad_sync_reset_clock(t->sync);
     /* Every rank learns of a failed batch here, so a data error ends the job cleanly. */
-    wx_status s = t->m->ops->loss_backward(t->m, &t->loss, t->x, t->tg, t->ds.t1,
+    wx_status s = t->m->ops->loss_backward(t->m, &t->loss, x, tg, t->ds.t1,
                                            rollout_at(t->c, t->st.step), t->batch, loss);
     if (s == WX_OK) s = fault_hook(t, 0);
     WX_TRY(wx_dist_agree(s));
@@ -516,11 +668,16 @@ static wx_status loop(trainer *t, wx_train_summary *sum) {
         double t0 = wx_time_now();
         int64_t done0 = t->st.step;
         while (t->st.epoch_pos < t->bpe && t->st.step < stop) {
-            WX_TRY(wx_dataset_batch(ds, t->st.epoch_pos, t->x, t->tg));
+            /* host slot (pinned on CUDA) → async upload into the backend's slot; the other slot
+             * pair belongs to the previous step, whose AdamW may still be running */
+            float *hx, *htg, *x, *tg;
+            WX_TRY(wx_batch_stage_host(&t->stage, &hx, &htg));
+            WX_TRY(wx_dataset_batch(ds, t->st.epoch_pos, hx, htg));
+            WX_TRY(wx_batch_stage_upload(&t->stage, &x, &tg));
             if (t->st.epoch_pos + 1 < t->bpe && t->st.step + 1 < stop)
                 WX_TRY(wx_dataset_prefetch(ds, t->st.epoch_pos + 1));
             double loss = 0, gnorm = 0, lr = 0;
-            WX_TRY(train_step(t, &loss, &gnorm, &lr));
+            WX_TRY(train_step(t, x, tg, &loss, &gnorm, &lr));
             t->st.epoch_pos++;
             sum->last_loss = loss;
             double dt = wx_time_now() - t0;
@@ -578,14 +735,24 @@ wx_status wx_train_run(const wx_train_config *c, const wx_train_opts *o, wx_trai
                     wx_train_stage_name(c->stage), (long long)wx_params_total(t.m->params),
                     (long long)t.ds.ntrain, (long long)t.ds.nvalid, (long long)t.bpe,
                     (long long)c->batch_size, (long long)t.total, (long long)t.st.step);
+        int buckets = wx_grad_sync_buckets(t.sync);
+        double early = 0;
+        const char *via = t.dev ? " (through host copies)" : "";
+#if WX_HAVE_CUDA
+        if (t.nccl) buckets = wx_nccl_sync_buckets(t.nccl), via = " (NCCL)";
+#endif
         if (t.nranks > 1)
-            wx_log_info("data parallel over %d ranks: %lld samples per rank per step, gradients in "
-                        "%d bucket(s)%s", t.nranks, (long long)t.batch, wx_grad_sync_buckets(t.sync),
-                        t.zero1 ? ", AdamW state sharded (ZeRO-1)" : "");
+            wx_log_info("data parallel over %d ranks on %s: %lld samples per rank per step, "
+                        "gradients in %d bucket(s)%s%s", t.nranks, t.be->name, (long long)t.batch,
+                        buckets, via, t.zero1 ? ", AdamW state sharded (ZeRO-1)" : "");
         s = loop(&t, sum);
+        early = wx_grad_sync_started_early(t.sync);
+#if WX_HAVE_CUDA
+        if (t.nccl) early = wx_nccl_sync_started_early(t.nccl);
+#endif
         if (s == WX_OK && t.nranks > 1 && !t.zero1)
             wx_log_info("gradient all-reduce: %.1f of %d bucket(s) per step started during the backward",
-                        wx_grad_sync_started_early(t.sync), wx_grad_sync_buckets(t.sync));
+                        early, buckets);
         if (s == WX_OK) s = debug_dump(&t, "params.last", t.m->params->data, t.m->params->len);
     }
     wx_status ms = wx_metrics_close(t.metrics);

@@ -29,6 +29,9 @@ typedef struct {
     int threads;                /* > 0 overrides the config */
     int zero1;                  /* shard the AdamW state over the MPI ranks (ZeRO stage 1) */
     int64_t bucket_bytes;       /* gradient all-reduce bucket size (0 = 25 MB) */
+    /* Test hook (the CLI never sets it): train on this backend instead of the config's device,
+     * e.g. the device simulator of tests/support/wx_devsim.h. NULL: the config's device. */
+    const struct wx_backend *backend;
 } wx_train_opts;
 
 typedef struct {

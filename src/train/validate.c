@@ -33,6 +33,18 @@ static void add_mse(const wx_dataset *ds, const float *y, const float *t, int64_
         }
 }
 
+/* Model-side buffers live in the loss's backend memory (device memory on a device backend); the
+ * data are read on the host, uploaded, and the scored predictions copied back. */
+static float *vbuf(const wx_train_loss *l, int64_t n, const char *what) {
+    if (!l->be->on_device) return wx_malloc(sizeof(float) * (size_t)(n > 0 ? n : 1));
+    return wx_backend_alloc(l->be, l->ctx, sizeof(float) * (size_t)n, what);
+}
+
+static void vfree(const wx_train_loss *l, float *p) {
+    if (l->be->on_device) l->be->mem_free(l->ctx, p);
+    else free(p);
+}
+
 wx_status wx_validate(wx_train_model *m, wx_dataset *ds, const wx_train_loss *loss,
                       const int64_t *leads, int nleads, int64_t max_samples, int64_t batch,
                       wx_valid_result *out) {
@@ -46,25 +58,34 @@ wx_status wx_validate(wx_train_model *m, wx_dataset *ds, const wx_train_loss *lo
     if (max_samples > 0 && max_samples < total) total = max_samples;
     int nch = ds->nout;
     int64_t hw = ds->h * ds->w, cin = m->in_channels;
-    float *x = wx_malloc(sizeof(float) * (size_t)(batch * cin * hw));
+    const int dev = loss->be->on_device;
+    float *hx = wx_malloc(sizeof(float) * (size_t)(batch * cin * hw)); /* host */
+    float *x = dev ? vbuf(loss, batch * cin * hw, "validation input") : hx;
     float *xn[2]; /* inputs of the later steps (next_input) */
-    for (int i = 0; i < 2; i++) xn[i] = wx_malloc(sizeof(float) * (size_t)(batch * cin * hw));
+    for (int i = 0; i < 2; i++) xn[i] = vbuf(loss, batch * cin * hw, "validation inputs");
     wx_time *tt = wx_malloc(sizeof(wx_time) * (size_t)batch);
     float *tg = wx_malloc(sizeof(float) * (size_t)(nl * batch * nch * hw));
     float *y[2];
-    for (int i = 0; i < 2; i++) y[i] = wx_malloc(sizeof(float) * (size_t)(batch * nch * hw));
+    for (int i = 0; i < 2; i++) y[i] = vbuf(loss, batch * nch * hw, "validation outputs");
+    /* device: the lead-1 targets for the loss, and a host copy of a scored prediction */
+    float *dtg = dev ? vbuf(loss, batch * nch * hw, "validation targets") : NULL;
+    float *yh = dev ? wx_malloc(sizeof(float) * (size_t)(batch * nch * hw)) : NULL;
     int64_t *smp = wx_malloc(sizeof(int64_t) * (size_t)batch);
     float *ty = ds->target_log_eps > 0 ? wx_malloc(sizeof(float) * (size_t)(2 * batch * nch * hw)) : NULL;
     double *acc = wx_calloc((size_t)(nleads * nch), sizeof(double));
     double loss_sum = 0;
     wx_status st = WX_OK;
+    if (!x || !xn[0] || !xn[1] || !y[0] || !y[1] || (dev && !dtg))
+        st = WX_ERR_RUN; /* message set by wx_backend_alloc */
     /* Under MPI each rank scores a contiguous share of the samples; the sums are reduced below. */
     int64_t lo = total * wx_dist_rank() / wx_dist_size(), hi = total * (wx_dist_rank() + 1) / wx_dist_size();
     for (int64_t first = lo; st == WX_OK && first < hi; first += batch) {
         int64_t n = hi - first < batch ? hi - first : batch;
         for (int64_t s = 0; s < n; s++)
             smp[s] = ds->valid[(first + s) * ds->nvalid / total];
-        st = wx_dataset_read_valid(ds, smp, n, rl, nl, x, tg, tt);
+        st = wx_dataset_read_valid(ds, smp, n, rl, nl, hx, tg, tt);
+        if (st == WX_OK && dev)
+            st = loss->be->copy_h2d(loss->ctx, x, hx, sizeof(float) * (size_t)(n * cin * hw));
         const float *cur = x;
         int li = 0, lo = 0;
         for (int64_t step = 1; st == WX_OK && step <= rl[nl - 1]; step++) {
@@ -73,19 +94,30 @@ wx_status wx_validate(wx_train_model *m, wx_dataset *ds, const wx_train_loss *lo
             if (st != WX_OK) break;
             if (rl[li] == step) {
                 const float *t = tg + li * n * nch * hw;
+                const int64_t len = n * nch * hw;
                 if (step == 1) {
-                    double v;
-                    st = wx_train_loss_value(loss, &v, yy, t, n);
+                    double v = 0;
+                    const float *td = t;
+                    if (dev) {
+                        st = loss->be->copy_h2d(loss->ctx, dtg, t, sizeof(float) * (size_t)len);
+                        td = dtg;
+                    }
+                    if (st == WX_OK) st = wx_train_loss_value(loss, &v, yy, td, n);
                     loss_sum += v * (double)n;
                 }
+                const float *ys = yy; /* the scored prediction on the host */
+                if (st == WX_OK && dev && lo < nleads && leads[lo] == step) {
+                    st = loss->be->copy_d2h(loss->ctx, yh, yy, sizeof(float) * (size_t)len);
+                    ys = yh;
+                }
+                if (st != WX_OK) break;
                 if (lo < nleads && leads[lo] == step) {
                     if (ds->target_log_eps > 0) { /* tp: RMSE after the inverse transform */
-                        int64_t len = n * nch * hw;
-                        wx_precip_from_log(ty, yy, len, ds->target_log_eps);
+                        wx_precip_from_log(ty, ys, len, ds->target_log_eps);
                         wx_precip_from_log(ty + len, t, len, ds->target_log_eps);
                         add_mse(ds, ty, ty + len, n, nch, acc + lo++ * nch);
                     } else {
-                        add_mse(ds, yy, t, n, nch, acc + lo++ * nch);
+                        add_mse(ds, ys, t, n, nch, acc + lo++ * nch);
                     }
                 }
                 li++;
@@ -111,13 +143,16 @@ wx_status wx_validate(wx_train_model *m, wx_dataset *ds, const wx_train_loss *lo
                 out->rmse[l * nch + c] = sqrt(acc[l * nch + c] / (double)total) *
                                          (ds->target_log_eps > 0 ? 1.0 : ds->std[ds->cout[c]]);
     }
-    free(x);
-    free(xn[0]);
-    free(xn[1]);
+    if (dev) vfree(loss, x);
+    free(hx);
+    vfree(loss, xn[0]);
+    vfree(loss, xn[1]);
     free(tt);
     free(tg);
-    free(y[0]);
-    free(y[1]);
+    vfree(loss, y[0]);
+    vfree(loss, y[1]);
+    if (dev) vfree(loss, dtg);
+    free(yh);
     free(smp);
     free(ty);
     free(acc);

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # wxcast train's device and precision keys, on any machine: precision bf16 on the CPU is a config
 # error (exit 2) naming the key and line; an unknown device is a config error listing the
-# choices; device: cuda exits with one "wxcast: error:" line naming the device: 2 in a build
-# without CUDA, 1 on a CUDA build with no GPU visible, 2 with a GPU (wxcast train does not run on
-# the GPU yet). All before any data is read (the archive does not exist).
+# choices; device: cuda exits with one "wxcast: error:" line: 2 in a build without CUDA and 1 on a
+# CUDA build with no GPU visible (naming the device), before any data is read; with a GPU the run
+# starts on it and stops at the missing archive (exit 1 naming it). Nothing is written.
 # Usage: cuda_device.sh WXCAST SRCDIR
 set -u
 W="$1"
@@ -51,7 +51,7 @@ if [ "$cuda_build" -eq 0 ]; then
 elif [ "$gpus" -eq 0 ]; then
     fails 1 "cuda without a GPU" "key 'device': device 'cuda'" "no CUDA device"
 else
-    fails 2 "cuda with a GPU" "device 'cuda'" "CPU backend for now"
+    fails 1 "cuda with a GPU: trains there, stops at the missing archive" "no-archive" "manifest"
 fi
 [ ! -e "$T/checkpoints" ]; check "nothing written" $?
 

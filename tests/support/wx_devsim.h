@@ -1,0 +1,40 @@
+/* A device simulator for tests (never reachable from the wxcast CLI): the CPU backend's ops with
+ * on_device = 1 and "device memory" of its own, so code written for a GPU backend can be run and
+ * checked on a machine without one. It catches host/device mix-ups that a real GPU would turn
+ * into crashes or silent garbage:
+ *
+ *  - device memory comes from a private pool that is mapped PROT_NONE except while an op or a
+ *    copy runs: host code that dereferences a device pointer faults, and the fault handler names
+ *    the allocation before the process exits (status 86);
+ *  - every tensor pointer an op receives must lie in a live device allocation (a host pointer, or
+ *    freed device memory, is a violation: the op fails with WX_ERR_RUN naming op and argument);
+ *  - copies check their direction (h2d: device dst, host src; ...) and bounds;
+ *  - 64-byte guard regions before and after every allocation are checked at free, synchronize and
+ *    wx_devsim_check; freed memory is filled with NaN (a use after free reads NaN);
+ *  - copy_h2d_async is deferred to the next op, copy or wait, as a GPU copy stream would be: a host
+ *    buffer rewritten before copy_wait is detected (its crc changed) — on a GPU that is a race.
+ * mem_alloc zeroes, as the backend contract (wx_backend.h) promises. Ops added to ops.def after
+ * tests/support/wx_devsim_ops.inc was generated run unwrapped; the simulator then leaves device
+ * memory mapped (wx_devsim_protecting() = 0) and says so on stderr once. */
+#ifndef WX_DEVSIM_H
+#define WX_DEVSIM_H
+
+#include <stddef.h>
+
+#include "backend/wx_backend.h"
+
+/* The simulator's table (name "devsim"); the pool is set up at the first call. */
+const wx_backend *wx_devsim_backend(void);
+/* Violations found so far, and the first one's message ("" when none). */
+long wx_devsim_violations(void);
+const char *wx_devsim_first_violation(void);
+/* Checks the guard regions of every live allocation now; returns the violation count. */
+long wx_devsim_check(void);
+/* 1 when host access to device memory faults (every op of the table is wrapped). */
+int wx_devsim_protecting(void);
+/* Live device allocations and their bytes (leak checks). */
+size_t wx_devsim_live(size_t *bytes);
+/* Ops run so far (a test can assert the model really went through the simulator). */
+long wx_devsim_ops_run(void);
+
+#endif
