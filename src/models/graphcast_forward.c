@@ -15,6 +15,14 @@ static wx_status aggregate(wx_gc *m, float *agg, const float *upd, const wx_edge
     return WX_OK;
 }
 
+/* The tape an MLP records into. With checkpointing a recorded forward keeps no MLP internals at
+ * all (pre-activations, LayerNorm input and stats): they go to the shared scratch tape (the one
+ * predict uses) and backward rebuilds each MLP's from its input, which the tape keeps. The
+ * processor steps have their own recompute (wx_gc_proc_step into s.step). */
+static const wx_gc_mlp_tape *rec(const wx_gc *m, const wx_gc_tape *t, const wx_gc_mlp_tape *own) {
+    return m->checkpoint && t != &m->pred ? &m->pred.emb_grid : own;
+}
+
 static wx_gc_mlp_in plain_in(const float *x) {
     return (wx_gc_mlp_in){.kind = WX_GC_IN_PLAIN, .x = x};
 }
@@ -56,24 +64,26 @@ static wx_status gc_run(wx_gc *m, float *y, const float *x, int64_t b, wx_gc_tap
     }
     /* ---- grid2mesh_gnn: embed, one step ---- */
     wx_gc_mlp_in in = plain_in(t->gin);
-    WX_TRY(wx_gc_mlp_forward(m, &o->emb_grid, t->vg0, &t->emb_grid, &in, ng));
+    WX_TRY(wx_gc_mlp_forward(m, &o->emb_grid, t->vg0, rec(m, t, &t->emb_grid), &in, ng));
     in = plain_in(m->in.min);
-    WX_TRY(wx_gc_mlp_forward(m, &o->emb_mesh, t->vm0, &t->emb_mesh, &in, nm));
+    WX_TRY(wx_gc_mlp_forward(m, &o->emb_mesh, t->vm0, rec(m, t, &t->emb_mesh), &in, nm));
     in = plain_in(m->in.fg2m);
-    WX_TRY(wx_gc_mlp_forward(m, &o->emb_g2m, t->eg0, &t->emb_g2m, &in, b * m->eg));
+    WX_TRY(wx_gc_mlp_forward(m, &o->emb_g2m, t->eg0, rec(m, t, &t->emb_g2m), &in, b * m->eg));
     in = wx_gc_edge_in(m, &m->g.g2m, t->eg0, t->vg0, t->vm0, b);
-    WX_TRY(wx_gc_mlp_forward(m, &o->enc_edge, m->s.upd, &t->enc.edge, &in, b * m->eg));
+    WX_TRY(wx_gc_mlp_forward(m, &o->enc_edge, m->s.upd, rec(m, t, &t->enc.edge), &in,
+                             b * m->eg));
     WX_TRY(aggregate(m, t->enc.agg, m->s.upd, &m->g.g2m, b));
     in = node_in(t->vm0, t->enc.agg);
-    WX_TRY(wx_gc_mlp_forward(m, &o->enc_mesh, m->s.upd, &t->enc.node, &in, nm));
+    WX_TRY(wx_gc_mlp_forward(m, &o->enc_mesh, m->s.upd, rec(m, t, &t->enc.node), &in, nm));
     WX_TRY(be->add_forward(ctx, t->vm[0], t->vm0, m->s.upd, nm * D));
     /* orphan grid nodes: vg1 = vg0 + MLP(vg0) (after the edges read vg0) */
     in = plain_in(t->vg0);
-    WX_TRY(wx_gc_mlp_forward(m, &o->enc_grid, m->s.upd, &t->enc_grid, &in, ng));
+    WX_TRY(wx_gc_mlp_forward(m, &o->enc_grid, m->s.upd, rec(m, t, &t->enc_grid), &in, ng));
     WX_TRY(be->add_forward(ctx, t->vg1, t->vg0, m->s.upd, ng * D));
     /* ---- mesh_gnn ---- */
     in = plain_in(m->in.fmesh);
-    WX_TRY(wx_gc_mlp_forward(m, &o->emb_mesh_e, t->em[0], &t->emb_mesh_e, &in, b * m->em));
+    WX_TRY(wx_gc_mlp_forward(m, &o->emb_mesh_e, t->em[0], rec(m, t, &t->emb_mesh_e), &in,
+                             b * m->em));
     for (int64_t s = 0; s < m->S; s++) {
         const wx_gc_step_tape *st = m->checkpoint && t != &m->pred ? &m->s.step : &t->proc[s];
         WX_TRY(wx_gc_proc_step(m, s, t->em[s], t->vm[s], s + 1 < m->S ? t->em[s + 1] : NULL,
@@ -82,15 +92,16 @@ static wx_status gc_run(wx_gc *m, float *y, const float *x, int64_t b, wx_gc_tap
     /* ---- mesh2grid_gnn: embed edges, one step, output MLP ---- */
     const float *vm_out = t->vm[m->S];
     in = plain_in(m->in.fm2g);
-    WX_TRY(wx_gc_mlp_forward(m, &o->emb_m2g, t->ed0, &t->emb_m2g, &in, b * m->ed));
+    WX_TRY(wx_gc_mlp_forward(m, &o->emb_m2g, t->ed0, rec(m, t, &t->emb_m2g), &in, b * m->ed));
     in = wx_gc_edge_in(m, &m->g.m2g, t->ed0, vm_out, t->vg1, b);
-    WX_TRY(wx_gc_mlp_forward(m, &o->dec_edge, m->s.upd, &t->dec.edge, &in, b * m->ed));
+    WX_TRY(wx_gc_mlp_forward(m, &o->dec_edge, m->s.upd, rec(m, t, &t->dec.edge), &in,
+                             b * m->ed));
     WX_TRY(aggregate(m, t->dec.agg, m->s.upd, &m->g.m2g, b));
     in = node_in(t->vg1, t->dec.agg);
-    WX_TRY(wx_gc_mlp_forward(m, &o->dec_grid, m->s.upd, &t->dec.node, &in, ng));
+    WX_TRY(wx_gc_mlp_forward(m, &o->dec_grid, m->s.upd, rec(m, t, &t->dec.node), &in, ng));
     WX_TRY(be->add_forward(ctx, t->vg2, t->vg1, m->s.upd, ng * D));
     in = plain_in(t->vg2);
-    WX_TRY(wx_gc_mlp_forward(m, &o->out, m->s.upd, &t->out, &in, ng));
+    WX_TRY(wx_gc_mlp_forward(m, &o->out, m->s.upd, rec(m, t, &t->out), &in, ng));
     return be->unpatchify_forward(ctx, y, m->s.upd, b, m->cout, H, W, 1);
 }
 

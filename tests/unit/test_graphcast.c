@@ -230,14 +230,15 @@ static void test_one_step(wx_ctx *ctx) {
     wx_fixture_free(f);
 }
 
-static void test_rollout(wx_ctx *ctx) {
-    printf("gc_rollout\n");
-    wx_fixture *wf = wx_fixture_load("gc_tiny");
-    wx_fixture *f = wx_fixture_load("gc_rollout");
-    if (!WX_CHECK(f != NULL && wf != NULL, "fixtures")) return;
-    wx_gc_config c;
-    if (!WX_CHECK(parse(TINY, &c) == WX_OK, "config")) return;
-    wx_gc *m = wx_gc_create(ctx, wx_backend_cpu(), &c, 7, 1, 3, 1);
+/* One 3-step rollout (forward ×3, loss, backward ×3) at checkpointing ck; checks it against the
+ * reference and returns the loss, a copy of the parameter grads, their count and dx0 (caller
+ * frees). */
+static void rollout_once(wx_ctx *ctx, wx_fixture *wf, wx_fixture *f, const wx_gc_config *cp,
+                         int ck, double *total_out, float **grads, float **dx_out,
+                         int64_t *nparams) {
+    wx_gc_config c = *cp;
+    *grads = NULL, *dx_out = NULL;
+    wx_gc *m = wx_gc_create(ctx, wx_backend_cpu(), &c, 7, 1, 3, ck);
     if (!WX_CHECK(m != NULL, "create: %s", wx_error_message())) return;
     load_weights(m, wf);
     use_reference_m2g(&m, 1, wf);
@@ -267,7 +268,8 @@ static void test_rollout(wx_ctx *ctx) {
                             c.nlon, 3);
     }
     double lref = wx_fixture_scalar(f, "loss");
-    printf("  rollout loss %.8f vs reference %.8f\n", total, lref);
+    printf("  rollout (checkpointing %s) loss %.8f vs reference %.8f\n", ck ? "on" : "off", total,
+           lref);
     WX_CHECK(fabs(total - lref) <= 1e-5 * fabs(lref), "rollout loss %.8f vs %.8f", total, lref);
     wx_gc_zero_grad(m);
     float *dx = malloc(sizeof(float) * (size_t)(cin * hw));
@@ -283,9 +285,36 @@ static void test_rollout(wx_ctx *ctx) {
     }
     check_grads(m, f, "3-step rollout");
     check_close("rollout dx0", dx, wx_fixture_get(f, "dx0"), 1e-4, &seen_grad);
+    *total_out = total, *grads = grads_copy(m), *dx_out = dx, *nparams = m->params.len;
     for (int k = 0; k < 3; k++) free(xs[k]), free(ys[k]), free(ts[k]), free(dys[k]);
-    free(base[0]), free(base[1]), free(scale), free(dx), free(carry), free(w.wlat), free(w.wch);
+    free(base[0]), free(base[1]), free(scale), free(carry), free(w.wlat), free(w.wch);
     wx_gc_destroy(m);
+}
+
+static void test_rollout(wx_ctx *ctx) {
+    printf("gc_rollout\n");
+    wx_fixture *wf = wx_fixture_load("gc_tiny");
+    wx_fixture *f = wx_fixture_load("gc_rollout");
+    if (!WX_CHECK(f != NULL && wf != NULL, "fixtures")) return;
+    wx_gc_config c;
+    if (!WX_CHECK(parse(TINY, &c) == WX_OK, "config")) return;
+    /* with checkpointing (every MLP recomputed in backward) and without: both against the
+     * reference, and to each other bit for bit (loss, every parameter gradient, dx0) */
+    double loss[2];
+    float *g[2], *dx[2];
+    int64_t np = 0;
+    for (int ck = 1; ck >= 0; ck--)
+        rollout_once(ctx, wf, f, &c, ck, &loss[ck], &g[ck], &dx[ck], &np);
+    if (g[0] && g[1] && dx[0] && dx[1]) {
+        WX_CHECK(loss[0] == loss[1], "rollout, checkpointing on/off: loss %.9g vs %.9g", loss[1],
+                 loss[0]);
+        WX_CHECK(memcmp(g[0], g[1], sizeof(float) * (size_t)np) == 0,
+                 "rollout, checkpointing on/off: every parameter gradient bitwise identical");
+        WX_CHECK(memcmp(dx[0], dx[1], sizeof(float) * (size_t)(c.in_channels * c.nlat * c.nlon)) ==
+                     0,
+                 "rollout, checkpointing on/off: dx0 bitwise identical");
+    }
+    for (int k = 0; k < 2; k++) free(g[k]), free(dx[k]);
     wx_fixture_free(f);
     wx_fixture_free(wf);
 }
