@@ -9,9 +9,20 @@
  *                                        samples/s and achieved GEMM TFLOP/s
  *   bench_cuda rollout [options]         --steps autoregressive predicts at batch 1 (default 56:
  *                                        14 days), total seconds after one warm-up predict
+ *   bench_cuda gc_rollout [options]      GraphCast_small at 1° (the config defaults: mesh 5,
+ *                                        latent 512, 16 steps, 13 levels) on its ops path
+ *                                        (models/graphcast_ops.h): --steps predicts at batch 1
+ *                                        (default 40: 10 days), total seconds after one warm-up
+ *                                        predict; between steps the output is copied on the device
+ *                                        into the input's first Cout channels (a stand-in for the
+ *                                        state window update, which is host glue in the trainer);
+ *                                        index checks off after the warm-up validated the graphs;
+ *                                        model creation (graphs, upload) timed apart; --precision
+ *                                        bf16 rounds the linear ops' GEMM inputs, as for FourCastNet
  * Options: --device cuda|cpu (default cuda), --precision fp32|bf16 (default bf16; cuda only),
  *          --batch N (train; 0 = the largest that fits in free GPU memory, at most 64),
- *          --steps N, --tiny (a 32×64 model: exercises the program, e.g. on the CPU).
+ *          --steps N, --tiny (a 32×64 model / a 22.5° GraphCast: exercises the program, e.g. on
+ *          the CPU).
  * Default model: the paper configuration (720×1440, 20 channels, patch 8, embed 768, depth 12,
  * 8 blocks, MLP ratio 4, hard-thresholding fraction 1), every tensor in device memory.
  * Output: one JSON object on stdout; errors: "bench_cuda: ..." on stderr, exit 1 (2 for usage).
@@ -28,7 +39,10 @@
 #include <time.h>
 
 #include "backend/wx_backend.h"
+#include "core/wx_yaml.h"
 #include "models/fourcastnet.h"
+#include "models/graphcast.h"
+#include "models/graphcast_ops.h"
 #include "wx_build_config.h"
 #if WX_HAVE_CUDA
 #include "wx_cuda_backend.h"
@@ -193,6 +207,50 @@ static void mode_rollout(wx_ctx *ctx, const wx_backend *be, const opts *o) {
     wx_fcn_destroy(m);
 }
 
+static void mode_gc_rollout(wx_ctx *ctx, const wx_backend *be, const opts *o) {
+    const char *yaml = o->tiny ? "type: graphcast\nresolution: 22.5\nmesh_max_level: 1\n"
+                                 "latent_size: 16\ngnn_msg_steps: 2\n"
+                               : "type: graphcast\n";
+    wx_yaml *root = NULL;
+    wx_gc_config c;
+    if (wx_yaml_load_string(yaml, "gc_rollout", &root) != WX_OK ||
+        wx_gc_config_parse(root, "", &c) != WX_OK)
+        die("graphcast config");
+    wx_yaml_free(root);
+    double t0 = now_s();
+    /* the ops path on every backend, so --device cpu times the same code */
+    wx_gc *m = wx_gc_create_path(ctx, be, &c, 1234, 1, 0, 0, 1);
+    if (!m) die("create graphcast");
+    if (be->synchronize(ctx) != WX_OK) die("synchronize");
+    const double create_s = now_s() - t0;
+    const int64_t hw = c.nlat * c.nlon, nin = c.in_channels * hw, nout = c.out_channels * hw;
+    float *x = upload_random(be, ctx, nin, 4);
+    float *y = wx_backend_alloc(be, ctx, sizeof(float) * (size_t)nout, "output");
+    if (!y) die("buffers");
+    if (wx_gc_run_predict(m, y, x, 1) != WX_OK || be->synchronize(ctx) != WX_OK) die("warm-up");
+#if WX_HAVE_CUDA
+    if (be->on_device && wx_cuda_set_index_checks(ctx, 0) != WX_OK) die("index checks");
+#endif
+    t0 = now_s();
+    for (int s = 0; s < o->steps; s++) {
+        if (wx_gc_run_predict(m, y, x, 1) != WX_OK) die("predict");
+        if (be->copy_d2d(ctx, x, y, sizeof(float) * (size_t)nout) != WX_OK) die("feed back");
+    }
+    if (be->synchronize(ctx) != WX_OK) die("synchronize");
+    double sec = now_s() - t0;
+    float probe = 0;
+    if (be->copy_d2h(ctx, &probe, y, sizeof probe) != WX_OK) die("read-back");
+    printf("{\"mode\": \"gc_rollout\", \"device\": \"%s\", \"precision\": \"%s\", "
+           "\"resolution\": %g, \"mesh_level\": %lld, \"latent\": %lld, \"msg_steps\": %lld, "
+           "\"params\": %lld, \"steps\": %d, \"create_s\": %.3f, \"total_s\": %.4f, "
+           "\"step_ms\": %.3f, \"finite\": %s}\n",
+           be->name, o->bf16 ? "bf16" : "fp32", c.resolution, (long long)c.mesh_max_level, (long long)c.latent_size,
+           (long long)c.gnn_msg_steps, (long long)wx_params_total(&m->params), o->steps, create_s,
+           sec, 1e3 * sec / o->steps, isfinite(probe) ? "true" : "false");
+    be->mem_free(ctx, x), be->mem_free(ctx, y);
+    wx_gc_destroy(m);
+}
+
 static void mode_gemm(wx_ctx *ctx) {
 #if WX_HAVE_CUDA
     double bf = 0, f32 = 0;
@@ -208,7 +266,7 @@ static void mode_gemm(wx_ctx *ctx) {
 }
 
 static int usage(const char *msg) {
-    fprintf(stderr, "bench_cuda: %s\nusage: bench_cuda gemm|train|rollout [--device cuda|cpu] "
+    fprintf(stderr, "bench_cuda: %s\nusage: bench_cuda gemm|train|rollout|gc_rollout [--device cuda|cpu] "
             "[--precision fp32|bf16] [--batch N] [--steps N] [--tiny]\n", msg);
     return 2;
 }
@@ -227,8 +285,9 @@ int main(int argc, char **argv) {
         else return usage("unknown option");
     }
     int train = !strcmp(o.mode, "train"), roll = !strcmp(o.mode, "rollout");
-    if (!train && !roll && strcmp(o.mode, "gemm") != 0) return usage("unknown mode");
-    if (o.steps <= 0) o.steps = roll ? 56 : 5;
+    int gcroll = !strcmp(o.mode, "gc_rollout");
+    if (!train && !roll && !gcroll && strcmp(o.mode, "gemm") != 0) return usage("unknown mode");
+    if (o.steps <= 0) o.steps = roll ? 56 : (gcroll ? 40 : 5);
     const wx_backend *be = NULL;
     if (wx_backend_by_name(o.device, "--device", &be) != WX_OK) die("device");
     if (o.bf16 && !be->on_device) o.bf16 = 0; /* the CPU backend is fp32 only */
@@ -240,6 +299,7 @@ int main(int argc, char **argv) {
 #endif
     if (train) mode_train(ctx, be, &o);
     else if (roll) mode_rollout(ctx, be, &o);
+    else if (gcroll) mode_gc_rollout(ctx, be, &o);
     else mode_gemm(ctx);
     wx_ctx_destroy(ctx);
     return 0;
