@@ -279,6 +279,8 @@ static void test_stage_gpu(void) {
 }
 
 static int gc_step(wx_ctx *ctx, const wx_backend *be, int ops, int ckpt, step_result *r);
+static int gc_tm_step(wx_ctx *ctx, const wx_backend *be, double *loss, float **grad,
+                      int64_t *len);
 
 /* The CPU halves of the comparisons, so their set-up is exercised without a GPU too: a finite
  * positive loss, nonzero gradients, and two CPU runs with the same bits. */
@@ -298,8 +300,10 @@ static void test_cpu_halves(void) {
     if (tm_step(ctx, wx_backend_cpu(), &l, &g, &n))
         WX_CHECK(isfinite(l) && l > 0 && max_abs(g, n) > 0, "cpu 2-step loss %g", l);
     free(g);
+    g = NULL;
     /* GraphCast: the CPU ops path against the CPU fused path with the GPU test's bounds */
     step_result f, o;
+    memset(&f, 0, sizeof f), memset(&o, 0, sizeof o);
     if (gc_step(ctx, wx_backend_cpu(), 0, 0, &f) && gc_step(ctx, wx_backend_cpu(), 1, 1, &o)) {
         double gs = max_abs(f.grad, f.len), worst = 0;
         for (int64_t i = 0; i < f.len; i++) worst = fmax(worst, fabs((double)o.grad[i] - f.grad[i]));
@@ -309,6 +313,9 @@ static void test_cpu_halves(void) {
                  worst, gs);
     }
     result_free(&f), result_free(&o);
+    if (gc_tm_step(ctx, wx_backend_cpu(), &l, &g, &n))
+        WX_CHECK(isfinite(l) && l > 0 && max_abs(g, n) > 0, "cpu gc 2-step loss %g", l);
+    free(g);
     wx_ctx_destroy(ctx);
 }
 
@@ -403,6 +410,7 @@ done:
 static void test_gc_step(void) {
     wx_ctx *cc = wx_ctx_create(1), *gc = wx_ctx_create(1);
     step_result cpu, gpu, gpu2, gck;
+    memset(&cpu, 0, sizeof cpu), memset(&gpu, 0, sizeof gpu);
     memset(&gpu2, 0, sizeof gpu2), memset(&gck, 0, sizeof gck);
     int ok = gc_step(cc, wx_backend_cpu(), 0, 0, &cpu);
     ok = ok && WX_CHECK(wx_cuda_ctx_attach(gc, 0) == WX_OK, "attach: %s", wx_error_message());
@@ -446,6 +454,81 @@ static void test_gc_step(void) {
     wx_ctx_destroy(gc);
 }
 
+/* The trainer's GraphCast interface on backend be (CUDA: ops path with staged glue; CPU: fused):
+ * make_input from device states, then the 2-step rollout loss_backward at batch 2, with
+ * hand-made data (test_graphcast_ops.c runs the same on the CPU ops path). */
+static int gc_tm_step(wx_ctx *ctx, const wx_backend *be, double *loss, float **grad,
+                      int64_t *len) {
+    wx_yaml *y = NULL;
+    wx_train_model *m = NULL;
+    wx_train_loss l;
+    memset(&l, 0, sizeof l);
+    const int64_t b = 2, k = 2, H = 9, W = 16, hw = H * W, ns = 2 * b * 4 * hw;
+    static double tmp[2 * 2 * 4 * 9 * 16];
+    static float hs[2 * 2 * 4 * 9 * 16], ht[2 * 2 * 4 * 9 * 16], statics[9 * 16];
+    double wl[9];
+    for (int64_t i = 0; i < hw; i++) statics[i] = (float)((i % 7) / 7.0 - 0.4);
+    for (int j = 0; j < H; j++) wl[j] = 0.5 + j / 9.0;
+    wx_test_fill_uniform(tmp, ns, 61, -1.0, 1.0);
+    wx_test_f64_to_f32(hs, tmp, ns);
+    wx_test_fill_uniform(tmp, ns, 62, -1.0, 1.0);
+    wx_test_f64_to_f32(ht, tmp, ns);
+    wx_time t1[2] = {wx_time_make(2020, 1, 1, 6, 0, 0), wx_time_make(2020, 3, 5, 12, 0, 0)};
+    float *x = NULL, *st = NULL, *tg = NULL;
+    int ok = 0;
+    if (!WX_CHECK(wx_yaml_load_string(gc_tiny_yaml, "gc tiny", &y) == WX_OK &&
+                      wx_train_model_create(y, "", ctx, be, 5, b, k, &m) == WX_OK,
+                  "%s: gc train model: %s", be->name, wx_error_message()))
+        goto done;
+    char names[4][WX_TRAIN_NAME_MAX] = {"t2m", "msl", "z500", "z850"};
+    double mean[4] = {0, 0, 0, 0}, sd[4] = {1, 2, 1, 0.5}, dd[4] = {0.5, 0.7, 0.3, 0.2};
+    wx_train_data d = {.nstate = 4, .names = names, .mean = mean, .std = sd, .diff_std = dd,
+                       .nstatic = 1, .statics = statics, .dt_s = 21600};
+    if (!WX_CHECK(m->out_channels == 4 && m->h == H && m->w == W &&
+                      wx_train_model_attach(m, &d) == WX_OK,
+                  "%s: gc attach: %s", be->name, wx_error_message()))
+        goto done;
+    wx_train_loss_init(&l, WX_LOSS_LATW_MSE, ctx, be, 4, H, W, wl, NULL);
+    l.kind = WX_LOSS_GRAPHCAST;
+    const int64_t nx = b * m->in_channels * hw;
+    x = wx_backend_alloc(be, ctx, sizeof(float) * (size_t)nx, "x");
+    st = wx_backend_upload_f32(be, ctx, hs, ns, "states");
+    tg = wx_backend_upload_f32(be, ctx, ht, ns, "targets");
+    *len = m->params->len;
+    *grad = malloc(sizeof(float) * (size_t)*len);
+    ok = WX_CHECK(x && st && tg && m->ops->loss_weights(m, l.wlat, l.wch) == WX_OK &&
+                      m->ops->make_input(m, x, st, t1, b) == WX_OK &&
+                      m->ops->loss_backward(m, &l, x, tg, t1, k, b, loss) == WX_OK &&
+                      be->copy_d2h(ctx, *grad, m->params->grad, sizeof(float) * (size_t)*len) ==
+                          WX_OK,
+                  "%s: gc loss_backward: %s", be->name, wx_error_message());
+done:
+    be->mem_free(ctx, x), be->mem_free(ctx, st), be->mem_free(ctx, tg);
+    wx_train_loss_free(&l);
+    wx_train_model_destroy(m);
+    wx_yaml_free(y);
+    return ok;
+}
+
+static void test_gc_train_model(void) {
+    wx_ctx *cc = wx_ctx_create(1), *gc = wx_ctx_create(1);
+    double lc = 0, lg = 0;
+    float *gcpu = NULL, *ggpu = NULL;
+    int64_t n = 0;
+    if (gc_tm_step(cc, wx_backend_cpu(), &lc, &gcpu, &n) &&
+        gc_tm_step(gc, wx_backend_cuda(), &lg, &ggpu, &n)) {
+        WX_CHECK(fabs(lg - lc) <= 1e-4 * fabs(lc), "gc 2-step loss GPU %.9g CPU %.9g", lg, lc);
+        double gs = max_abs(gcpu, n), worst = 0;
+        for (int64_t i = 0; i < n; i++) worst = fmax(worst, fabs((double)ggpu[i] - gcpu[i]));
+        WX_CHECK(gs > 0 && worst <= 1e-3 * gs, "gc 2-step grads: worst %.3e of %.3e", worst, gs);
+        printf("gc train model 2-step: loss CPU %.9g GPU %.9g; grad worst %.3e of %.3e\n", lc, lg,
+               worst, gs);
+    }
+    free(gcpu), free(ggpu);
+    wx_ctx_destroy(cc);
+    wx_ctx_destroy(gc);
+}
+
 /* GraphCast on CUDA without a GPU: the ops path's first device allocation fails cleanly. */
 static void test_gc_no_device(void) {
     wx_ctx *ctx = wx_ctx_create(1);
@@ -484,6 +567,7 @@ int main(void) {
     test_fcn_step();
     test_train_model();
     test_gc_step();
+    test_gc_train_model();
     test_stage_gpu();
     return wx_test_summary();
 }
