@@ -63,7 +63,10 @@ wx_status wx_gc_loss_forward(wx_ctx *ctx, const wx_backend *be, float *loss, con
                              const float *target, const float *wlat, const float *wch, int64_t b,
                              int64_t c, int64_t h, int64_t w, int steps) {
     WX_TRY(be->mse_latw_forward(ctx, loss, pred, target, wlat, wch, b, c, h, w));
-    *loss /= (float)(steps > 0 ? steps : 1);
+    if (steps <= 1) return WX_OK;
+    /* loss is backend memory: on a device it is divided there (scale op, last bit may differ) */
+    if (be->on_device) return be->scale_forward(ctx, loss, 1, 1.0 / (double)steps);
+    *loss /= (float)steps;
     return WX_OK;
 }
 

@@ -24,7 +24,8 @@
  * Backends: the network runs where the model was created (device memory on CUDA, through the ops
  * path of graphcast_ops.h). The adapter's glue (forcings, the window shift, the state map and its
  * gradient) stays host code on host buffers; with the ops path (always on a device) the
- * interface's arrays (x, targets, states, y: backend memory, as train_model.h says) are staged
+ * interface's backend-memory arrays (loss_backward's x and targets, predict's and next_input's
+ * tensors; make_input is the data layer's and stays on the host, train_model.h) are staged
  * through host copies, and the network's input, output and gradients through backend buffers
  * (d_*): a few (B, C, H, W) copies per step, small beside the network. */
 #include <math.h>
@@ -303,19 +304,9 @@ static wx_status gc_predict(wx_train_model *tm, float *y, const float *x, int64_
     return to_be(im, y, im->hy, ny);
 }
 
-/* The interface's make_input / next_input on backend memory (staged on the ops path). */
-static wx_status gc_make_input_be(wx_train_model *tm, float *x, const float *states,
-                                  const wx_time *t1, int64_t b) {
-    gc_impl *im = tm->impl;
-    if (!im->be) return gc_make_input(tm, x, states, t1, b);
-    const int64_t nx = b * tm->in_channels * im->hw, ns = im->W * b * tm->out_channels * im->hw;
-    float *hs = wx_malloc(sizeof(float) * (size_t)ns);
-    wx_status st = to_host(im, hs, states, ns);
-    if (st == WX_OK) st = gc_make_input(tm, im->hy, hs, t1, b);
-    free(hs);
-    return st == WX_OK ? to_be(im, x, im->hy, nx) : st;
-}
-
+/* The interface's next_input on backend memory (staged on the ops path). make_input stays
+ * gc_make_input on host memory on every backend: the data layer builds x on the host and the
+ * trainer uploads it (train_model.h, "Memory"). */
 static wx_status gc_next_input_be(wx_train_model *tm, float *x1, const float *x0, const float *y0,
                                   const wx_time *t2, int64_t b) {
     gc_impl *im = tm->impl;
@@ -468,7 +459,7 @@ static void gc_destroy(wx_train_model *tm) {
 }
 
 static const wx_train_model_ops gc_ops = {gc_loss_backward, gc_predict,       gc_print_config,
-                                          gc_destroy,       gc_make_input_be, gc_next_input_be,
+                                          gc_destroy,       gc_make_input,    gc_next_input_be,
                                           gc_attach,        gc_loss_weights};
 
 /* "total_precipitation_6hr" names the 6-hour accumulation of total_precipitation. */

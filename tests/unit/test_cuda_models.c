@@ -455,7 +455,8 @@ static void test_gc_step(void) {
 }
 
 /* The trainer's GraphCast interface on backend be (CUDA: ops path with staged glue; CPU: fused):
- * make_input from device states, then the 2-step rollout loss_backward at batch 2, with
+ * make_input on the host (the data layer's, train_model.h), x uploaded, then the 2-step rollout
+ * loss_backward at batch 2, with
  * hand-made data (test_graphcast_ops.c runs the same on the CPU ops path). */
 static int gc_tm_step(wx_ctx *ctx, const wx_backend *be, double *loss, float **grad,
                       int64_t *len) {
@@ -474,7 +475,7 @@ static int gc_tm_step(wx_ctx *ctx, const wx_backend *be, double *loss, float **g
     wx_test_fill_uniform(tmp, ns, 62, -1.0, 1.0);
     wx_test_f64_to_f32(ht, tmp, ns);
     wx_time t1[2] = {wx_time_make(2020, 1, 1, 6, 0, 0), wx_time_make(2020, 3, 5, 12, 0, 0)};
-    float *x = NULL, *st = NULL, *tg = NULL;
+    float *x = NULL, *tg = NULL, *hx = NULL;
     int ok = 0;
     if (!WX_CHECK(wx_yaml_load_string(gc_tiny_yaml, "gc tiny", &y) == WX_OK &&
                       wx_train_model_create(y, "", ctx, be, 5, b, k, &m) == WX_OK,
@@ -491,19 +492,22 @@ static int gc_tm_step(wx_ctx *ctx, const wx_backend *be, double *loss, float **g
     wx_train_loss_init(&l, WX_LOSS_LATW_MSE, ctx, be, 4, H, W, wl, NULL);
     l.kind = WX_LOSS_GRAPHCAST;
     const int64_t nx = b * m->in_channels * hw;
-    x = wx_backend_alloc(be, ctx, sizeof(float) * (size_t)nx, "x");
-    st = wx_backend_upload_f32(be, ctx, hs, ns, "states");
+    hx = malloc(sizeof(float) * (size_t)nx);
+    if (!WX_CHECK(m->ops->make_input(m, hx, hs, t1, b) == WX_OK, "%s: gc make_input: %s",
+                  be->name, wx_error_message()))
+        goto done;
+    x = wx_backend_upload_f32(be, ctx, hx, nx, "x");
     tg = wx_backend_upload_f32(be, ctx, ht, ns, "targets");
     *len = m->params->len;
     *grad = malloc(sizeof(float) * (size_t)*len);
-    ok = WX_CHECK(x && st && tg && m->ops->loss_weights(m, l.wlat, l.wch) == WX_OK &&
-                      m->ops->make_input(m, x, st, t1, b) == WX_OK &&
+    ok = WX_CHECK(x && tg && m->ops->loss_weights(m, l.wlat, l.wch) == WX_OK &&
                       m->ops->loss_backward(m, &l, x, tg, t1, k, b, loss) == WX_OK &&
                       be->copy_d2h(ctx, *grad, m->params->grad, sizeof(float) * (size_t)*len) ==
                           WX_OK,
                   "%s: gc loss_backward: %s", be->name, wx_error_message());
 done:
-    be->mem_free(ctx, x), be->mem_free(ctx, st), be->mem_free(ctx, tg);
+    be->mem_free(ctx, x), be->mem_free(ctx, tg);
+    free(hx);
     wx_train_loss_free(&l);
     wx_train_model_destroy(m);
     wx_yaml_free(y);

@@ -7,7 +7,11 @@
  * plus: activation checkpointing on the ops path bitwise equal to plain; two runs bitwise equal;
  * predict == forward bitwise; the WX_GC_OPS=1 switch selects the path; the trainer's model
  * interface (train_model_gc.c: make_input, next_input, predict, 2-step loss_backward) on the ops
- * path, which stages its host glue through backend buffers, against the fused path.
+ * path, which stages its host glue through backend buffers, against the fused path; and the
+ * whole ops path on the test device simulator (tests/support/wx_devsim.h: device memory unmapped
+ * between ops, pointer checks, guard regions), which must give the CPU ops path's bits with no
+ * violation and no leak: a host pointer where device memory is expected would fault there as it
+ * would on a GPU.
  *
  * Tolerances. Ops vs fused: both float32, differing only in summation order (the fused path
  * splits layer 0 into column blocks and sums them, and uses its own exp in SiLU): 1e-5 relative to
@@ -22,6 +26,7 @@
 #include "models/graphcast.h"
 #include "models/graphcast_ops.h"
 #include "train/train_model.h"
+#include "wx_devsim.h"
 #include "wx_fixture.h"
 #include "wx_test.h"
 
@@ -54,7 +59,8 @@ static double rel_d(const float *a, const double *b, int64_t n) {
 
 /* The tiny model on the CPU backend, path `ops`, with the fixture's weights and the reference's
  * mesh→grid senders (test_graphcast.c explains why). */
-static wx_gc *make(wx_ctx *ctx, const wx_fixture *f, int ops, int ckpt, int64_t b, int tapes) {
+static wx_gc *make_on(wx_ctx *ctx, const wx_backend *be, const wx_fixture *f, int ops, int ckpt,
+                      int64_t b, int tapes) {
     wx_yaml *root = NULL;
     wx_gc_config c;
     if (!WX_CHECK(wx_yaml_load_string(TINY, "test", &root) == WX_OK &&
@@ -64,7 +70,7 @@ static wx_gc *make(wx_ctx *ctx, const wx_fixture *f, int ops, int ckpt, int64_t 
         return NULL;
     }
     wx_yaml_free(root);
-    wx_gc *m = wx_gc_create_path(ctx, wx_backend_cpu(), &c, 7, b, tapes, ckpt, ops);
+    wx_gc *m = wx_gc_create_path(ctx, be, &c, 7, b, tapes, ckpt, ops);
     if (!WX_CHECK(m != NULL && (m->ops != NULL) == ops, "create (ops %d): %s", ops,
                   wx_error_message())) {
         wx_gc_destroy(m);
@@ -89,6 +95,10 @@ static wx_gc *make(wx_ctx *ctx, const wx_fixture *f, int ops, int ckpt, int64_t 
         wx_gc_static_refresh(m);
     }
     return m;
+}
+
+static wx_gc *make(wx_ctx *ctx, const wx_fixture *f, int ops, int ckpt, int64_t b, int tapes) {
+    return make_on(ctx, wx_backend_cpu(), f, ops, ckpt, b, tapes);
 }
 
 static void loss_weights(const wx_gc *m, float *wlat, float *wch) {
@@ -325,13 +335,12 @@ static void test_switch(wx_ctx *ctx) {
 }
 
 /* The GraphCast train model (ops path under WX_GC_OPS=1) with hand-made data attached. */
-static wx_train_model *tm_make(wx_ctx *ctx, int ops, float *statics) {
+static wx_train_model *tm_make(wx_ctx *ctx, const wx_backend *be, int ops, float *statics) {
     wx_yaml *root = NULL;
     wx_train_model *m = NULL;
     if (ops) setenv("WX_GC_OPS", "1", 1);
     int ok = WX_CHECK(wx_yaml_load_string(TINY, "test", &root) == WX_OK &&
-                          wx_train_model_create_ex(root, "", ctx, wx_backend_cpu(), 5, 2, 2, ops,
-                                                   &m) == WX_OK,
+                          wx_train_model_create_ex(root, "", ctx, be, 5, 2, 2, ops, &m) == WX_OK,
                       "train model (ops %d): %s", ops, wx_error_message());
     unsetenv("WX_GC_OPS");
     wx_yaml_free(root);
@@ -345,16 +354,90 @@ static wx_train_model *tm_make(wx_ctx *ctx, int ops, float *statics) {
     return m;
 }
 
+/* one_step with every tensor in the memory of m->be (uploads, copies back). */
+static int one_step_be(wx_ctx *ctx, wx_gc *m, const wx_fixture *f, int64_t b, run *r) {
+    const wx_backend *be = m->be;
+    const int64_t H = m->c.nlat, W = m->c.nlon, cout = m->cout;
+    float *hx = wx_fixture_f32(f, "x"), *ht = wx_fixture_f32(f, "t"), hwl[64], hwc[64];
+    loss_weights(m, hwl, hwc);
+    r->ny = b * cout * H * W, r->nx = b * m->cin * H * W, r->len = m->params.len;
+    r->y = malloc(sizeof(float) * (size_t)r->ny), r->dx = malloc(sizeof(float) * (size_t)r->nx);
+    r->grad = malloc(sizeof(float) * (size_t)r->len);
+    float *x = wx_backend_upload_f32(be, ctx, hx, r->nx, "x");
+    float *t = wx_backend_upload_f32(be, ctx, ht, r->ny, "t");
+    float *wl = wx_backend_upload_f32(be, ctx, hwl, H, "wlat");
+    float *wc = wx_backend_upload_f32(be, ctx, hwc, cout, "wch");
+    float *y = wx_backend_alloc(be, ctx, sizeof(float) * (size_t)r->ny, "y");
+    float *dy = wx_backend_alloc(be, ctx, sizeof(float) * (size_t)r->ny, "dy");
+    float *dx = wx_backend_alloc(be, ctx, sizeof(float) * (size_t)r->nx, "dx");
+    float *lv = wx_backend_alloc(be, ctx, sizeof(float), "loss"), loss = 0;
+    wx_gc_zero_grad(m);
+    int ok = WX_CHECK(x && t && wl && wc && y && dy && dx && lv, "%s buffers", be->name) &&
+             WX_CHECK(wx_gc_run_forward(m, y, x, b) == WX_OK &&
+                          wx_gc_loss_forward(ctx, be, lv, y, t, wl, wc, b, cout, H, W, 1) == WX_OK &&
+                          wx_gc_loss_backward(ctx, be, dy, 1.0, y, t, wl, wc, b, cout, H, W, 1) ==
+                              WX_OK &&
+                          wx_gc_run_backward(m, dx, dy) == WX_OK &&
+                          be->copy_d2h(ctx, &loss, lv, sizeof loss) == WX_OK &&
+                          be->copy_d2h(ctx, r->y, y, sizeof(float) * (size_t)r->ny) == WX_OK &&
+                          be->copy_d2h(ctx, r->dx, dx, sizeof(float) * (size_t)r->nx) == WX_OK &&
+                          be->copy_d2h(ctx, r->grad, m->params.grad,
+                                       sizeof(float) * (size_t)r->len) == WX_OK,
+                      "%s step: %s", be->name, wx_error_message());
+    r->loss = loss;
+    be->mem_free(ctx, x), be->mem_free(ctx, t), be->mem_free(ctx, wl), be->mem_free(ctx, wc);
+    be->mem_free(ctx, y), be->mem_free(ctx, dy), be->mem_free(ctx, dx), be->mem_free(ctx, lv);
+    free(hx), free(ht);
+    return ok;
+}
+
+/* The ops path on the device simulator gives the CPU ops path's bits, with checkpointing too. */
+static void test_devsim(wx_ctx *ctx) {
+    printf("device simulator\n");
+    wx_fixture *f = wx_fixture_load("gc_tiny");
+    if (!WX_CHECK(f != NULL, "fixture gc_tiny")) return;
+    const wx_backend *ds = wx_devsim_backend();
+    size_t b0 = 0, live0 = wx_devsim_live(&b0);
+    long v0 = wx_devsim_violations(), ops0 = wx_devsim_ops_run();
+    const int64_t B = 2;
+    for (int ck = 0; ck < 2; ck++) {
+        wx_gc *c = make(ctx, f, 1, ck, B, 1), *d = make_on(ctx, ds, f, 1, ck, B, 1);
+        run rc = {0}, rd = {0};
+        if (c && d && WX_CHECK(d->ops && d->params.be == ds, "devsim model on the ops path") &&
+            one_step(ctx, c, f, B, &rc) && one_step_be(ctx, d, f, B, &rd))
+            WX_CHECK(rc.loss == rd.loss && !memcmp(rc.y, rd.y, sizeof(float) * (size_t)rc.ny) &&
+                         !memcmp(rc.dx, rd.dx, sizeof(float) * (size_t)rc.nx) &&
+                         !memcmp(rc.grad, rd.grad, sizeof(float) * (size_t)rc.len),
+                     "devsim (checkpointing %d) == CPU ops path bitwise", ck);
+        run_free(&rc), run_free(&rd);
+        wx_gc_destroy(c), wx_gc_destroy(d);
+    }
+    size_t b1 = 0, live1 = wx_devsim_live(&b1);
+    long ops = wx_devsim_ops_run() - ops0;
+    printf("  %ld simulated device ops, violations %ld, live allocations %zu -> %zu\n", ops,
+           wx_devsim_violations() - v0, live0, live1);
+    WX_CHECK(ops > 100 && wx_devsim_protecting(), "ran through the simulator (%ld ops)", ops);
+    WX_CHECK(wx_devsim_check() == v0 && wx_devsim_violations() == v0, "no violation: %s",
+             wx_devsim_first_violation());
+    WX_CHECK(live1 == live0 && b1 == b0, "no device leak (%zu -> %zu allocations)", live0, live1);
+    wx_fixture_free(f);
+}
+
 static void test_train_model(wx_ctx *ctx) {
     printf("train model interface, 2-step rollout, batch 2\n");
     const int64_t b = 2, k = 2, H = 9, W = 16, hw = H * W;
     float statics[9 * 16];
     double tmp[2 * 2 * 4 * 9 * 16];
     for (int64_t i = 0; i < hw; i++) statics[i] = (float)((i % 7) / 7.0 - 0.4);
-    wx_train_model *m[2] = {tm_make(ctx, 0, statics), tm_make(ctx, 1, statics)};
-    if (!m[0] || !m[1] || !WX_CHECK(m[0]->h == H && m[0]->w == W, "grid %lldx%lld",
-                                    (long long)m[0]->h, (long long)m[0]->w)) {
-        wx_train_model_destroy(m[0]), wx_train_model_destroy(m[1]);
+    /* fused CPU; ops path on the CPU; ops path on the device simulator (both checkpointing) */
+    const wx_backend *bes[3] = {wx_backend_cpu(), wx_backend_cpu(), wx_devsim_backend()};
+    size_t b0 = 0, live0 = wx_devsim_live(&b0);
+    long v0 = wx_devsim_violations();
+    wx_train_model *m[3] = {tm_make(ctx, bes[0], 0, statics), tm_make(ctx, bes[1], 1, statics),
+                            tm_make(ctx, bes[2], 1, statics)};
+    if (!m[0] || !m[1] || !m[2] || !WX_CHECK(m[0]->h == H && m[0]->w == W, "grid %lldx%lld",
+                                             (long long)m[0]->h, (long long)m[0]->w)) {
+        for (int i = 0; i < 3; i++) wx_train_model_destroy(m[i]);
         return;
     }
     const int64_t cin = m[0]->in_channels, ns = 2 * b * 4 * hw, nx = b * cin * hw;
@@ -364,29 +447,45 @@ static void test_train_model(wx_ctx *ctx) {
     wx_test_fill_uniform(tmp, ns, 52, -1.0, 1.0);
     wx_test_f64_to_f32(tg, tmp, ns); /* (K, B, Cout, HW) */
     wx_time t1[2] = {wx_time_make(2020, 1, 1, 6, 0, 0), wx_time_make(2020, 3, 5, 12, 0, 0)};
-    float *x[2], *x1[2], *y[2], *grad[2];
-    double loss[2] = {0, 0};
-    for (int i = 0; i < 2; i++) {
-        x[i] = malloc(sizeof(float) * (size_t)nx), x1[i] = malloc(sizeof(float) * (size_t)nx);
-        y[i] = malloc(sizeof(float) * (size_t)(b * 4 * hw));
-        grad[i] = malloc(sizeof(float) * (size_t)m[i]->params->len);
+    float *x[3], *x1[3], *y[3], *grad[3];
+    double loss[3] = {0, 0, 0};
+    for (int i = 0; i < 3; i++) {
+        /* the interface's arrays in the model backend's memory, copied back to compare */
+        const wx_backend *be = bes[i];
+        const size_t bx = sizeof(float) * (size_t)nx, by = sizeof(float) * (size_t)(b * 4 * hw);
+        const size_t bg = sizeof(float) * (size_t)m[i]->params->len;
+        x[i] = malloc(bx), x1[i] = malloc(bx), y[i] = malloc(by), grad[i] = malloc(bg);
+        /* make_input is the data layer's: host states and x on every backend (train_model.h) */
+        WX_CHECK(m[i]->ops->make_input(m[i], x[i], states, t1, b) == WX_OK, "make_input (%d): %s",
+                 i, wx_error_message());
+        float *dtg = wx_backend_upload_f32(be, ctx, tg, ns, "targets");
+        float *dx = wx_backend_upload_f32(be, ctx, x[i], nx, "x");
+        float *dx1 = wx_backend_alloc(be, ctx, bx, "x1"), *dy = wx_backend_alloc(be, ctx, by, "y");
         wx_train_loss l;
         double wl[9];
         for (int j = 0; j < H; j++) wl[j] = 0.5 + j / 9.0;
-        wx_train_loss_init(&l, WX_LOSS_LATW_MSE, ctx, wx_backend_cpu(), 4, H, W, wl, NULL);
+        wx_train_loss_init(&l, WX_LOSS_LATW_MSE, ctx, be, 4, H, W, wl, NULL);
         l.kind = WX_LOSS_GRAPHCAST;
         WX_CHECK(m[i]->ops->loss_weights(m[i], l.wlat, l.wch) == WX_OK, "loss weights");
         wx_time t2[2] = {t1[0] + 21600, t1[1] + 21600};
-        WX_CHECK(m[i]->ops->make_input(m[i], x[i], states, t1, b) == WX_OK &&
-                     m[i]->ops->predict(m[i], y[i], x[i], b) == WX_OK &&
-                     m[i]->ops->next_input(m[i], x1[i], x[i], y[i], t2, b) == WX_OK,
-                 "make_input / predict / next_input (%d): %s", i, wx_error_message());
+        WX_CHECK(dtg && dx && dx1 && dy && m[i]->ops->predict(m[i], dy, dx, b) == WX_OK &&
+                     m[i]->ops->next_input(m[i], dx1, dx, dy, t2, b) == WX_OK,
+                 "predict / next_input (%d): %s", i, wx_error_message());
         wx_params_zero_grad(m[i]->params);
-        WX_CHECK(m[i]->ops->loss_backward(m[i], &l, x[i], tg, t1, k, b, &loss[i]) == WX_OK,
+        WX_CHECK(m[i]->ops->loss_backward(m[i], &l, dx, dtg, t1, k, b, &loss[i]) == WX_OK &&
+                     be->copy_d2h(ctx, x1[i], dx1, bx) == WX_OK &&
+                     be->copy_d2h(ctx, y[i], dy, by) == WX_OK &&
+                     be->copy_d2h(ctx, grad[i], m[i]->params->grad, bg) == WX_OK,
                  "loss_backward (%d): %s", i, wx_error_message());
-        memcpy(grad[i], m[i]->params->grad, sizeof(float) * (size_t)m[i]->params->len);
         wx_train_loss_free(&l);
+        be->mem_free(ctx, dtg), be->mem_free(ctx, dx);
+        be->mem_free(ctx, dx1), be->mem_free(ctx, dy);
     }
+    WX_CHECK(loss[2] == loss[1] && !memcmp(x[2], x[1], sizeof(float) * (size_t)nx) &&
+                 !memcmp(x1[2], x1[1], sizeof(float) * (size_t)nx) &&
+                 !memcmp(y[2], y[1], sizeof(float) * (size_t)(b * 4 * hw)) &&
+                 !memcmp(grad[2], grad[1], sizeof(float) * (size_t)m[1]->params->len),
+             "train model on the device simulator == CPU ops path bitwise");
     WX_CHECK(!memcmp(x[0], x[1], sizeof(float) * (size_t)nx), "make_input identical");
     double ey = rel_f(y[1], y[0], b * 4 * hw), ex1 = rel_f(x1[1], x1[0], nx);
     double el = fabs(loss[1] - loss[0]) / fabs(loss[0]);
@@ -399,9 +498,13 @@ static void test_train_model(wx_ctx *ctx) {
     WX_CHECK(g->ops != NULL, "the train model took the ops path");
     seen_vs_fused = fmax(seen_vs_fused, cmp_grads(g, grad[1], grad[0], 1e-5,
                                                   "train model 2-step ops vs fused"));
-    for (int i = 0; i < 2; i++) free(x[i]), free(x1[i]), free(y[i]), free(grad[i]);
+    for (int i = 0; i < 3; i++) free(x[i]), free(x1[i]), free(y[i]), free(grad[i]);
     free(states), free(tg);
-    wx_train_model_destroy(m[0]), wx_train_model_destroy(m[1]);
+    for (int i = 0; i < 3; i++) wx_train_model_destroy(m[i]);
+    size_t b1 = 0, live1 = wx_devsim_live(&b1);
+    WX_CHECK(wx_devsim_check() == v0 && wx_devsim_violations() == v0, "devsim train model: no "
+             "violation: %s", wx_devsim_first_violation());
+    WX_CHECK(live1 == live0 && b1 == b0, "devsim train model: no leak (%zu -> %zu)", live0, live1);
 }
 
 int main(void) {
@@ -410,6 +513,7 @@ int main(void) {
     test_train_model(ctx);
     test_one_step(ctx);
     test_rollout(ctx);
+    test_devsim(ctx);
     printf("worst seen: ops vs fused %.2e; vs PyTorch forward %.2e, gradients %.2e\n",
            seen_vs_fused, seen_vs_ref_fwd, seen_vs_ref_grad);
     wx_ctx_destroy(ctx);
