@@ -65,13 +65,15 @@ void wx_dist_split(int64_t n, int size, int64_t *off, int64_t *cnt);
  * The flat gradient buffer grad (len) is cut into contiguous buckets of about bucket_bytes. A
  * backward produces gradients from the last layer to the first, i.e. from high offsets to low in
  * the parameter layout, so wx_grad_sync_ready(s, lo) says "grad[lo, len) is final": every bucket
- * lying wholly inside it starts a non-blocking MPI_Iallreduce at once, overlapping the rest of the
- * backward (wx_grad_sync_progress lets MPI advance them between layers). wx_grad_sync_finish
- * starts what is left, waits for all and divides by the rank count, so grad is the mean gradient
- * over the global batch on every rank.
+ * lying wholly inside it starts its all-reduce at once (a ring of non-blocking point-to-point
+ * messages, reduce-scatter then all-gather, distributed.c says why not MPI_Iallreduce),
+ * overlapping the rest of the backward; wx_grad_sync_progress advances the buckets in flight
+ * between layers. wx_grad_sync_finish starts what is left and completes all, so grad is the mean
+ * gradient over the global batch on every rank (the 1/N is folded into the last addition).
+ * Extra memory: (len / N) floats of receive space.
  *
- * Sums are formed by MPI_Iallreduce with the same message split every step, so a given rank count
- * gives the same result run to run and the same bits on every rank. */
+ * Each chunk of a bucket is summed on one rank, in a fixed order, and copied to the others, so a
+ * given rank count gives the same result run to run and the same bits on every rank. */
 typedef struct wx_grad_sync wx_grad_sync;
 
 wx_status wx_grad_sync_create(float *grad, int64_t len, int64_t bucket_bytes, wx_grad_sync **out);
@@ -82,9 +84,10 @@ int wx_grad_sync_buckets(const wx_grad_sync *s);
 double wx_grad_sync_started_early(const wx_grad_sync *s);
 /* Marks grad[lo, len) final: starts the all-reduce of every bucket inside it not yet started. */
 wx_status wx_grad_sync_ready(wx_grad_sync *s, int64_t lo);
-/* Lets MPI progress the outstanding reductions (MPI_Testall); cheap, call between layers. */
+/* Advances the buckets in flight as far as the arrived messages allow (MPI_Testall, additions,
+ * next ring step); cheap when nothing has arrived, call between layers. */
 wx_status wx_grad_sync_progress(wx_grad_sync *s);
-/* Starts every remaining bucket, waits for all, scales by 1/size. */
+/* Starts every remaining bucket and completes all: grad is the mean over the ranks. */
 wx_status wx_grad_sync_finish(wx_grad_sync *s);
 /* Seconds spent inside MPI calls (start, progress, wait) since the last reset. */
 double wx_grad_sync_seconds(const wx_grad_sync *s);

@@ -3,12 +3,14 @@
  * `mpirun -np 3` (uneven shards) where every rank checks, against values computed here:
  *  - allreduce f32/f64 sum and average, broadcast, allgather;
  *  - the bucketed gradient all-reduce with buckets started from the top as a backward would
- *    (wx_grad_sync_ready with falling offsets, progress in between): the rank mean everywhere;
+ *    (wx_grad_sync_ready with falling offsets, progress in between): the rank mean everywhere,
+ *    and for values whose sums round, the mean within 1e-6 and the same bits on every rank;
  *  - ZeRO-1: reduce-scatter of a 1001-element buffer leaves each rank the mean of its shard, the
  *    all-gather restores every shard everywhere, gather/scatter round trip through rank 0;
  *  - status agreement: an error on rank 1 only comes back on every rank, as rank 1's own message
  *    there and as "rank 1 failed" (remote) elsewhere.
- * Values are small integers and halves/thirds of them, so sums are exact in float. */
+ * Values are small integers and halves/thirds of them, so sums are exact in float (except in the
+ * rounding check, which compares with a float64 mean). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -82,6 +84,27 @@ static void check_ranks(void) {
     }
     WX_CHECK(ok && bad == 0, "bucketed all-reduce: the rank mean on every element (%d wrong)", bad);
     wx_grad_sync_destroy(s);
+    /* Values whose sums round, in 7 uneven buckets: the ring sums each chunk on one rank and
+     * copies it, so every rank must hold the same bits (and the mean to float rounding). */
+    for (int64_t i = 0; i < LEN; i++) g[i] = sinf(0.37f * (float)i + (float)r) * 1.3e-3f;
+    ok = wx_grad_sync_create(g, LEN, 143 * sizeof(float), &s) == WX_OK && wx_grad_sync_buckets(s) == 7;
+    ok &= wx_grad_sync_ready(s, 600) == WX_OK && wx_grad_sync_finish(s) == WX_OK;
+    wx_grad_sync_destroy(s);
+    double err = 0, big = 0; /* max error over the largest |mean|: single elements may cancel */
+    uint32_t h = 2166136261u, hs[3];
+    for (int64_t i = 0; i < LEN; i++) {
+        double want = 0;
+        for (int q = 0; q < n; q++) want += (double)(sinf(0.37f * (float)i + (float)q) * 1.3e-3f) / n;
+        err = fabs(g[i] - want) > err ? fabs(g[i] - want) : err;
+        big = fabs(want) > big ? fabs(want) : big;
+        uint32_t u;
+        memcpy(&u, &g[i], sizeof u);
+        h = (h ^ u) * 16777619u;
+    }
+    err /= big;
+    WX_CHECK(ok && err < 1e-6, "rounded values: the mean within %.2g of its largest magnitude (<= 1e-6)", err);
+    WX_CHECK(wx_dist_allgather_u32(h, hs) == WX_OK && hs[0] == hs[1] && hs[1] == hs[2],
+             "rounded values: the same bits on every rank (FNV hashes %08x %08x %08x)", hs[0], hs[1], hs[2]);
     /* ZeRO-1 collectives on an uneven length */
     enum { ZL = 1001 };
     float *z = malloc(sizeof(float) * ZL);
