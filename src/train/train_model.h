@@ -5,8 +5,9 @@
  * Memory. A model made on backend `be` keeps params->data/grad in be's memory (wx_params_alloc_on;
  * device memory when be->on_device). Then every tensor argument of loss_backward (x, targets),
  * predict (y, x) and next_input (x1, x0, y0), and the loss functions' pred/target/dpred, is in
- * be's memory too; make_input is the data layer's: states and x are host memory (the trainer
- * uploads the x it builds). Times (t1, t2) and the loss value are host. A model that cannot run
+ * be's memory too; ops->make_input is the data layer's: states and x are host memory on every
+ * backend (the dataset builds x on the host, the trainer uploads it; wx_train_model_make_input of
+ * a model without a builder is the copy next_input needs, in backend memory). Times (t1, t2) and the loss value are host. A model that cannot run
  * on a device backend must fail at creation with a WX_ERR_USAGE naming the backend (GraphCast,
  * FourCastNet+ do); the trainer refuses one whose parameters are not in be's memory.
  *

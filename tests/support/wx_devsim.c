@@ -1,6 +1,6 @@
-/* The device simulator (wx_devsim.h): a bump-allocated pool of "device memory", mapped PROT_NONE
- * whenever no simulated op or copy runs. Single-threaded callers (the trainer's thread); the ops
- * themselves may use their OpenMP teams while the pool is open. */
+/* The device simulator (wx_devsim.h): a bump-allocated pool of "device memory", PROT_NONE except
+ * for the allocations the running op or copy works on. Single-threaded callers (the trainer's
+ * thread); the ops themselves may use their OpenMP teams while their arguments are mapped. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -21,6 +21,7 @@
 #define DS_GUARD 64
 #define DS_GUARD_BYTE 0xA7
 #define DS_MAX_PENDING 64
+#define DS_MAX_OPEN 256
 
 typedef struct {
     unsigned char *base; /* the user's pointer */
@@ -39,9 +40,12 @@ static struct {
     int ready, protect, depth;
     unsigned char *pool;
     size_t used; /* bytes of the pool handed out (guards included) */
-    size_t open_len; /* bytes currently mapped read/write */
     ds_alloc *a;
-    size_t n, cap;
+    size_t n, cap, nlive;
+    ds_alloc *open[DS_MAX_OPEN]; /* mapped while the current op or copy runs */
+    int nopen;
+    ds_alloc *args[DS_MAX_OPEN]; /* the current op's arguments */
+    int nargs;
     ds_pending pending[DS_MAX_PENDING];
     int npending;
     long violations, ops;
@@ -62,16 +66,34 @@ static size_t page_round(size_t n) {
     return (n + pg - 1) / pg * pg;
 }
 
-static void set_open(int open) {
-    if (!g_sim.protect) return;
-    size_t len = page_round(g_sim.used);
-    if (open) {
-        if (len && mprotect(g_sim.pool, len, PROT_READ | PROT_WRITE) != 0) abort();
-        g_sim.open_len = len;
-    } else {
-        if (g_sim.open_len && mprotect(g_sim.pool, g_sim.open_len, PROT_NONE) != 0) abort();
-        g_sim.open_len = 0;
+/* Only the allocations an op or copy works on are mapped while it runs (mprotect of a few
+ * pages, not of the pool: its cost grows with the range); then all are unmapped again. Pages
+ * shared with a neighbouring allocation open with it. */
+static void page_span(const ds_alloc *a, unsigned char **lo, size_t *len) {
+    const uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE);
+    uintptr_t s = (uintptr_t)(a->base - DS_GUARD) & ~(pg - 1);
+    uintptr_t e = ((uintptr_t)(a->base + a->span + DS_GUARD) + pg - 1) & ~(pg - 1);
+    *lo = (unsigned char *)s, *len = (size_t)(e - s);
+}
+
+static void open_alloc(ds_alloc *a) {
+    if (!g_sim.protect || !a) return;
+    if (g_sim.nopen == DS_MAX_OPEN) abort();
+    unsigned char *lo;
+    size_t len;
+    page_span(a, &lo, &len);
+    if (mprotect(lo, len, PROT_READ | PROT_WRITE) != 0) abort();
+    g_sim.open[g_sim.nopen++] = a;
+}
+
+static void close_all(void) {
+    for (int i = 0; i < g_sim.nopen; i++) {
+        unsigned char *lo;
+        size_t len;
+        page_span(g_sim.open[i], &lo, &len);
+        if (mprotect(lo, len, PROT_NONE) != 0) abort();
     }
+    g_sim.nopen = 0;
 }
 
 /* The allocation holding p (live or not), or NULL when p is outside the pool's allocations. */
@@ -101,34 +123,44 @@ static int guards_ok(const ds_alloc *a) {
     return 1;
 }
 
+/* The deferred async uploads, in order (before anything that could read their targets). */
 static void run_pending(void) {
+    g_sim.depth++;
     for (int i = 0; i < g_sim.npending; i++) {
         ds_pending *c = &g_sim.pending[i];
         if ((uint32_t)crc32(0L, c->src, (uInt)c->bytes) != c->crc)
             violation("copy_h2d_async: the host buffer %s was rewritten before copy_wait%s "
                       "(a race on a GPU copy stream)", "", "");
+        open_alloc(find(c->dst));
         memcpy(c->dst, c->src, c->bytes);
+        close_all();
     }
     g_sim.npending = 0;
+    g_sim.depth--;
 }
 
-static void enter(void) {
-    if (g_sim.depth++ == 0) {
-        set_open(1);
-        run_pending();
-    }
+/* Around every op and copy: the queue first, then the given allocations mapped. */
+static void enter(ds_alloc *a, ds_alloc *b) {
+    run_pending();
+    g_sim.depth++;
+    open_alloc(a);
+    if (b != a) open_alloc(b);
 }
 
 static void leave(void) {
-    if (--g_sim.depth == 0) set_open(0);
+    close_all();
+    g_sim.depth--;
 }
 
 static void on_segv(int sig, siginfo_t *si, void *uc) {
     (void)uc;
-    if (in_pool(si->si_addr) && g_sim.depth == 0) {
+    if (in_pool(si->si_addr)) {
         char msg[256];
-        int len = snprintf(msg, sizeof msg, "devsim: host code read or wrote device memory at %p "
-                           "(a device pointer used as a host pointer)\n", si->si_addr);
+        int len = snprintf(msg, sizeof msg, g_sim.depth == 0
+                           ? "devsim: host code read or wrote device memory at %p (a device "
+                             "pointer used as a host pointer)\n"
+                           : "devsim: an op touched device memory at %p outside its pointer "
+                             "arguments\n", si->si_addr);
         if (write(2, msg, (size_t)len) < 0) _exit(86);
         _exit(86);
     }
@@ -139,7 +171,10 @@ static void on_segv(int sig, siginfo_t *si, void *uc) {
 static int arg_ok(const char *op, const void *p, const char *name) {
     if (!p) return 1; /* optional tensors (bias NULL, ...) */
     ds_alloc *a = find(p);
-    if (a && a->live) return 1;
+    if (a && a->live) {
+        if (g_sim.nargs < DS_MAX_OPEN) g_sim.args[g_sim.nargs++] = a; /* mapped by DS_RUN */
+        return 1;
+    }
     char what[160];
     snprintf(what, sizeof what, "%s: argument %s", op, name);
     violation("%s is %s", what, a ? "freed device memory" : "not device memory (a host pointer?)");
@@ -151,12 +186,20 @@ static int arg_ok(const char *op, const void *p, const char *name) {
     int bad_ = 0;            \
     g_sim.ops++
 #define DS_ARG(p, name) bad_ |= !arg_ok(op_, (p), (name))
-#define DS_RUN(call) ds_run(bad_, op_, ctx) ? WX_ERR_RUN : ds_finish((enter(), (call)))
+#define DS_RUN(call) ds_run(bad_, op_, ctx) ? WX_ERR_RUN : ds_finish((call))
 
+/* Before the op: fail it on a bad argument, else map its arguments. */
 static int ds_run(int bad, const char *op, wx_ctx *ctx) {
     (void)ctx;
-    if (bad) wx_error_set(WX_ERR_RUN, "devsim: %s: %s", op, g_sim.first);
-    return bad;
+    int n = g_sim.nargs;
+    g_sim.nargs = 0;
+    if (bad) {
+        wx_error_set(WX_ERR_RUN, "devsim: %s: %s", op, g_sim.first);
+        return bad;
+    }
+    enter(NULL, NULL);
+    for (int i = 0; i < n; i++) open_alloc(g_sim.args[i]);
+    return 0;
 }
 
 static wx_status ds_finish(wx_status s) {
@@ -183,11 +226,13 @@ static wx_status ds_mem_alloc(wx_ctx *ctx, void **ptr, size_t bytes) {
     }
     unsigned char *blk = g_sim.pool + g_sim.used;
     g_sim.used += need;
-    enter();
+    ds_alloc *a = &g_sim.a[g_sim.n++];
+    *a = (ds_alloc){blk + DS_GUARD, bytes, span, 1};
+    g_sim.nlive++;
+    enter(a, a);
     memset(blk, DS_GUARD_BYTE, need);
     memset(blk + DS_GUARD, 0, bytes);
     leave();
-    g_sim.a[g_sim.n++] = (ds_alloc){blk + DS_GUARD, bytes, span, 1};
     *ptr = blk + DS_GUARD;
     return WX_OK;
 }
@@ -200,12 +245,18 @@ static void ds_mem_free(wx_ctx *ctx, void *ptr) {
         violation("mem_free(%s): %s", "ptr", !a ? "not device memory" : "not a live allocation");
         return;
     }
-    enter();
+    enter(a, a);
     if (!guards_ok(a)) violation("mem_free: guard region of a %s allocation overwritten%s", "device", "");
     const uint32_t nan = 0x7fc00000u;
     for (size_t i = 0; i + 4 <= a->bytes; i += 4) memcpy(a->base + i, &nan, 4);
     leave();
     a->live = 0;
+    /* Everything freed (a trainer run ended): start the pool over, so the range opened and
+     * closed around each op stays one run's footprint (mprotect's cost grows with it). */
+    if (--g_sim.nlive == 0 && g_sim.depth == 0 && g_sim.npending == 0) {
+        if (madvise(g_sim.pool, page_round(g_sim.used), MADV_DONTNEED) != 0) abort();
+        g_sim.used = 0, g_sim.n = 0;
+    }
 }
 
 /* bytes at p lie inside one live allocation. */
@@ -236,7 +287,7 @@ static wx_status ds_mem_zero(wx_ctx *ctx, void *ptr, size_t bytes) {
     (void)ctx;
     if (!bytes) return WX_OK;
     if (!range_ok("mem_zero", ptr, bytes)) return ds_fail("mem_zero");
-    enter();
+    enter(find(ptr), NULL);
     memset(ptr, 0, bytes);
     leave();
     return WX_OK;
@@ -248,7 +299,7 @@ static wx_status ds_copy(const char *what, void *dst, const void *src, size_t by
     int ok = ddev ? range_ok(what, dst, bytes) : host_ok(what, dst);
     ok &= sdev ? range_ok(what, src, bytes) : host_ok(what, src);
     if (!ok) return ds_fail(what);
-    enter();
+    enter(ddev ? find(dst) : NULL, sdev ? find(src) : NULL);
     memmove(dst, src, bytes);
     leave();
     return WX_OK;
@@ -272,18 +323,14 @@ static wx_status ds_h2d_async(wx_ctx *ctx, void *dst, const void *src, size_t by
     if (!bytes) return WX_OK;
     if (!range_ok("copy_h2d_async", dst, bytes) || !host_ok("copy_h2d_async", src))
         return ds_fail("copy_h2d_async");
-    if (g_sim.npending == DS_MAX_PENDING) {
-        enter(); /* runs the queue */
-        leave();
-    }
+    if (g_sim.npending == DS_MAX_PENDING) run_pending();
     g_sim.pending[g_sim.npending++] = (ds_pending){dst, src, bytes, (uint32_t)crc32(0L, src, (uInt)bytes)};
     return WX_OK;
 }
 
 static wx_status ds_wait(wx_ctx *ctx) {
     (void)ctx;
-    enter();
-    leave();
+    run_pending();
     return g_sim.violations ? ds_fail("copy_wait") : WX_OK;
 }
 
@@ -361,11 +408,14 @@ int wx_devsim_protecting(void) { return g_sim.protect; }
 long wx_devsim_ops_run(void) { return g_sim.ops; }
 
 long wx_devsim_check(void) {
-    enter();
-    for (size_t i = 0; i < g_sim.n; i++)
-        if (g_sim.a[i].live && !guards_ok(&g_sim.a[i]))
-            violation("guard region of a live %s allocation overwritten%s", "device", "");
-    leave();
+    run_pending();
+    for (size_t i = 0; i < g_sim.n; i++) {
+        if (!g_sim.a[i].live) continue;
+        enter(&g_sim.a[i], NULL);
+        int ok = guards_ok(&g_sim.a[i]);
+        leave();
+        if (!ok) violation("guard region of a live %s allocation overwritten%s", "device", "");
+    }
     return g_sim.violations;
 }
 

@@ -3,9 +3,10 @@
  * checked on a machine without one. It catches host/device mix-ups that a real GPU would turn
  * into crashes or silent garbage:
  *
- *  - device memory comes from a private pool that is mapped PROT_NONE except while an op or a
- *    copy runs: host code that dereferences a device pointer faults, and the fault handler names
- *    the allocation before the process exits (status 86);
+ *  - device memory comes from a private pool that is mapped PROT_NONE except for the allocations
+ *    an op or a copy is working on, while it runs: host code that dereferences a device pointer
+ *    faults, and the fault handler says so before the process exits (status 86), as it does for
+ *    an op that reaches outside its pointer arguments;
  *  - every tensor pointer an op receives must lie in a live device allocation (a host pointer, or
  *    freed device memory, is a violation: the op fails with WX_ERR_RUN naming op and argument);
  *  - copies check their direction (h2d: device dst, host src; ...) and bounds;

@@ -14,6 +14,9 @@
  *  - the simulator saw no violation (no host pointer passed to an op, no device pointer
  *    dereferenced on the host — that would have killed the process —, guards intact, no async
  *    upload raced), the model's ops ran through it, and the trainer freed all device memory;
+ *  - GraphCast (its ops path, chosen on device backends; on the CPU with WX_GC_OPS=1): pretrain
+ *    (3 steps, clipping active) and finetune (rollouts of 1, 2, 3 steps) on the simulator and on
+ *    the CPU give byte-identical checkpoints and metrics, with no violation;
  *  - refusals: precision bf16 on a backend other than CUDA exits 2 (config: device cpu; trainer:
  *    injected simulator), stage precip on a device backend exits 2 naming the stage;
  *  - the simulator catches what it is for: a host pointer passed to an op fails it, and a host
@@ -28,6 +31,7 @@
 #include "cli_check.h"
 #include "train/trainer.h"
 #include "train_toy.h"
+#include "train_toy_gc.h"
 #include "wx_devsim.h"
 #include "wx_test.h"
 
@@ -93,6 +97,18 @@ static char *metrics_untimed(const char *dir, const char *stage) {
     return o;
 }
 
+/* The smallest gradient norm of dir's train lines (clipping is active when it exceeds grad_clip). */
+static double min_grad_norm(const char *dir, const char *stage) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s/%s.jsonl", tmp, dir, stage);
+    char *s = slurp(path);
+    double m = INFINITY;
+    for (char *line = strtok(s, "\n"); line; line = strtok(NULL, "\n"))
+        if (strstr(line, "\"phase\":\"train\"")) m = fmin(m, num_after(line, "\"grad_norm\":"));
+    free(s);
+    return m;
+}
+
 static void same_ckpts(const char *a, const char *b, const char *stage, const char *what) {
     const char *names[2] = {"last", "best"};
     for (int i = 0; i < 2; i++) {
@@ -136,12 +152,16 @@ static void check_training(const wx_backend *sim) {
         same_ckpts("cpu", "sim_cpu", stage, "simulator then CPU");
         same_metrics("cpu", "sim_cpu", stage, "simulator then CPU");
     }
-    /* not vacuous: training changed the parameters, and the ops went through the simulator */
+    /* not vacuous: clipping on every pretrain step, training changed the parameters, and the
+     * ops went through the simulator */
+    double g = min_grad_norm("cpu", "pretrain");
+    WX_CHECK(g > 0.05 && isfinite(g), "pretrain clipped at every step (smallest norm %g)", g);
     char a[512], b[512];
     snprintf(a, sizeof a, "%s/cpu/ckpt/pretrain/last.ckpt", tmp);
     snprintf(b, sizeof b, "%s/cpu/ckpt/finetune/last.ckpt", tmp);
     WX_CHECK(!files_equal(a, b), "finetune moved the parameters");
     long ops = wx_devsim_ops_run() - ops0;
+    printf("FourCastNet: %ld simulated op calls\n", ops);
     WX_CHECK(ops > 1000, "the model's ops ran on the simulator (%ld calls)", ops);
     WX_CHECK(wx_devsim_protecting(), "device memory was unmapped between ops (every op wrapped)");
     WX_CHECK(wx_devsim_check() == 0 && wx_devsim_violations() == 0, "no simulator violation: %s",
@@ -149,6 +169,56 @@ static void check_training(const wx_backend *sim) {
     size_t bytes = 0, live = wx_devsim_live(&bytes);
     WX_CHECK(live == 0, "the trainer freed its device memory (%zu allocations, %zu bytes live)",
              live, bytes);
+}
+
+static void write_gc_run_dir(const char *name) {
+    char path[512], text[4096];
+    snprintf(path, sizeof path, "%s/%s", tmp, name);
+    WX_CHECK(wx_mkdir_p(path) == WX_OK, "mkdir %s", path);
+    snprintf(path, sizeof path, "%s/%s/model.yaml", tmp, name);
+    WX_CHECK(gct_write_text(path, gct_model_yaml) == 0, "write %s", path);
+    snprintf(text, sizeof text,
+             "model: model.yaml\n"
+             "data:\n  archive: %s/gc_archive\n  train_years: [2019, 2019]\n"
+             "  valid_years: [2020, 2020]\n"
+             "seed: 5\nthreads: 1\ncheckpoint_dir: ckpt\n"
+             "validation: {leads: [1, 2], max_samples: 4}\n"
+             "pretrain:\n  steps: 3\n  batch_size: 2\n"
+             "  optimizer: {lr: 3.0e-3, weight_decay: 0.1, warmup: 1, lr_min: 1.0e-4, "
+             "grad_clip: 0.5}\n"
+             "finetune:\n  steps: 3\n  batch_size: 2\n  rollout_start: 1\n  rollout_every: 1\n"
+             "  rollout_steps: 3\n  init_from: ckpt/pretrain/best.ckpt\n"
+             "  optimizer: {lr: 1.0e-3, weight_decay: 0.1}\n", tmp);
+    snprintf(path, sizeof path, "%s/%s/train.yaml", tmp, name);
+    WX_CHECK(gct_write_text(path, text) == 0, "write %s", path);
+}
+
+static void check_graphcast(const wx_backend *sim) {
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s/gc_archive", tmp);
+    if (!WX_CHECK(gct_archive_write(dir, 64) == 0, "GraphCast archive: %s", wx_error_message()))
+        return;
+    write_gc_run_dir("gc_cpu");
+    write_gc_run_dir("gc_sim");
+    setenv("WX_GC_OPS", "1", 1); /* the CPU run takes the same (ops) path as a device backend */
+    long v0 = wx_devsim_violations(), ops0 = wx_devsim_ops_run();
+    for (int k = 0; k < 2; k++) {
+        const char *stage = k ? "finetune" : "pretrain";
+        WX_CHECK(train("gc_cpu", stage, wx_backend_cpu(), 0, NULL) == WX_OK, "GraphCast cpu %s: %s",
+                 stage, wx_error_message());
+        WX_CHECK(train("gc_sim", stage, sim, 0, NULL) == WX_OK, "GraphCast sim %s: %s", stage,
+                 wx_error_message());
+        same_ckpts("gc_cpu", "gc_sim", stage, "GraphCast on the simulator");
+        same_metrics("gc_cpu", "gc_sim", stage, "GraphCast on the simulator");
+    }
+    unsetenv("WX_GC_OPS");
+    double g = min_grad_norm("gc_cpu", "pretrain");
+    WX_CHECK(g > 0.5 && isfinite(g), "GraphCast pretrain clipped at every step (smallest %g)", g);
+    printf("GraphCast: %ld simulated op calls\n", wx_devsim_ops_run() - ops0);
+    WX_CHECK(wx_devsim_check() == v0 && wx_devsim_violations() == v0,
+             "GraphCast: no simulator violation: %s", wx_devsim_first_violation());
+    size_t live = wx_devsim_live(NULL);
+    WX_CHECK(live == 0, "GraphCast: device memory freed (%zu allocations live)", live);
 }
 
 static void check_refusals(const wx_backend *sim) {
@@ -205,6 +275,7 @@ int main(void) {
     const wx_backend *sim = wx_devsim_backend();
     WX_CHECK(sim->on_device == 1 && !strcmp(sim->name, "devsim"), "simulator table");
     check_training(sim);
+    check_graphcast(sim);
     check_refusals(sim);
     check_simulator(sim);
     char cmd[600];
