@@ -32,17 +32,18 @@ static wx_status fcn_run(wx_fcn *m, float *y, const float *x, int64_t b, wx_fcn_
         const wx_fcn_block_idx *k = &m->blk[i];
         wx_fcn_tape_block *tb = t ? &t->blk[i] : NULL;
         /* Without a tape everything lives in scratch and the block updates dcur in place. */
-        float *xi = t ? t->tok[i] : m->s.dcur, *xo = t ? t->tok[i + 1] : m->s.dcur;
+        float *xi = t ? t->tok[i] : m->s.dcur;
         float *mean1 = tb ? tb->mean1 : m->s.mean, *rstd1 = tb ? tb->rstd1 : m->s.rstd;
         float *mean2 = tb ? tb->mean2 : m->s.mean, *rstd2 = tb ? tb->rstd2 : m->s.rstd;
         float *X = tb ? tb->spec : m->s.dspec, *fs = tb ? tb->fsaved : m->s.fsaved;
         float *x1 = tb ? tb->x1 : m->s.d1, *h = tb ? tb->h : m->s.dg;
-        /* u = LN1(x) */
-        WX_TRY(be->layernorm_forward(ctx, m->s.u, mean1, rstd1, xi, P(k->norm1_w), P(k->norm1_b),
-                                     bn, D, LN_EPS));
-        /* x1 = x + u + f (Block's skip plus AFNO2D's own "+ bias"), summed in that order: x + u
-         * now, while u is still in cache, f after the spectral path. */
-        WX_TRY(be->add_forward(ctx, x1, xi, m->s.u, n));
+        /* x = x1' + f' (the previous block's residual, first block: the tokens as they are),
+         * u = LN1(x), x1 = x + u (Block's skip plus AFNO2D's own "+ bias"; f is added below, so
+         * x1 = (x + u) + f as NVlabs sums it): one fused pass over the rows. */
+        const float *x1p = i ? (t ? t->blk[i - 1].x1 : m->s.d1) : xi;
+        WX_TRY(be->layernorm_residual_forward(ctx, xi, m->s.u, x1, mean1, rstd1, x1p,
+                                              i ? m->s.f : NULL, P(k->norm1_w), P(k->norm1_b), bn,
+                                              D, LN_EPS));
         /* f = irfft2(shrink(MLP(rfft2(u)))) on the (B, Hp, Wp, D) grid */
         WX_TRY(be->rfft2_forward(ctx, X, m->s.u, b, m->hp, m->wp, D));
         WX_TRY(be->afno_filter_forward(ctx, m->s.spec, fs, X, P(k->w1), P(k->b1), P(k->w2),
@@ -50,17 +51,19 @@ static wx_status fcn_run(wx_fcn *m, float *y, const float *x, int64_t b, wx_fcn_
                                        m->wf, D, d->num_blocks,
                                        d->hidden_size_factor, d->sparsity_threshold));
         WX_TRY(be->irfft2_forward(ctx, m->s.f, m->s.spec, b, m->hp, m->wp, D));
-        WX_TRY(be->add_forward(ctx, x1, x1, m->s.f, n));
-        /* x2 = x1 + fc2(GELU(fc1(LN2(x1)))) */
-        WX_TRY(be->layernorm_forward(ctx, m->s.v, mean2, rstd2, x1, P(k->norm2_w), P(k->norm2_b),
-                                     bn, D, LN_EPS));
-        WX_TRY(be->linear_forward(ctx, h, m->s.v, P(k->fc1_w), P(k->fc1_b), bn, D, hm));
-        WX_TRY(be->gelu_forward(ctx, m->s.g, h, bn * hm));
+        /* x1 += f and v = LN2(x1) in one pass; then x' = x1 + fc2(GELU(fc1(v))), whose final
+         * add is the next block's (or the head's) fused pass. */
+        WX_TRY(be->layernorm_residual_forward(ctx, x1, m->s.v, NULL, mean2, rstd2, x1, m->s.f,
+                                              P(k->norm2_w), P(k->norm2_b), bn, D, LN_EPS));
+        WX_TRY(be->linear_gelu_forward(ctx, h, m->s.g, m->s.v, P(k->fc1_w), P(k->fc1_b), bn, D,
+                                       hm));
         WX_TRY(be->linear_forward(ctx, m->s.f, m->s.g, P(k->fc2_w), P(k->fc2_b), bn, hm, D));
-        WX_TRY(be->add_forward(ctx, xo, x1, m->s.f, n));
     }
-    /* No final norm (NVlabs builds it, never applies it). y = unpatchify(head(tokens)). */
+    /* tokens_L = x1 + f of the last block */
     float *last = t ? t->tok[d->depth] : m->s.dcur;
+    if (d->depth > 0)
+        WX_TRY(be->add_forward(ctx, last, t ? t->blk[d->depth - 1].x1 : m->s.d1, m->s.f, n));
+    /* No final norm (NVlabs builds it, never applies it). y = unpatchify(head(tokens)). */
     WX_TRY(be->linear_forward(ctx, m->s.z, last, P(m->head), NULL, bn, D, p2c));
     WX_TRY(be->unpatchify_forward(ctx, y, m->s.z, b, d->out_channels, m->hp, m->wp, d->patch));
 #undef P

@@ -10,6 +10,7 @@
 #include <omp.h>
 #include <string.h>
 
+#include "ops/wx_dense_act.h"
 #include "ops/wx_gemm.h"
 #include "ops/wx_ln_rows.h"
 #include "ops/wx_ops.h"
@@ -283,6 +284,23 @@ DENSE_NO_TRAP DENSE_AVX2 static void dense_gelu_bwd_avx2(float *out, const float
     DENSE_GELU_BWD_LOOP
 }
 
+/* out = a·GELU'(b) and g = GELU(b), sharing Φ(b): the fused backward recomputes the activation
+ * for the next layer's weight gradient in the same pass (ops/dense_fused.c). */
+#define DENSE_GELU_BOTH_LOOP                                                 \
+    _Pragma("omp simd") for (int64_t i = 0; i < n; i++) {                    \
+        float v = b[i], cdf = DENSE_PHI_CDF(v);                              \
+        g[i] = v * cdf;                                                      \
+        out[i] = a[i] * (cdf + v * DENSE_PHI_PDF(v));                        \
+    }
+DENSE_NO_TRAP static void dense_gelu_both_base(float *out, float *g, const float *a, const float *b,
+                                               int64_t n) {
+    DENSE_GELU_BOTH_LOOP
+}
+DENSE_NO_TRAP DENSE_AVX2 static void dense_gelu_both_avx2(float *out, float *g, const float *a,
+                                                          const float *b, int64_t n) {
+    DENSE_GELU_BOTH_LOOP
+}
+
 /* f over n elements in fixed chunks shared by the team (b may be NULL). */
 static void dense_map2(const wx_ctx *ctx, dense_map2_fn f, float *out, const float *a,
                        const float *b, int64_t n) {
@@ -294,6 +312,39 @@ static void dense_map2(const wx_ctx *ctx, dense_map2_fn f, float *out, const flo
     }
 }
 #endif
+
+/* Serial ranges for the fused ops (ops/wx_dense_act.h): the same loops as the ops below. */
+DENSE_NO_TRAP void WX_FN(wx_dense_gelu_range)(WXR *y, const WXR *x, int64_t n) {
+#ifdef WX_REAL_DOUBLE
+    for (int64_t i = 0; i < n; i++) { WXR v = x[i]; y[i] = v * DENSE_PHI_CDF(v); }
+#else
+    (__builtin_cpu_supports("avx2") ? dense_gelu_fwd_avx2 : dense_gelu_fwd_base)(y, x, NULL, n);
+#endif
+}
+
+DENSE_NO_TRAP void WX_FN(wx_dense_gelu_grad_range)(WXR *dx, const WXR *dy, const WXR *x, int64_t n) {
+#ifdef WX_REAL_DOUBLE
+    for (int64_t i = 0; i < n; i++) {
+        WXR v = x[i];
+        dx[i] = dy[i] * (DENSE_PHI_CDF(v) + v * DENSE_PHI_PDF(v));
+    }
+#else
+    (__builtin_cpu_supports("avx2") ? dense_gelu_bwd_avx2 : dense_gelu_bwd_base)(dx, dy, x, n);
+#endif
+}
+
+DENSE_NO_TRAP void WX_FN(wx_dense_gelu_both_range)(WXR *dx, WXR *y, const WXR *dy, const WXR *x,
+                                                   int64_t n) {
+#ifdef WX_REAL_DOUBLE
+    for (int64_t i = 0; i < n; i++) {
+        WXR v = x[i], cdf = DENSE_PHI_CDF(v);
+        y[i] = v * cdf;
+        dx[i] = dy[i] * (cdf + v * DENSE_PHI_PDF(v));
+    }
+#else
+    (__builtin_cpu_supports("avx2") ? dense_gelu_both_avx2 : dense_gelu_both_base)(dx, y, dy, x, n);
+#endif
+}
 
 DENSE_NO_TRAP wx_status WXF(wx_cpu_gelu_forward)(wx_ctx *ctx, WXR *y, const WXR *x, int64_t n) {
     /* y(n), x(n): y = x·Φ(x) */

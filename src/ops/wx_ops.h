@@ -12,6 +12,7 @@
 #define WXR float
 #define WXF(name) name
 #include "ops/dense.inc"
+#include "ops/dense_fused.inc"
 #include "ops/conv.inc"
 #include "ops/spectral.inc"
 #include "ops/graph.inc"
@@ -23,6 +24,7 @@
 #define WXR double
 #define WXF(name) name##_f64
 #include "ops/dense.inc"
+#include "ops/dense_fused.inc"
 #include "ops/conv.inc"
 #include "ops/spectral.inc"
 #include "ops/graph.inc"

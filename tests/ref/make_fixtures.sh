@@ -5,6 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")"
 PY=${PY:-/usr/bin/python3}
 "$PY" ref_dense.py
+"$PY" ref_dense_fused.py
 "$PY" ref_graph.py
 "$PY" ref_loss.py
 "$PY" ref_optim.py

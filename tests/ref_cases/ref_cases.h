@@ -10,6 +10,7 @@ typedef struct {
 } wx_ref_case;
 
 extern const wx_ref_case *const wx_ref_cases_dense[];
+extern const wx_ref_case *const wx_ref_cases_dense_fused[];
 extern const wx_ref_case *const wx_ref_cases_conv[];
 extern const wx_ref_case *const wx_ref_cases_spectral[];
 extern const wx_ref_case *const wx_ref_cases_graph[];

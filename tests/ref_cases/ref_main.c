@@ -7,7 +7,7 @@
 #include "ref_cases.h"
 #include "wx_test.h"
 
-static const wx_ref_case *const *all_tables[] = {wx_ref_cases_dense, wx_ref_cases_conv,
+static const wx_ref_case *const *all_tables[] = {wx_ref_cases_dense, wx_ref_cases_dense_fused, wx_ref_cases_conv,
                                                  wx_ref_cases_spectral,
                                                  wx_ref_cases_graph, wx_ref_cases_loss,
                                                  wx_ref_cases_optim};
