@@ -1,0 +1,116 @@
+/* Data-parallel training on a device backend without a GPU: 2 MPI ranks, each training the tiny
+ * FourCastNet on the device simulator (tests/support/wx_devsim.h), against 2 ranks on the CPU
+ * backend. On a device backend without NCCL the trainer all-reduces a host copy of the gradient
+ * through the same MPI path, and decides and broadcasts the starting point in host copies before
+ * uploading it, so everything must be bitwise the CPU run's:
+ *  - 6 steps (global batch 4, 2 per rank, clipping on, validation split over the ranks):
+ *    last.ckpt and best.ckpt byte-identical, the same metrics (loss, grad_norm, rmse);
+ *  - 3 steps + --resume for 3 more on the simulator: the same bytes again;
+ *  - --zero1 on a device backend: exit 2 on every rank, one message naming the flag;
+ *  - no simulator violation on any rank (a rank with one fails its run).
+ * The binary is its own MPI program: `test_mpi_train_devsim worker CONFIG BACKEND MAX_STEPS RESUME
+ * ZERO1` is what mpirun starts. Exits 77 when built without MPI or mpirun is missing. */
+#include "mpi_run.h"
+
+#include "cli_check.h"
+#include "train/distributed.h"
+#include "train/trainer.h"
+#include "wx_devsim.h"
+
+static char self[1024];
+
+static int worker(char **argv) {
+    wx_status s = wx_dist_init(NULL, NULL);
+    const wx_backend *be = strcmp(argv[3], "devsim") ? wx_backend_cpu() : wx_devsim_backend();
+    wx_train_config c;
+    memset(&c, 0, sizeof c);
+    if (s == WX_OK) s = wx_dist_agree(wx_train_config_load(argv[2], "pretrain", &c));
+    wx_train_opts o;
+    memset(&o, 0, sizeof o);
+    o.metrics = "m.jsonl", o.max_steps = atoll(argv[4]), o.backend = be, o.threads = 1;
+    o.resume = strcmp(argv[5], "-") ? argv[5] : NULL;
+    o.zero1 = atoi(argv[6]);
+    wx_train_summary sum;
+    if (s == WX_OK) s = wx_train_run(&c, &o, &sum);
+    if (s == WX_OK && wx_devsim_violations())
+        s = wx_error_set(WX_ERR_RUN, "devsim violation: %s", wx_devsim_first_violation());
+    s = wx_dist_agree(s);
+    wx_train_config_free(&c);
+    if (s != WX_OK && !wx_dist_failure_is_remote()) fprintf(stderr, "error: %s\n", wx_error_message());
+    wx_dist_finalize();
+    return (int)s;
+}
+
+/* mpirun -np 2 self worker ... in <tmp>/<dir>; the exit code. */
+static int run2(const char *dir, const char *backend, int64_t max_steps, const char *resume,
+                int zero1, const char *tag) {
+    char cmd[8192];
+    snprintf(cmd, sizeof cmd, "cd %s/%s && env OMP_NUM_THREADS=1 timeout -s KILL 120 mpirun "
+             "--allow-run-as-root --oversubscribe --bind-to none -np 2 %s worker train.yaml %s "
+             "%lld %s %d >%s.out 2>%s.err", mpi_tmp, dir, self, backend, (long long)max_steps,
+             resume ? resume : "-", zero1, tag, tag);
+    int rc = system(cmd);
+    return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+/* Metrics without the timing fields (samples_per_s, comm_s). */
+static char *untimed(const char *dir) {
+    char *s = mpi_slurp(dir, "m.jsonl"), *o = wx_malloc(strlen(s) + 1), *q = o;
+    for (char *p = s; *p;) {
+        if (!strncmp(p, ",\"samples_per_s\":", 17) || !strncmp(p, ",\"comm_s\":", 10)) {
+            for (p++; *p && *p != ',' && *p != '}'; p++) {}
+            continue;
+        }
+        *q++ = *p++;
+    }
+    *q = 0;
+    free(s);
+    return o;
+}
+
+static void same(const char *a, const char *b, const char *what) {
+    const char *names[2] = {"last", "best"};
+    for (int i = 0; i < 2; i++) {
+        char pa[1024], pb[1024];
+        snprintf(pa, sizeof pa, "%s/%s/ckpt/pretrain/%s.ckpt", mpi_tmp, a, names[i]);
+        snprintf(pb, sizeof pb, "%s/%s/ckpt/pretrain/%s.ckpt", mpi_tmp, b, names[i]);
+        WX_CHECK(files_equal(pa, pb), "%s: %s.ckpt byte-identical to 2 CPU ranks'", what, names[i]);
+    }
+    char *ma = untimed(a), *mb = untimed(b);
+    WX_CHECK(strlen(ma) > 200 && !strcmp(ma, mb), "%s: the same metrics", what);
+    free(ma), free(mb);
+}
+
+int main(int argc, char **argv) {
+    if (argc == 7 && !strcmp(argv[1], "worker")) return worker(argv);
+    int rc = mpi_setup(toy_archive_write);
+    if (rc) return rc == 77 ? 77 : wx_test_summary();
+    if (!realpath(argv[0], self)) snprintf(self, sizeof self, "%s", argv[0]);
+    const char *dirs[4] = {"cpu", "sim", "sim_resume", "zero1"};
+    for (int i = 0; i < 4; i++)
+        mpi_write_run_dir_opt(dirs[i], toy_model_yaml, 6, 4, "2.0e-3", "0.05", NULL);
+    WX_CHECK(run2("cpu", "cpu", 0, NULL, 0, "run") == 0, "2 CPU ranks: %s",
+             mpi_slurp("cpu", "run.err"));
+    WX_CHECK(run2("sim", "devsim", 0, NULL, 0, "run") == 0, "2 simulator ranks: %s",
+             mpi_slurp("sim", "run.err"));
+    char *log = mpi_slurp("sim", "run.err");
+    WX_CHECK(strstr(log, "over 2 ranks on devsim") && strstr(log, "through host copies"),
+             "the simulator run all-reduced host copies over 2 ranks");
+    free(log);
+    same("cpu", "sim", "2 simulator ranks");
+    WX_CHECK(run2("sim_resume", "devsim", 3, NULL, 0, "half") == 0, "simulator half: %s",
+             mpi_slurp("sim_resume", "half.err"));
+    WX_CHECK(run2("sim_resume", "devsim", 0, "ckpt/pretrain/last.ckpt", 0, "rest") == 0,
+             "simulator resume: %s", mpi_slurp("sim_resume", "rest.err"));
+    same("cpu", "sim_resume", "2 simulator ranks, 3 steps + resume");
+    rc = run2("zero1", "devsim", 0, NULL, 1, "run");
+    char *err = mpi_slurp("zero1", "run.err");
+    WX_CHECK(rc == 2 && strstr(err, "--zero1") && strstr(err, "devsim"),
+             "--zero1 on a device backend: exit 2 naming it (rc %d: %s)", rc, err);
+    free(err);
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", mpi_tmp);
+    if (!getenv("WX_KEEP") && wx_test_failed == 0 && system(cmd) != 0)
+        printf("could not remove %s\n", mpi_tmp);
+    return wx_test_summary();
+}
