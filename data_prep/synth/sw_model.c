@@ -138,6 +138,43 @@ wx_status wx_sw_model_init(wx_sw_model *m, const wx_sw_params *p, double t0_doy,
     return WX_OK;
 }
 
+wx_status wx_sw_model_clone(wx_sw_model *dst, const wx_sw_model *src) {
+    WX_TRY(wx_sw_model_init(dst, &src->par, src->year_phase0, src->time));
+    size_t b = sizeof(wx_cplx) * src->nspec;
+    for (int k = 0; k < 2; k++) {
+        for (int l = 0; l < WX_SW_NLAYER; l++) {
+            memcpy(dst->vort[k][l], src->vort[k][l], b);
+            memcpy(dst->div[k][l], src->div[k][l], b);
+            memcpy(dst->h[k][l], src->h[k][l], b);
+        }
+        memcpy(dst->q[k], src->q[k], b);
+    }
+    memcpy(dst->heq, src->heq, b);
+    memcpy(dst->precip_acc, src->precip_acc, sizeof(double) * src->ngrid);
+    dst->nsteps = src->nsteps;
+    wx_sw_model_grid(dst);
+    return WX_OK;
+}
+
+double wx_sw_model_z500_diff(wx_sw_model *a, wx_sw_model *b, double *za, double *zb) {
+    wx_sw_model_grid(a);
+    wx_sw_model_z500(a, za);
+    wx_sw_model_grid(b);
+    wx_sw_model_z500(b, zb);
+    int nx = a->par.nlon;
+    double mean = 0, ws = 0, s = 0;
+    for (int k = 0; k < a->ngrid; k++) {
+        mean += a->sp.wts[k / nx] * (za[k] - zb[k]);
+        ws += a->sp.wts[k / nx];
+    }
+    mean /= ws;
+    for (int k = 0; k < a->ngrid; k++) {
+        double d = za[k] - zb[k] - mean;
+        s += a->sp.wts[k / nx] * d * d;
+    }
+    return sqrt(s / ws);
+}
+
 void wx_sw_model_free(wx_sw_model *m) {
     for (int k = 0; k < 2; k++) {
         for (int l = 0; l < WX_SW_NLAYER; l++) {

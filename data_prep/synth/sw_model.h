@@ -75,6 +75,13 @@ wx_status wx_sw_model_step(wx_sw_model *m);
 /* Multiplies both layer thicknesses of both time levels by (1 + rel) at every grid point
  * (twin-run experiments). */
 void wx_sw_model_perturb(wx_sw_model *m, double rel);
+/* dst ← an independent copy of src (same parameters, geography and state, both time levels),
+ * so that twins can be run from one spin-up. */
+wx_status wx_sw_model_clone(wx_sw_model *dst, const wx_sw_model *src);
+/* Area-weighted rms difference of the z500 anomalies of a and b with their global means
+ * removed (m² s⁻², double precision on the Gaussian grid); refreshes both grids. za, zb:
+ * (nlat, nlon) scratch. */
+double wx_sw_model_z500_diff(wx_sw_model *a, wx_sw_model *b, double *za, double *zb);
 /* Refreshes ucos, vcos, gvort, gh, gq from the current spectral state. */
 void wx_sw_model_grid(wx_sw_model *m);
 /* z500 geopotential anomaly (m² s⁻²) of the grid fields (nlat, nlon) last refreshed. */
