@@ -143,6 +143,8 @@ wx_gc *wx_gc_create(wx_ctx *ctx, const wx_backend *be, const wx_gc_config *c, ui
 wx_gc *wx_gc_create_path(wx_ctx *ctx, const wx_backend *be, const wx_gc_config *c, uint64_t seed,
                          int64_t max_batch, int max_tapes, int checkpoint, int ops);
 void wx_gc_destroy(wx_gc *m);
+/* Writes m->params.data on the host: for host parameters only (wx_gc_create stages it for
+ * parameters in device memory). */
 void wx_gc_init_params(wx_gc *m, uint64_t seed);
 
 /* Arena bytes (activation memory) of the model for one tape and for the rest, at max_batch. */
