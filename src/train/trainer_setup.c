@@ -1,0 +1,363 @@
+/* The trainer's setup and teardown (trainer_priv.h): the backend and its settings, the model,
+ * the data, the optimizer and gradient-sync buffers in the backend's memory, and the starting
+ * point decided on rank 0 in host copies. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cblas.h>
+
+#include "core/wx_fs.h"
+#include "core/wx_log.h"
+#include "train/trainer_priv.h"
+#if WX_HAVE_CUDA
+#include "wx_cuda_backend.h"
+#include "wx_cuda_basic.h"
+#endif
+
+static void make_groups(wx_trainer *t, double wd) {
+    const wx_params *p = t->m->params;
+    t->groups = wx_calloc((size_t)p->count + 1, sizeof *t->groups);
+    for (int i = 0; i < p->count; i++) {
+        const wx_param_info *pi = &p->t[i];
+        double w = pi->flags & (WX_PARAM_NO_DECAY | WX_PARAM_UNUSED) ? 0.0 : wd;
+        decay_group *g = t->ngroups ? &t->groups[t->ngroups - 1] : NULL;
+        if (g && g->wd == w && g->offset + g->len <= pi->offset) {
+            g->len = pi->offset + pi->size - g->offset; /* padding between is zero and stays zero */
+        } else {
+            t->groups[t->ngroups++] = (decay_group){pi->offset, pi->size, w};
+        }
+    }
+}
+
+static char *data_yaml(const wx_trainer *t) {
+    char *s = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&s, &len);
+    WX_ASSERT(f != NULL);
+    const wx_dataset *ds = &t->ds;
+    const wx_archive_meta *am = ds->meta;
+    for (int k = 0; k < 2; k++) {
+        int n = k ? ds->nout : ds->nin;
+        const int *ch = k ? ds->cout : ds->cin;
+        fprintf(f, "%s:\n", k ? "channels_out" : "channels_in");
+        for (int i = 0; i < n; i++)
+            fprintf(f, "  - {name: \"%s\", units: \"%s\", mean: %.17g, std: %.17g, diff_std: "
+                    "%.17g}\n", am->chan[ch[i]].name, am->chan[ch[i]].units, ds->mean[ch[i]],
+                    ds->std[ch[i]], am->diff_std ? am->diff_std[ch[i]] : 0.0);
+    }
+    fprintf(f, "time_step_s: %lld\n", (long long)t->c->time_step_s);
+    /* GraphCast: input states per step; static fields (values in the FLDS section) */
+    fprintf(f, "window: %lld\n", (long long)ds->window);
+    if (ds->model && ds->model->nstatic) {
+        fprintf(f, "statics:\n");
+        for (int i = 0; i < ds->model->nstatic; i++)
+            fprintf(f, "  - {name: \"%s\", archive_channel: \"%s\"}\n", ds->model->statics[i].name,
+                    ds->cstatic[i] >= 0 ? am->chan[ds->cstatic[i]].name : "(absent: zeros)");
+    }
+    fprintf(f, "grid: {nlat: %d, nlon: %d, lat0: %.17g, dlat: %.17g, lon0: %.17g, dlon: %.17g}\n",
+            ds->grid.nlat, ds->grid.nlon, ds->grid.lat0, ds->grid.dlat, ds->grid.lon0, ds->grid.dlon);
+    fprintf(f, "archive: \"%s\"\n", t->c->archive);
+    fclose(f);
+    return s;
+}
+
+/* A host copy of n floats of backend memory (src itself on the CPU; free with host_put). */
+wx_status wx_trainer_host_get(const wx_trainer *t, const float *src, int64_t n, float **out) {
+    *out = (float *)src;
+    if (!t->dev) return WX_OK;
+    *out = wx_malloc(sizeof(float) * (size_t)(n > 0 ? n : 1));
+    wx_status s = t->be->copy_d2h(t->ctx, *out, src, sizeof(float) * (size_t)n);
+    if (s != WX_OK) free(*out), *out = NULL;
+    return s;
+}
+
+void wx_trainer_host_put(const wx_trainer *t, float *h, const float *src) {
+    if (h != src) free(h);
+    (void)t;
+}
+
+/* The data the model needs (normalisation, residual scales, statics, time step). */
+static wx_status attach_data(wx_trainer *t) {
+    int n = t->ds.nout;
+    double *mean = wx_calloc((size_t)n + 1, sizeof(double)), *sd = wx_calloc((size_t)n + 1, sizeof(double));
+    double *dd = wx_calloc((size_t)n + 1, sizeof(double));
+    char (*names)[WX_TRAIN_NAME_MAX] = wx_calloc((size_t)n + 1, WX_TRAIN_NAME_MAX);
+    wx_train_data d;
+    wx_dataset_model_data(&t->ds, &d, mean, sd, dd, names);
+    wx_status s = WX_OK;
+    if (t->m->nstate || d.nstate == t->m->out_channels) s = wx_train_model_attach(t->m, &d);
+    free(mean), free(sd), free(dd), free(names);
+    return s;
+}
+
+/* loss.type auto: the family's own (GraphCast's weighted MSE in residual space, else the NVlabs
+ * relative L2); graphcast: the model's weights (lat × level × variable / residual scale²). */
+static wx_status loss_setup(wx_trainer *t) {
+    const wx_train_config *c = t->c;
+    wx_train_model *m = t->m;
+    wx_loss_kind kind = c->loss;
+    if (kind == WX_LOSS_AUTO) kind = m->ops->loss_weights ? WX_LOSS_GRAPHCAST : WX_LOSS_REL_L2;
+    if (kind == WX_LOSS_GRAPHCAST && !m->ops->loss_weights)
+        return wx_error_set(WX_ERR_USAGE, "%s: key '%s.loss.type': graphcast is GraphCast's loss; "
+                            "this model is %s", c->path, wx_train_stage_name(c->stage), m->family);
+    wx_train_loss_init(&t->loss, kind == WX_LOSS_GRAPHCAST ? WX_LOSS_LATW_MSE : kind, t->ctx, t->be,
+                       m->out_channels, m->h, m->w, t->ds.wlat,
+                       c->nweights ? c->channel_weights : NULL);
+    t->loss.kind = kind;
+    if (kind == WX_LOSS_GRAPHCAST) WX_TRY(m->ops->loss_weights(m, t->loss.wlat, t->loss.wch));
+    return WX_OK;
+}
+
+/* Called by the model's last backward pass (wx_params_grads_final_from): grad[lo, len) is final, so
+ * its buckets' all-reduces start now, and the ones already started get a chance to progress. */
+static wx_status grad_ready(void *arg, int64_t lo) {
+    wx_grad_sync *s = arg;
+    WX_TRY(wx_grad_sync_ready(s, lo));
+    return wx_grad_sync_progress(s);
+}
+
+static int is_cuda(const wx_backend *be) {
+#if WX_HAVE_CUDA
+    return be == wx_backend_cuda();
+#else
+    (void)be;
+    return 0;
+#endif
+}
+
+#if WX_HAVE_CUDA
+static wx_status nccl_ready(void *arg, int64_t lo) { return wx_nccl_sync_ready(arg, lo); }
+#endif
+
+/* The backend and its settings: the config's device (or the test hook's backend), one GPU per
+ * rank on its node, the GEMM precision. What cannot run on a device backend is refused here,
+ * before any data is read. */
+static wx_status setup_backend(wx_trainer *t, const char *what) {
+    const wx_train_config *c = t->c;
+    if (t->o->backend) t->be = t->o->backend; /* tests only: not reachable from the CLI */
+    else WX_TRY(wx_backend_by_name(c->device, what, &t->be));
+    t->dev = t->be->on_device;
+    if (c->bf16 && !is_cuda(t->be))
+        return wx_error_set(WX_ERR_USAGE, "%s: key 'precision': bf16 needs the CUDA backend; "
+                            "backend '%s' computes in fp32", c->path, t->be->name);
+    if (!t->dev) return WX_OK;
+    if (c->stage == WX_STAGE_PRECIP)
+        return wx_error_set(WX_ERR_USAGE, "%s: device '%s': stage precip runs on the CPU backend "
+                            "only (the PrecipNet head and the frozen wind model are host code); use "
+                            "device: cpu for this stage", what, t->be->name);
+    if (t->o->zero1 && t->nranks > 1)
+        return wx_error_set(WX_ERR_USAGE, "%s: device '%s': --zero1 shards the AdamW state through "
+                            "host MPI and runs on the CPU backend only; on a device the whole "
+                            "state stays on every GPU (drop --zero1)", what, t->be->name);
+#if WX_HAVE_CUDA
+    if (is_cuda(t->be)) { /* one process per GPU: the rank's index on its node picks the device */
+        int count = 0;
+        WX_TRY(wx_cuda_device_count(&count));
+        if (count < 1) return wx_error_set(WX_ERR_RUN, "%s: no CUDA device visible", what);
+        WX_TRY(wx_cuda_ctx_attach(t->ctx, wx_dist_local_rank() % count));
+        WX_TRY(wx_cuda_set_precision(t->ctx, c->bf16 ? WX_CUDA_BF16 : WX_CUDA_FP32));
+    }
+#endif
+    return WX_OK;
+}
+
+/* The gradient all-reduce under MPI: host MPI for host gradients; on a device, NCCL when the
+ * backend is CUDA (buckets start during the backward, on a side stream), else through a host copy
+ * of the gradient (a device backend without NCCL: the test simulator). */
+static wx_status setup_grad_sync(wx_trainer *t) {
+    wx_params *p = t->m->params;
+    const int64_t bucket = t->o->bucket_bytes > 0 ? t->o->bucket_bytes : WX_DIST_BUCKET_BYTES_DEFAULT;
+    if (!t->dev) {
+        WX_TRY(wx_grad_sync_create(p->grad, p->len, bucket, &t->sync));
+        if (t->nranks > 1 && !t->zero1) /* overlap the all-reduce with the rest of the backward */
+            p->grad_ready = grad_ready, p->grad_ready_arg = t->sync;
+        return WX_OK;
+    }
+#if WX_HAVE_CUDA
+    if (t->nranks > 1 && is_cuda(t->be)) {
+        WX_TRY(wx_grad_sync_nccl_create(t->ctx, p->grad, p->len, bucket, &t->nccl));
+        p->grad_ready = nccl_ready, p->grad_ready_arg = t->nccl;
+    }
+#endif
+    if (t->nranks > 1 && !is_cuda(t->be)) t->hgrad = wx_calloc((size_t)p->len + 1, sizeof(float));
+    return wx_grad_sync_create(t->hgrad, p->len, bucket, &t->sync);
+}
+
+/* What every rank does on its own: model, data, buffers. */
+static wx_status setup_local(wx_trainer *t) {
+    const wx_train_config *c = t->c;
+    t->rank = wx_dist_rank(), t->nranks = wx_dist_size();
+    if (c->batch_size % t->nranks)
+        return wx_error_set(WX_ERR_USAGE, "%s: key '%s.batch_size': the global batch of %lld samples "
+                            "does not divide over %d ranks (each rank takes batch_size / ranks); use "
+                            "a rank count that divides it", c->path, wx_train_stage_name(c->stage),
+                            (long long)c->batch_size, t->nranks);
+    int threads = t->o->threads > 0 ? t->o->threads : c->threads;
+    t->ctx = wx_ctx_create(threads);
+    openblas_set_num_threads(t->ctx->threads); /* GEMM results depend on the split: fix it */
+    {
+        char what[WX_TRAIN_PATH_MAX + 48];
+        snprintf(what, sizeof what, "%s: line %d: key 'device'", c->path, c->device_line);
+        WX_TRY(setup_backend(t, what));
+    }
+    t->batch = c->batch_size / t->nranks;
+    t->valid_batch = c->valid_batch > 0 ? c->valid_batch : t->batch;
+    int64_t maxb = t->batch > t->valid_batch ? t->batch : t->valid_batch;
+    if (c->stage == WX_STAGE_PRECIP)
+        WX_TRY(wx_train_model_precip_create(c, t->ctx, t->be, c->seed, maxb, &t->m));
+    else
+        WX_TRY(wx_train_model_create_ex(c->model, c->model_path[0] ? "" : "model", t->ctx, t->be,
+                                        c->seed, maxb, c->rollout_steps, c->act_checkpoint, &t->m));
+    wx_train_model *m = t->m;
+    if (t->dev && m->params->be != t->be)
+        return wx_error_set(WX_ERR_USAGE, "%s: device '%s': the %s model keeps its parameters in "
+                            "host memory; it trains on the CPU backend only", c->path, t->be->name,
+                            m->family);
+    WX_TRY(wx_dataset_open_model(&t->ds, c, m, t->batch, c->rollout_steps));
+    WX_TRY(attach_data(t));
+    WX_TRY(wx_dataset_set_ranks(&t->ds, c, t->rank, t->nranks));
+    if (c->nweights && c->nweights != m->out_channels)
+        return wx_error_set(WX_ERR_USAGE, "%s: key '%s.loss.channel_weights': %d weights for %lld "
+                            "output channels", c->path, wx_train_stage_name(c->stage), c->nweights,
+                            (long long)m->out_channels);
+    WX_TRY(loss_setup(t));
+    t->zero1 = t->o->zero1 && t->nranks > 1;
+    t->shard_off = 0, t->shard_len = m->params->len;
+    if (t->zero1) {
+        int64_t *off = wx_malloc(sizeof(int64_t) * (size_t)t->nranks);
+        int64_t *cnt = wx_malloc(sizeof(int64_t) * (size_t)t->nranks);
+        wx_dist_split(m->params->len, t->nranks, off, cnt);
+        t->shard_off = off[t->rank], t->shard_len = cnt[t->rank];
+        free(off);
+        free(cnt);
+    }
+    /* zeroed: a fresh run's moments (the backends' mem_alloc zeroes) */
+    const size_t sbytes = sizeof(float) * (size_t)t->shard_len;
+    t->adam_m = wx_backend_alloc(t->be, t->ctx, sbytes, "AdamW first moments");
+    t->adam_v = t->adam_m ? wx_backend_alloc(t->be, t->ctx, sbytes, "AdamW second moments") : NULL;
+    if (!t->adam_v) return WX_ERR_RUN;
+    if (t->dev && !(t->dsumsq = wx_backend_alloc(t->be, t->ctx, sizeof(double), "gradient norm")))
+        return WX_ERR_RUN;
+    WX_TRY(setup_grad_sync(t));
+    make_groups(t, c->opt.weight_decay);
+    int64_t hw = m->h * m->w;
+    WX_TRY(wx_batch_stage_init(&t->stage, t->be, t->ctx, t->batch * m->in_channels * hw,
+                               c->rollout_steps * t->batch * m->out_channels * hw));
+    size_t len = 0;
+    FILE *f = open_memstream(&t->model_text, &len);
+    WX_ASSERT(f != NULL);
+    m->ops->print_config(m, f);
+    fclose(f);
+    t->data_text = data_yaml(t);
+    t->bpe = wx_dataset_batches_per_epoch(&t->ds);
+    t->total = c->steps > 0 ? c->steps : c->epochs * t->bpe;
+
+    snprintf(t->st.stage, sizeof t->st.stage, "%s", wx_train_stage_name(c->stage));
+    t->st.total_steps = t->total;
+    t->st.best_loss = INFINITY;
+    t->st.best_step = -1;
+    wx_rng_init(&t->st.order, c->seed, 1);
+    wx_rng_init(&t->st.noise, c->seed, 2);
+    snprintf(t->last_path, sizeof t->last_path, "%s/last.ckpt", c->checkpoint_dir);
+    snprintf(t->best_path, sizeof t->best_path, "%s/best.ckpt", c->checkpoint_dir);
+    return WX_OK;
+}
+
+/* Rank 0: the starting point (fresh, init_from weights or a resumed run) and the output files.
+ * hp (the parameters), m and v are full (params->len) host buffers here. */
+static wx_status setup_root(wx_trainer *t, float *hp, float *adam_m, float *adam_v) {
+    const wx_train_config *c = t->c;
+    wx_train_model *m = t->m;
+    WX_TRY(wx_mkdir_p(c->checkpoint_dir));
+    const char *from = t->o->resume ? t->o->resume : c->init_from[0] ? c->init_from : NULL;
+    if (from) {
+        wx_checkpoint ck;
+        wx_status s = wx_checkpoint_read(from, &ck);
+        if (s == WX_OK) s = wx_checkpoint_load(&ck, WX_CKPT_PARAM, m->params, hp);
+        if (s == WX_OK && t->o->resume) {
+            if (!ck.has_state || strcmp(ck.st.stage, t->st.stage))
+                s = wx_error_set(WX_ERR_USAGE, "--resume %s: the checkpoint is from stage '%s', this "
+                                 "run is stage '%s' (use the stage's init_from to start a new stage "
+                                 "from it)", from, ck.has_state ? ck.st.stage : "?", t->st.stage);
+            if (s == WX_OK) s = wx_checkpoint_load(&ck, WX_CKPT_ADAM_M, m->params, adam_m);
+            if (s == WX_OK) s = wx_checkpoint_load(&ck, WX_CKPT_ADAM_V, m->params, adam_v);
+            if (s == WX_OK) {
+                t->st = ck.st;
+                t->st.total_steps = t->total;
+                if (!ck.config_text || strcmp(ck.config_text, c->text))
+                    wx_log_warn("%s: the config differs from the one this checkpoint was trained "
+                                "with; the run continues with the new one (not bit-identical)", from);
+                if (ck.st.epoch_pos > t->bpe)
+                    s = wx_error_set(WX_ERR_RUN, "%s: %lld batches done in the epoch, but an epoch "
+                                     "now has %lld", from, (long long)ck.st.epoch_pos,
+                                     (long long)t->bpe);
+            }
+        }
+        if (s == WX_OK)
+            wx_log_info("%s %s (step %lld)", t->o->resume ? "resuming from" : "weights from", from,
+                        (long long)(ck.has_state ? ck.st.step : 0));
+        wx_checkpoint_free(&ck);
+        if (s != WX_OK && !t->o->resume)
+            return wx_error_wrap(s, "%s: %s.init_from: ", c->path, wx_train_stage_name(c->stage));
+        WX_TRY(s);
+    }
+    if (t->o->metrics)
+        WX_TRY(t->o->resume ? wx_metrics_open_append(&t->metrics, t->o->metrics)
+                            : wx_metrics_open(&t->metrics, t->o->metrics));
+    return WX_OK;
+}
+
+/* Every rank builds its model, then rank 0 decides the starting state and broadcasts it: the
+ * parameters (fresh ones too, so no rank depends on its own initialisation), the AdamW state
+ * (scattered by shard with ZeRO-1) and the step/epoch/data-order state. */
+wx_status wx_trainer_setup(wx_trainer *t) {
+    WX_TRY(wx_dist_agree(setup_local(t)));
+    wx_params *p = t->m->params;
+    const size_t bytes = sizeof(float) * (size_t)p->len;
+    int split = t->zero1;
+    /* On a device the start is decided and broadcast in host copies, then uploaded once. */
+    float *hp = NULL, *m = t->adam_m, *v = t->adam_v;
+    WX_TRY(wx_dist_agree(wx_trainer_host_get(t, p->data, p->len, &hp)));
+    if (split || t->dev) {
+        m = t->rank == 0 || t->dev ? wx_calloc((size_t)p->len + 1, sizeof(float)) : NULL;
+        v = t->rank == 0 || t->dev ? wx_calloc((size_t)p->len + 1, sizeof(float)) : NULL;
+    }
+    wx_status s = wx_dist_agree(t->rank == 0 ? setup_root(t, hp, m, v) : WX_OK);
+    if (s == WX_OK) s = wx_dist_bcast(hp, bytes, 0);
+    if (s == WX_OK) s = wx_dist_bcast(&t->st, sizeof t->st, 0);
+    if (s == WX_OK && split) s = wx_dist_scatter_shards(m, t->adam_m, p->len, 0);
+    if (s == WX_OK && split) s = wx_dist_scatter_shards(v, t->adam_v, p->len, 0);
+    if (s == WX_OK && !split) s = wx_dist_bcast(m, bytes, 0);
+    if (s == WX_OK && !split) s = wx_dist_bcast(v, bytes, 0);
+    if (s == WX_OK && t->dev) {
+        s = t->be->copy_h2d(t->ctx, p->data, hp, bytes);
+        if (s == WX_OK) s = t->be->copy_h2d(t->ctx, t->adam_m, m, bytes);
+        if (s == WX_OK) s = t->be->copy_h2d(t->ctx, t->adam_v, v, bytes);
+        s = wx_dist_agree(s);
+    }
+    if (split || t->dev) free(m), free(v);
+    wx_trainer_host_put(t, hp, p->data);
+    return s;
+}
+
+void wx_trainer_teardown(wx_trainer *t) {
+    wx_dataset_close(&t->ds);
+    wx_train_loss_free(&t->loss);
+    wx_train_model_destroy(t->m);
+    wx_batch_stage_free(&t->stage);
+    if (t->be) { /* backend memory goes before the context it was made on */
+        t->be->mem_free(t->ctx, t->adam_m);
+        t->be->mem_free(t->ctx, t->adam_v);
+        t->be->mem_free(t->ctx, t->dsumsq);
+    }
+#if WX_HAVE_CUDA
+    wx_nccl_sync_destroy(t->nccl);
+#endif
+    wx_ctx_destroy(t->ctx);
+    wx_grad_sync_destroy(t->sync);
+    free(t->hgrad);
+    free(t->groups);
+    free(t->model_text);
+    free(t->data_text);
+}
