@@ -18,7 +18,8 @@
  *    (3 steps, clipping active) and finetune (rollouts of 1, 2, 3 steps) on the simulator and on
  *    the CPU give byte-identical checkpoints and metrics, with no violation;
  *  - refusals: precision bf16 on a backend other than CUDA exits 2 (config: device cpu; trainer:
- *    injected simulator), stage precip on a device backend exits 2 naming the stage;
+ *    injected simulator), stage precip on a device backend exits 2 naming the stage, FourCastNet+
+ *    (extra inputs built on the host) exits 2 naming the backend, and trains on the CPU;
  *  - the simulator catches what it is for: a host pointer passed to an op fails it, and a host
  *    read of device memory ends the (forked) process with status 86. */
 #include <math.h>
@@ -242,6 +243,20 @@ static void check_refusals(const wx_backend *sim) {
     char ck[512];
     snprintf(ck, sizeof ck, "%s/precip/ckpt", tmp);
     WX_CHECK(access(ck, F_OK) != 0, "refused before writing anything");
+    /* FourCastNet+ builds its extra inputs on the host: its model refuses a device backend */
+    write_run_dir("plus", "");
+    char path[512];
+    snprintf(path, sizeof path, "%s/plus/model.yaml", tmp);
+    WX_CHECK(toy_write_text(path, "type: fourcastnet\nimg_size: [16, 32]\npatch_size: 4\n"
+                            "out_channels: 3\nextra_inputs: [location]\nembed_dim: 32\n"
+                            "depth: 2\nnum_blocks: 4\n") == 0, "write %s", path);
+    s = train("plus", "pretrain", sim, 0, NULL);
+    WX_CHECK(s == WX_ERR_USAGE && strstr(wx_error_message(), "extra inputs") &&
+             strstr(wx_error_message(), "devsim"),
+             "FourCastNet+ on a device backend: exit 2 naming the backend (%d: %s)", (int)s,
+             wx_error_message());
+    WX_CHECK(train("plus", "pretrain", wx_backend_cpu(), 1, NULL) == WX_OK,
+             "the same FourCastNet+ config trains on the CPU: %s", wx_error_message());
 }
 
 /* The simulator itself: the two mix-ups it exists to catch. */
