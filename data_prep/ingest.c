@@ -22,6 +22,7 @@
 #include <zlib.h>
 
 #include "core/wx_fs.h"
+#include "core/wx_log.h"
 #include "climatology_build.h"
 #include "core/wx_progress.h"
 #include "ingest_recipe.h"
@@ -367,11 +368,13 @@ static wx_status setup(ingest_ctx *c) {
 
 /* Buffers of one batch of records. val: [nb, stride32 / 4] floats, each record's channels
  * [nchan, points] then zero padding (the float32 on-disk layout); disk: the float16 layout (NULL
- * for float32); crc: [nb * nchan] per channel, then per record; st/err: per task. */
+ * for float32); crc: [nb * nchan] per channel, then per record; st/err: per task. val and disk
+ * point into one of two buffer sets: the writer thread writes the other set's batch meanwhile. */
 typedef struct {
     int64_t cap, stride32, stride16;
-    float *val;
-    uint16_t *disk;
+    float *val, *val_set[2];
+    uint16_t *disk, *disk_set[2];
+    int set;
     uint32_t *crc_ch, *crc;
     chan_stats *cs;
     wx_status *st;
@@ -398,8 +401,11 @@ static void batch_init(ingest_batch *b, const wx_archive_meta *m) {
     if (b->cap < 1) b->cap = 1;
     if (b->cap > m->records_per_shard) b->cap = m->records_per_shard;
     size_t tasks = (size_t)b->cap * (size_t)m->nchan;
-    b->val = aligned_zero((size_t)(b->cap * b->stride32));
-    if (m->dtype == WX_DTYPE_F16) b->disk = aligned_zero((size_t)(b->cap * b->stride16));
+    for (int k = 0; k < 2; k++) {
+        b->val_set[k] = aligned_zero((size_t)(b->cap * b->stride32));
+        if (m->dtype == WX_DTYPE_F16) b->disk_set[k] = aligned_zero((size_t)(b->cap * b->stride16));
+    }
+    b->val = b->val_set[0], b->disk = b->disk_set[0];
     b->crc_ch = wx_calloc(tasks, sizeof *b->crc_ch);
     b->crc = wx_calloc((size_t)b->cap, sizeof *b->crc);
     b->cs = wx_calloc(tasks, sizeof *b->cs);
@@ -408,8 +414,7 @@ static void batch_init(ingest_batch *b, const wx_archive_meta *m) {
 }
 
 static void batch_free(ingest_batch *b) {
-    free(b->val);
-    free(b->disk);
+    for (int k = 0; k < 2; k++) free(b->val_set[k]), free(b->disk_set[k]);
     free(b->crc_ch);
     free(b->crc);
     free(b->cs);
@@ -557,6 +562,7 @@ static wx_status run(ingest_ctx *c, wx_ingest_opts *o) {
     wx_progress p;
     wx_progress_start(&p, "ingest", m->count, "records");
     wx_status st = WX_OK;
+    int noted = 0;
     for (int s = 0; st == WX_OK && s < wx_archive_shard_count(m); s++) {
         int64_t t0 = s * m->records_per_shard, t1 = t0 + m->records_per_shard;
         if (t1 > m->count) t1 = m->count;
@@ -577,9 +583,21 @@ static wx_status run(ingest_ctx *c, wx_ingest_opts *o) {
             /* Test hook: stop as if killed once that many records are written. */
             if (c->abort_after >= 0 && o->records_written + nw > c->abort_after)
                 nw = c->abort_after - o->records_written;
-            if (st == WX_OK) st = wx_shard_writer_put_raw(w, b.disk ? (void *)b.disk : (void *)b.val, nw, b.crc);
+            /* Queued to the writer thread (O_DIRECT where possible); the next batch is made in
+             * the other buffer set while this one is written. */
+            if (st == WX_OK) st = wx_shard_writer_put_async(w, b.disk ? (void *)b.disk : (void *)b.val, nw, b.crc);
+            if (st == WX_OK && !noted && wx_shard_writer_buffered_note(w)[0]) {
+                wx_log(WX_LOG_DEBUG, "ingest: writing %s through the page cache: %s", c->r.output,
+                       wx_shard_writer_buffered_note(w));
+                noted = 1;
+            }
+            b.set ^= 1;
+            b.val = b.val_set[b.set], b.disk = b.disk_set[b.set];
             if (st == WX_OK) o->records_written += nw;
-            if (c->abort_after >= 0 && o->records_written >= c->abort_after) _exit(3);
+            if (c->abort_after >= 0 && o->records_written >= c->abort_after) {
+                wx_shard_writer_wait(w); /* the records counted are in the file, as if killed now */
+                _exit(3);
+            }
             if (st == WX_OK) wx_progress_update(&p, t + nb, NULL);
         }
         if (st == WX_OK) st = wx_shard_writer_commit(w);

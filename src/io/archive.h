@@ -73,6 +73,18 @@ wx_status wx_shard_writer_put(wx_shard_writer *w, const float *record);
  * records: [n * record_stride] bytes; crcs: [n] */
 wx_status wx_shard_writer_put_raw(wx_shard_writer *w, const void *records, int64_t n,
                                   const uint32_t *crcs);
+/* put_raw on the writer's own thread: returns once the previously queued batch is written (its
+ * write error is returned here) and this one is queued, so the caller can fill another buffer
+ * meanwhile. `records` must stay untouched until the next put*, wait, commit or abort returns.
+ * Written with O_DIRECT (no page-cache copy) when records is 4096-aligned and the filesystem
+ * accepts it, else buffered (wx_shard_writer_buffered_note says why). */
+wx_status wx_shard_writer_put_async(wx_shard_writer *w, const void *records, int64_t n,
+                                    const uint32_t *crcs);
+/* Waits for the queued batch; its write error, if any. */
+wx_status wx_shard_writer_wait(wx_shard_writer *w);
+/* "" while put_async writes bypass the page cache, else one line saying why they do not. */
+const char *wx_shard_writer_buffered_note(const wx_shard_writer *w);
+/* Waits for queued writes, writes the tables, fsyncs and renames (atomic). */
 wx_status wx_shard_writer_commit(wx_shard_writer *w);
 void wx_shard_writer_abort(wx_shard_writer *w);
 /* 1 when shard file `shard` exists with a valid header for this meta (key, counts, sizes). */
