@@ -7,8 +7,9 @@
  * map (sums in another order) at about half the edge-MLP FLOPs, and the (E, 3D) concatenation
  * and its gradient are never built. Backward mirrors it: the node projections' gradients are
  * segment sums of the edge gradient over senders and over receivers (CSR, fixed order). The
- * node MLP input [v, agg] is likewise two GEMMs into one output. Bias + SiLU is one pass with a
- * vectorised exp; backward computes SiLU and σ once and reuses σ.
+ * node MLP input [v, agg] is likewise two GEMMs into one output. Biases are the GEMMs'
+ * start values; SiLU is one pass with a vectorised exp; backward computes SiLU and σ once and
+ * reuses σ.
  * Determinism: no atomics; every reduction runs in an order fixed by the shapes (GEMMs are
  * OpenBLAS', whose order depends only on shapes and thread count). */
 #include <cblas.h>
@@ -41,6 +42,15 @@ static void gemm_xwt(const wx_gc *m, int64_t n, int64_t o, int64_t k, const floa
                      const float *w, int64_t ldw, float beta, float *y, int64_t ldy) {
     if (n == 0 || o == 0) return;
     wx_gemm_par(m->ctx, CblasNoTrans, CblasTrans, n, o, k, 1.0f, x, ldx, w, ldw, beta, y, ldy);
+}
+
+/* y(n, o; ldy) = bias (each row) + x(n, k; ldx)·w(o, k; ldw)ᵀ: the bias is the GEMM's starting
+ * value (no separate pass over y to add it). */
+static void gemm_xwt_bias(const wx_gc *m, int64_t n, int64_t o, int64_t k, const float *x,
+                          int64_t ldx, const float *w, int64_t ldw, const float *bias, float *y,
+                          int64_t ldy) {
+    if (n == 0 || o == 0) return;
+    wx_gemm_par_bias(m->ctx, CblasNoTrans, CblasTrans, n, o, k, x, ldx, w, ldw, bias, y, ldy);
 }
 
 /* dx(n, k; ldx) = beta·dx + dy(n, o)·w(o, k; ldw) */
@@ -94,11 +104,10 @@ static inline __attribute__((always_inline)) float gc_exp(float x) {
             _Pragma("omp simd") for (int64_t j = 0; j < d; j++) act[j] =                       \
                 x[j] / (1.0f + gc_exp(-x[j]));                                                 \
     }                                                                                           \
-    /* x = ((x + s) + t) + bias; act = SiLU(x) (nullable) */                                   \
+    /* x = (x + s) + t (x already holds the bias); act = SiLU(x) (nullable) */                 \
     ATTR static void edge_row##SUF(float *x, float *act, const float *s, const float *t,        \
-                                   const float *bias, int64_t d) {                              \
-        _Pragma("omp simd") for (int64_t j = 0; j < d; j++) x[j] = ((x[j] + s[j]) + t[j]) +     \
-                                                                   bias[j];                     \
+                                   int64_t d) {                                                 \
+        _Pragma("omp simd") for (int64_t j = 0; j < d; j++) x[j] = (x[j] + s[j]) + t[j];        \
         if (act)                                                                                \
             _Pragma("omp simd") for (int64_t j = 0; j < d; j++) act[j] =                       \
                 x[j] / (1.0f + gc_exp(-x[j]));                                                 \
@@ -123,31 +132,38 @@ static int gc_avx2(void) {
     return has;
 }
 
+/* Rows handed out in runs of this many, one at a time: a thread the OS preempts on a shared
+ * machine does not hold the others up at the end of the pass (element-wise: same result under
+ * any schedule). */
+#define GC_ROW_RUN 64
+
 /* x(n, d) += bias(d) (nullable); act = SiLU(x) when act is not NULL. */
 static void bias_silu(const wx_gc *m, float *x, float *act, const float *bias, int64_t n,
                       int64_t d) {
+    if (!bias && !act) return;
     void (*row)(float *, float *, const float *, int64_t) =
         gc_avx2() ? bias_silu_row_avx2 : bias_silu_row_base;
-#pragma omp parallel for num_threads(gc_threads(m)) if (n * d > GC_PAR_MIN) schedule(static)
+#pragma omp parallel for num_threads(gc_threads(m)) if (n * d > GC_PAR_MIN) \
+    schedule(dynamic, GC_ROW_RUN)
     for (int64_t r = 0; r < n; r++) row(x + r * d, act ? act + r * d : NULL, bias, d);
 }
 
-/* Edge first layer, per sample q: x[e] = ((x[e] + ps[snd[e]]) + pr[rcv[e]]) + bias, then act =
- * SiLU(x) (act nullable). x (b·E, d), ps (b·ns, d), pr (b·nr, d). */
-static void edge_gather_bias_silu(const wx_gc *m, float *x, float *act, const float *ps,
-                                  const float *pr, const float *bias, const wx_edge_set *es,
-                                  int64_t b, int64_t d) {
+/* Edge first layer, per sample q: x[e] = (x[e] + ps[snd[e]]) + pr[rcv[e]] (x = e·Weᵀ + bias
+ * already), then act = SiLU(x) (act nullable). x (b·E, d), ps (b·ns, d), pr (b·nr, d). */
+static void edge_gather_silu(const wx_gc *m, float *x, float *act, const float *ps,
+                             const float *pr, const wx_edge_set *es, int64_t b, int64_t d) {
     const int64_t E = es->n_edges, ns = es->n_senders, nr = es->n_receivers;
     const int32_t *snd = es->senders, *rcv = es->receivers;
-    void (*row)(float *, float *, const float *, const float *, const float *, int64_t) =
+    void (*row)(float *, float *, const float *, const float *, int64_t) =
         gc_avx2() ? edge_row_avx2 : edge_row_base;
     for (int64_t q = 0; q < b; q++) {
         float *xq = x + q * E * d, *aq = act ? act + q * E * d : NULL;
         const float *psq = ps + q * ns * d, *prq = pr + q * nr * d;
-#pragma omp parallel for num_threads(gc_threads(m)) if (E * d > GC_PAR_MIN) schedule(static)
+#pragma omp parallel for num_threads(gc_threads(m)) if (E * d > GC_PAR_MIN) \
+    schedule(dynamic, GC_ROW_RUN)
         for (int64_t e = 0; e < E; e++)
             row(xq + e * d, aq ? aq + e * d : NULL, psq + (int64_t)snd[e] * d,
-                prq + (int64_t)rcv[e] * d, bias, d);
+                prq + (int64_t)rcv[e] * d, d);
     }
 }
 
@@ -196,23 +212,23 @@ static void col_sum_acc(const wx_gc *m, float *acc, const float *x, int64_t rows
 
 /* ---- MLP forward ---- */
 
-/* Layer 0 without bias: dst (n, fo) = input · W0ᵀ for the three input kinds. For edges the node
- * projections go to s.ga (senders) and s.gb (receivers) and the gather happens in the bias pass. */
+/* Layer 0: dst (n, fo) = input · W0ᵀ + b0 for the three input kinds. For edges the node
+ * projections go to s.ga (senders) and s.gb (receivers) and the gather happens in the SiLU pass. */
 static void layer0_linear(wx_gc *m, const wx_gc_mlp *k, float *dst, int64_t fo,
                           const wx_gc_mlp_in *in, int64_t n) {
-    const float *w = P(k->w[0]);
+    const float *w = P(k->w[0]), *b0 = P(k->b[0]);
     const int64_t D = m->D, ld = k->in;
     switch (in->kind) {
     case WX_GC_IN_PLAIN:
-        gemm_xwt(m, n, fo, k->in, in->x, k->in, w, ld, 0.0f, dst, fo);
+        gemm_xwt_bias(m, n, fo, k->in, in->x, k->in, w, ld, b0, dst, fo);
         break;
     case WX_GC_IN_NODE: /* [v, agg] */
-        gemm_xwt(m, n, fo, D, in->x, D, w, ld, 0.0f, dst, fo);
+        gemm_xwt_bias(m, n, fo, D, in->x, D, w, ld, b0, dst, fo);
         gemm_xwt(m, n, fo, D, in->agg, D, w + D, ld, 1.0f, dst, fo);
         break;
     case WX_GC_IN_EDGE: { /* [e, vs[snd], vr[rcv]] */
         const wx_edge_set *es = in->es;
-        gemm_xwt(m, n, fo, D, in->x, D, w, ld, 0.0f, dst, fo);
+        gemm_xwt_bias(m, n, fo, D, in->x, D, w, ld, b0, dst, fo);
         gemm_xwt(m, in->b * es->n_senders, fo, D, in->vs, D, w + D, ld, 0.0f, m->s.ga, fo);
         gemm_xwt(m, in->b * es->n_receivers, fo, D, in->vr, D, w + 2 * D, ld, 0.0f, m->s.gb, fo);
         break;
@@ -225,19 +241,21 @@ wx_status wx_gc_mlp_forward(wx_gc *m, const wx_gc_mlp *k, float *y, const wx_gc_
     const int last = k->nlin - 1, ln = k->ln_w >= 0;
     const float *a = NULL;
     for (int i = 0; i <= last; i++) {
-        /* pre_i = a·W_iᵀ + b_i; a ← SiLU(pre_i); the last linear feeds the LayerNorm (or is y) */
+        /* pre_i = a·W_iᵀ + b_i (bias as the GEMM's start value); a ← SiLU(pre_i); the last
+         * linear feeds the LayerNorm (or is y) */
         const int64_t fo = i == last ? k->out : k->hidden;
         float *dst = i < last ? t->pre[i] : (ln ? t->z : y);
         float *act = i < last ? (i % 2 == 0 ? m->s.h0 : m->s.h1) : NULL;
         if (i == 0) {
             layer0_linear(m, k, dst, fo, in, n);
             if (in->kind == WX_GC_IN_EDGE)
-                edge_gather_bias_silu(m, dst, act, m->s.ga, m->s.gb, P(k->b[0]), in->es, in->b, fo);
+                edge_gather_silu(m, dst, act, m->s.ga, m->s.gb, in->es, in->b, fo);
             else
-                bias_silu(m, dst, act, P(k->b[0]), n, fo);
+                bias_silu(m, dst, act, NULL, n, fo);
         } else {
-            gemm_xwt(m, n, fo, k->hidden, a, k->hidden, P(k->w[i]), k->hidden, 0.0f, dst, fo);
-            bias_silu(m, dst, act, P(k->b[i]), n, fo);
+            gemm_xwt_bias(m, n, fo, k->hidden, a, k->hidden, P(k->w[i]), k->hidden, P(k->b[i]),
+                          dst, fo);
+            bias_silu(m, dst, act, NULL, n, fo);
         }
         a = act;
     }

@@ -13,6 +13,13 @@
 /* Slab edges on multiples of the kernels' register-block sizes (16 in sgemm's Zen/Haswell
  * kernels), so no slab runs the narrow edge kernels more than one call would. */
 #define GEMM_PAR_ALIGN 16
+/* Tall activation GEMMs (C = A·op(B), A not transposed, many rows) are cut into row slabs of
+ * SLAB_MIN..SLAB_MAX rows (about 8 per thread), handed out one at a time: on a shared machine the
+ * OS preempts one of our threads now and then, and with one static slab per thread the others
+ * then sleep at the end of the GEMM; with small slabs they take over its share. Each slab
+ * re-packs op(B) (1 MiB for a 512 × 512 weight, against 0.5–4 MiB of A per slab). */
+#define GEMM_PAR_SLAB_MIN 256
+#define GEMM_PAR_SLAB_MAX 2048
 
 #ifndef WX_REAL_DOUBLE
 int wx_blas_serial_begin(void) {
@@ -61,7 +68,22 @@ static void gemm_par(const wx_ctx *ctx, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, 
         return;
     }
     int saved = wx_blas_serial_begin();
-    if (slabs <= 1) {
+    int64_t rows = (m / (8 * (int64_t)nt) + GEMM_PAR_ALIGN - 1) / GEMM_PAR_ALIGN * GEMM_PAR_ALIGN;
+    if (rows < GEMM_PAR_SLAB_MIN) rows = GEMM_PAR_SLAB_MIN;
+    if (rows > GEMM_PAR_SLAB_MAX) rows = GEMM_PAR_SLAB_MAX;
+    if (slabs > 1 && split_m && ta == CblasNoTrans && m >= 4 * (int64_t)nt * rows) {
+        /* Slab bounds depend on m and nt only, so the result does not depend on the schedule:
+         * every row of C is one single-threaded call's, whichever thread makes it. */
+        const int64_t ns = (m + rows - 1) / rows;
+#pragma omp parallel for num_threads(nt) schedule(dynamic, 1)
+        for (int64_t s = 0; s < ns; s++) {
+            int64_t lo = s * rows;
+            int64_t len = lo + rows < m ? rows : m - lo;
+            if (bias) fill_bias(c, ldc, bias, lo, lo + len, 0, n);
+            WX_GEMM(CblasRowMajor, ta, tb, (blasint)len, (blasint)n, (blasint)k, alpha,
+                    a + lo * lda, (blasint)lda, b, (blasint)ldb, beta, c + lo * ldc, (blasint)ldc);
+        }
+    } else if (slabs <= 1) {
         if (bias) fill_bias(c, ldc, bias, 0, m, 0, n);
         WX_GEMM(CblasRowMajor, ta, tb, (blasint)m, (blasint)n, (blasint)k, alpha, a, (blasint)lda,
                 b, (blasint)ldb, beta, c, (blasint)ldc);

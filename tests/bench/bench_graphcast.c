@@ -16,6 +16,7 @@
  * One mode per process, so its peak RSS (getrusage ru_maxrss) is its own. Output: one JSON object.
  * Threads: OMP_NUM_THREADS (OpenBLAS gets the same count). Not a test: nothing asserts a time. */
 #include <cblas.h>
+#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,6 +47,40 @@ static double cpu_s(void) {
     struct timespec t;
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
     return t.tv_sec + 1e-9 * t.tv_nsec;
+}
+
+/* 1-minute load average (/proc/loadavg), -1 when unreadable: timings on a shared machine mean
+ * little without it. */
+static double load1(void) {
+    double l = -1;
+    FILE *f = fopen("/proc/loadavg", "r");
+    if (f) {
+        if (fscanf(f, "%lf", &l) != 1) l = -1;
+        fclose(f);
+    }
+    return l;
+}
+
+/* Sums over this process's threads of the time spent running and waiting for a CPU
+ * (/proc/self/task/TID/schedstat, ns). Over an interval, (Δrun + Δwait) / Δwall is how many of
+ * our threads were runnable on average, whatever the machine's load: 2.0 for a 2-thread team that
+ * never sleeps; less means threads sleeping at barriers (serial parts, uneven splits). */
+static void sched_totals(double *run, double *wait) {
+    *run = *wait = 0;
+    DIR *d = opendir("/proc/self/task");
+    if (!d) return;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] == '.') continue;
+        char path[300];
+        snprintf(path, sizeof path, "/proc/self/task/%s/schedstat", e->d_name);
+        FILE *f = fopen(path, "r");
+        if (!f) continue;
+        unsigned long long r = 0, w = 0;
+        if (fscanf(f, "%llu %llu", &r, &w) == 2) *run += r * 1e-9, *wait += w * 1e-9;
+        fclose(f);
+    }
+    closedir(d);
 }
 
 static int cmp_d(const void *a, const void *b) {
@@ -150,27 +185,36 @@ static int rollout(int argc, char **argv) {
     wx_time t = 1704067200 + 21600; /* first target: 2024-01-01T06 */
     double a = now_s();
     if (wx_train_model_make_input(m, x[0], states, &t, 1)) return die();
-    double first_input_s = now_s() - a, pred_s = 0, next_s = 0;
+    double first_input_s = now_s() - a, pred_s = 0, next_s = 0, pred_cpu = 0, load0 = load1();
+    double pred_runnable = 0; /* Σ over predicts of (Δrun + Δwait) of all our threads */
     for (int k = 0; k < steps; k++) {
-        double b = now_s();
+        double b = now_s(), bc = cpu_s(), r0, w0, r1, w1;
+        sched_totals(&r0, &w0);
         if (m->ops->predict(m, y, x[k % 2], 1)) return die();
-        double c = now_s();
+        double c = now_s(), cc = cpu_s();
+        sched_totals(&r1, &w1);
+        pred_cpu += cc - bc, pred_runnable += (r1 - r0) + (w1 - w0);
         t += 21600;
         if (k + 1 < steps && wx_train_model_next_input(m, x[(k + 1) % 2], x[k % 2], y, &t, 1)) return die();
         pred_s += c - b, next_s += now_s() - c;
         /* progress on stderr, so a run stopped early still leaves its per-step times */
-        fprintf(stderr, "rollout step %d/%d: predict %.2f s, next_input %.2f s, elapsed %.1f s, "
-                "process CPU %.1f s\n", k + 1, steps, c - b, now_s() - c, now_s() - a, cpu_s());
+        fprintf(stderr, "rollout step %d/%d: predict %.2f s (CPU %.2f s, runnable threads %.2f), "
+                "next_input %.2f s, elapsed %.1f s, process CPU %.1f s, load %.2f\n", k + 1, steps,
+                c - b, cc - bc, ((r1 - r0) + (w1 - w0)) / (c - b), now_s() - c, now_s() - a,
+                cpu_s(), load1());
     }
     double total = now_s() - a;
     double mx = 0;
     for (int64_t i = 0; i < cout * hw; i++) mx = fmax(mx, fabs(y[i]));
     printf("{\"impl\": \"wxcast\", \"mode\": \"rollout\", \"model\": \"%s\", \"threads\": %d, "
            "\"steps\": %d, \"params\": %lld, \"build_s\": %.2f, \"first_input_s\": %.3f, "
-           "\"total_s\": %.2f, \"predict_per_step_s\": %.3f, \"next_input_per_step_s\": %.3f, "
+           "\"total_s\": %.2f, \"predict_per_step_s\": %.3f, \"predict_cpu_per_step_s\": %.3f, "
+           "\"predict_runnable_threads\": %.2f, "
+           "\"next_input_per_step_s\": %.3f, \"load_start\": %.2f, \"load_end\": %.2f, "
            "\"max_abs_last\": %.4g, \"peak_rss_mb\": %.1f}\n",
            argv[2], threads, steps, (long long)wx_params_total(m->params), build_s, first_input_s,
-           total, pred_s / steps, next_s / (steps > 1 ? steps - 1 : 1), mx, peak_rss_mb());
+           total, pred_s / steps, pred_cpu / steps, pred_runnable / pred_s, next_s / (steps > 1 ? steps - 1 : 1), load0,
+           load1(), mx, peak_rss_mb());
     wx_train_model_destroy(m);
     wx_ctx_destroy(ctx);
     wx_yaml_free(root);

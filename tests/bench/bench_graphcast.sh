@@ -55,6 +55,8 @@ r = json.loads(sys.argv[1])
 per = r["predict_per_step_s"] + r["next_input_per_step_s"]
 print(f"GraphCast_small rollout: build {r['build_s']:.1f} s, {r['steps']} steps in {r['total_s']:.1f} s "
       f"({per:.2f} s/step), 40 steps (10 days) {'measured' if r['steps'] == 40 else 'extrapolated'}: "
-      f"{r['first_input_s'] + 40 * per:.0f} s; peak RSS {r['peak_rss_mb']:.0f} MB")
+      f"{r['first_input_s'] + 40 * per:.0f} s; predict CPU {r['predict_cpu_per_step_s']:.1f} s/step, "
+      f"{r['predict_runnable_threads']:.2f} threads runnable (load {r['load_start']}-{r['load_end']}); "
+      f"peak RSS {r['peak_rss_mb']:.0f} MB")
 EOF
 fi
