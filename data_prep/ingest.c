@@ -461,7 +461,7 @@ static void task_make(batch_job *j, int64_t k, int th) {
         bytes = (const unsigned char *)h;
     }
     if (st == WX_OK)
-        b->crc_ch[k] = (uint32_t)crc32(crc32(0L, Z_NULL, 0), bytes, (uInt)(np * (f16 ? 2 : 4)));
+        b->crc_ch[k] = wx_archive_crc32(0, bytes, np * (f16 ? 2 : 4));
     b->st[k] = st;
     b->err[k] = st == WX_OK ? NULL : wx_strdup(wx_error_message());
 }

@@ -18,7 +18,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include "core/wx_fs.h"
 #include "io/archive_priv.h"
@@ -101,7 +100,7 @@ wx_status wx_shard_writer_put(wx_shard_writer *w, const float *record) {
         pad = 0;
     }
     w->offsets[w->put] = w->h.data_offset + w->put * w->h.record_stride;
-    w->crcs[w->put] = (uint32_t)crc32(crc32(0L, Z_NULL, 0), data, (uInt)w->h.record_bytes);
+    w->crcs[w->put] = wx_archive_crc32(0, data, (size_t)w->h.record_bytes);
     if (!stream_at_next(w) || fwrite(data, 1, bytes, w->f.fp) != bytes ||
         (pad && fwrite(w->buf + w->h.record_bytes, 1, pad, w->f.fp) != pad))
         return wx_error_set(WX_ERR_RUN, "%s: write of record %llu failed: %s", w->f.path,
