@@ -2,6 +2,9 @@
 # GRIB -> archive throughput and archive read rates, side by side in one run (docs/benchmarks.md):
 #  1. `wxcast ingest` of an ERA5-like 0.25-degree GRIB1 file (HOURS x {2t, msl}, 721x1440, made by
 #     bench_ingest_make_grib.py with eccodes) into a float32 archive: MB/s of decoded float32;
+#     also, to see where the disk bites: the same ingest with buffered writes
+#     (WX_ARCHIVE_BUFFERED=1: through the page cache, as before O_DIRECT) and into tmpfs (/dev/shm:
+#     no disk at all; fsync is free there);
 #  2. the peer: xarray + cfgrib writing the same float32 array (fsynced; checked identical to the
 #     archive), timed as a whole process (interpreter start and imports included) like wxcast, and
 #     also after its imports;
@@ -32,6 +35,16 @@ output: archive
 EOR
 /usr/bin/time -f "%e %U %S" -o "$tmp/ingest.time" "$build/wxcast" -q ingest "$tmp/recipe.yaml" > /dev/null
 read -r wx_s wx_u wx_sys < "$tmp/ingest.time"
+WX_ARCHIVE_BUFFERED=1 /usr/bin/time -f "%e %U %S" -o "$tmp/buffered.time" "$build/wxcast" -q ingest "$tmp/recipe.yaml" --output "$tmp/archive_buffered" > /dev/null
+read -r bu_s bu_u bu_sys < "$tmp/buffered.time"
+cmp "$tmp/archive/shard-00000.wxr" "$tmp/archive_buffered/shard-00000.wxr"
+rm -rf "$tmp/archive_buffered"
+shm=$(mktemp -d /dev/shm/wx_bench_ingest.XXXXXX)
+trap 'rm -rf "$tmp" "$shm"' EXIT
+/usr/bin/time -f "%e %U %S" -o "$tmp/shm.time" "$build/wxcast" -q ingest "$tmp/recipe.yaml" --output "$shm/archive" > /dev/null
+read -r sh_s sh_u sh_sys < "$tmp/shm.time"
+cmp "$tmp/archive/shard-00000.wxr" "$shm/archive/shard-00000.wxr"
+rm -rf "$shm"
 /usr/bin/time -f "%e %U %S" -o "$tmp/start.time" "$build/wxcast" --version > /dev/null
 read -r st_s st_u st_sys < "$tmp/start.time"
 mb=$(echo "$hours * 2 * 721 * 1440 * 4 / 1000000" | bc -l)
@@ -47,11 +60,14 @@ rm -f "$tmp/floor"
 "$build/tests/bench_ingest" random "$tmp/archive" 4 4 3 > "$tmp/random.json"
 "$build/tests/bench_ingest" seq "$tmp/archive/shard-00000.wxr" > "$tmp/seq.json"
 $PY - "$tmp" "$mb" "$(stat -c %s "$tmp/era5.grib")" "$wx_s $(echo "$wx_u + $wx_sys" | bc -l)" \
-    "$cf_s $(echo "$cf_u + $cf_sys" | bc -l)" "$st_s $(echo "$st_u + $st_sys" | bc -l)" "$dd_s" <<'PY'
+    "$cf_s $(echo "$cf_u + $cf_sys" | bc -l)" "$st_s $(echo "$st_u + $st_sys" | bc -l)" "$dd_s" \
+    "$wx_u $wx_sys" "$bu_s $bu_u $bu_sys" "$sh_s $sh_u $sh_sys" <<'PY'
 import json, os, sys
 tmp, mb, grib = sys.argv[1], float(sys.argv[2]), int(sys.argv[3])
 (wx_s, wx_cpu), (cfp_s, cfp_cpu), (st_s, st_cpu) = [map(float, a.split()) for a in sys.argv[4:7]]
 dd_s = float(sys.argv[7])
+wx_u, wx_sys = map(float, sys.argv[8].split())
+(bu_s, bu_u, bu_sys), (sh_s, sh_u, sh_sys) = [map(float, a.split()) for a in sys.argv[9:11]]
 j = {k: json.load(open(f"{tmp}/{k}.json")) for k in ("decode", "cfgrib", "check", "random", "seq")}
 dec, cf = j["decode"], j["cfgrib"]
 print(f"GRIB file: {grib / 1e6:.1f} MB, {dec['messages']} messages of 721x1440; decoded float32 {mb:.1f} MB; "
@@ -62,6 +78,11 @@ rows = [("wxcast ingest (process)", wx_s, wx_cpu), ("  of which start-up (--vers
         ("eccodes bare decode (1 thread)", dec["s"], dec["cpu_s"])]
 for name, w, c in rows:
     print(f"{name:34} {w:8.2f} {mb / w:8.1f} {c:8.2f} {mb / c:9.1f}")
+print(f"wxcast ingest CPU split: user {wx_u:.2f} s, system {wx_sys:.2f} s")
+for name, w, u, s in (("ingest, buffered writes (page cache)", bu_s, bu_u, bu_sys),
+                      ("ingest into tmpfs (/dev/shm, no disk)", sh_s, sh_u, sh_sys)):
+    print(f"{name:38} {w:5.2f} s wall ({mb / w:.0f} MB/s), CPU {u + s:.2f} s (user {u:.2f}, system {s:.2f}); "
+          f"same shard bytes")
 print(f"disk floor: dd writing + fsyncing the archive's bytes: {dd_s:.2f} s ({mb / dd_s:.0f} MB/s)")
 print(f"xarray+cfgrib array identical to the archive records: {j['check']['identical_to_archive']}")
 print(f"ingest vs cfgrib, whole processes: {cfp_s / wx_s:.1f}x (wall), {cfp_cpu / wx_cpu:.1f}x (CPU); "
