@@ -254,13 +254,10 @@ static wx_status sender_csr(wx_gc *m) {
     return WX_OK;
 }
 
-void wx_gc_static_refresh(wx_gc *m) {
+wx_status wx_gc_static_refresh(wx_gc *m) {
     if (!m->ops) fill_static(m);
-    /* senders were checked when the graphs were built; a caller's bad sender is a usage bug */
-    wx_status st = sender_csr(m);
-    if (st == WX_OK && m->ops) st = wx_gc_ops_upload(m); /* a copy fault here is a device fault */
-    WX_ASSERT(st == WX_OK);
-    (void)st;
+    WX_TRY(sender_csr(m)); /* a sender out of range: the CSR builder names it */
+    return m->ops ? wx_gc_ops_upload(m) : WX_OK; /* device copies can fail */
 }
 
 /* Parameters in the backend's memory (device for CUDA), initialised on the host and uploaded. */

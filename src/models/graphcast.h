@@ -160,8 +160,9 @@ void wx_gc_tapes_clear(wx_gc *m);
 
 /* Re-copies the graphs' static inputs (node and edge features) into the model's batch buffers,
  * after a caller changed features or senders in m->g (tests, externally built graphs); receivers
- * and the CSR orders must be unchanged. */
-void wx_gc_static_refresh(wx_gc *m);
+ * and the CSR orders must be unchanged. Fails on a sender out of range or a failed device copy
+ * (ops path). */
+wx_status wx_gc_static_refresh(wx_gc *m);
 
 static inline void wx_gc_zero_grad(wx_gc *m) { wx_params_zero_grad(&m->params); }
 

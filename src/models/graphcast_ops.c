@@ -15,10 +15,7 @@ int wx_gc_ops_edge_index(const wx_gc *m, const wx_edge_set *es) {
     return es == &m->g.g2m ? 0 : (es == &m->g.mesh ? 1 : 2);
 }
 
-/* Rows of the largest MLP application (every edge or node set, all samples). */
-static int64_t ops_rows(const wx_gc *m) {
-    return m->max_batch * max2(max2(m->eg, max2(m->em, m->ed)), max2(m->ng, m->nm));
-}
+static int64_t nmax(const wx_gc *m) { return max2(m->ng, m->nm); }
 
 static const wx_edge_set *edge_set(const wx_gc *m, int i) {
     return i == 0 ? &m->g.g2m : (i == 1 ? &m->g.mesh : &m->g.m2g);
@@ -32,63 +29,107 @@ static wx_status up_f32(const wx_gc *m, float *dst, const float *src, int64_t n)
     return n > 0 ? m->be->copy_h2d(m->ctx, dst, src, sizeof(float) * (size_t)n) : WX_OK;
 }
 
-/* Edge features (E, 4) repeated for every sample into dst (B, E, 4). */
-static wx_status up_edge_features(wx_gc *m, float *dst, const wx_edge_set *es) {
-    const int64_t n = es->n_edges * 4;
-    for (int64_t q = 0; q < m->max_batch; q++) WX_TRY(up_f32(m, dst + q * n, es->features, n));
+/* Per-sample data (n) repeated for every sample into dst (B, n). */
+static wx_status up_repeat(wx_gc *m, float *dst, const float *src, int64_t n) {
+    for (int64_t q = 0; q < m->max_batch; q++) WX_TRY(up_f32(m, dst + q * n, src, n));
     return WX_OK;
+}
+
+/* dst (B·n) = src (n) + q·off for sample q: one sample's indices shifted to sample q's rows. */
+static wx_status up_index_batched(wx_gc *m, int32_t *dst, const int32_t *src, int64_t n,
+                                  int64_t off) {
+    int32_t *h = m->ops->istage;
+    for (int64_t q = 0; q < m->max_batch; q++)
+        for (int64_t j = 0; j < n; j++) h[q * n + j] = (int32_t)(src[j] + q * off);
+    return up_i32(m, dst, h, m->max_batch * n);
+}
+
+/* A CSR (row_ptr (nr+1), perm (E)) over B samples: (B·nr+1) and (B·E), sample q's rows after
+ * sample q−1's, its edges offset by q·E; every prefix of b samples is the b-sample CSR. */
+static wx_status up_csr_batched(wx_gc *m, int32_t *ptr, int32_t *perm, const int32_t *ptr1,
+                                const int32_t *perm1, int64_t nr, int64_t E) {
+    int32_t *h = m->ops->istage;
+    for (int64_t q = 0; q < m->max_batch; q++)
+        for (int64_t r = 0; r < nr; r++) h[q * nr + r] = (int32_t)(ptr1[r] + q * E);
+    h[m->max_batch * nr] = (int32_t)(m->max_batch * E);
+    WX_TRY(up_i32(m, ptr, h, m->max_batch * nr + 1));
+    return up_index_batched(m, perm, perm1, E, E);
 }
 
 wx_status wx_gc_ops_upload(wx_gc *m) {
     wx_gc_ops *o = m->ops;
     for (int i = 0; i < 3; i++) {
         const wx_edge_set *es = edge_set(m, i);
-        WX_TRY(up_i32(m, o->snd[i], es->senders, es->n_edges));
-        WX_TRY(up_i32(m, o->rcv[i], es->receivers, es->n_edges));
-        WX_TRY(up_i32(m, o->rptr[i], es->row_ptr, es->n_receivers + 1));
-        WX_TRY(up_i32(m, o->rperm[i], es->perm, es->n_edges));
-        WX_TRY(up_i32(m, o->sptr[i], m->snd_ptr[i], es->n_senders + 1));
-        WX_TRY(up_i32(m, o->sperm[i], m->snd_perm[i], es->n_edges));
+        const int64_t E = es->n_edges, ns = es->n_senders, nr = es->n_receivers;
+        WX_TRY(up_index_batched(m, o->snd[i], es->senders, E, ns));
+        WX_TRY(up_index_batched(m, o->rcv[i], es->receivers, E, nr));
+        WX_TRY(up_csr_batched(m, o->rptr[i], o->rperm[i], es->row_ptr, es->perm, nr, E));
+        WX_TRY(up_csr_batched(m, o->sptr[i], o->sperm[i], m->snd_ptr[i], m->snd_perm[i], ns, E));
     }
-    WX_TRY(up_f32(m, o->grid_feat, m->g.grid_features, m->ng * 3));
+    WX_TRY(up_repeat(m, o->grid_feat, m->g.grid_features, m->ng * 3));
     /* mesh-node input [0 … 0 | structural] per sample, built on the host once */
     const int64_t fin = m->cin + 3, nmin = m->nm * fin;
     memset(o->stage, 0, sizeof(float) * (size_t)nmin);
     for (int64_t v = 0; v < m->nm; v++)
         memcpy(o->stage + v * fin + m->cin, m->g.mesh_features + 3 * v, 3 * sizeof(float));
-    for (int64_t q = 0; q < m->max_batch; q++) WX_TRY(up_f32(m, m->in.min + q * nmin, o->stage, nmin));
-    WX_TRY(up_edge_features(m, m->in.fg2m, &m->g.g2m));
-    WX_TRY(up_edge_features(m, m->in.fmesh, &m->g.mesh));
-    return up_edge_features(m, m->in.fm2g, &m->g.m2g);
+    WX_TRY(up_repeat(m, m->in.min, o->stage, nmin));
+    WX_TRY(up_repeat(m, m->in.fg2m, m->g.g2m.features, m->eg * 4));
+    WX_TRY(up_repeat(m, m->in.fmesh, m->g.mesh.features, m->em * 4));
+    return up_repeat(m, m->in.fm2g, m->g.m2g.features, m->ed * 4);
 }
 
-wx_status wx_gc_ops_init(wx_gc *m) {
-    const wx_backend *be = m->be;
-    wx_ctx *ctx = m->ctx;
-    wx_gc_ops *o = wx_calloc(1, sizeof *o);
-    m->ops = o;
-    const int64_t rows = ops_rows(m), D = m->D;
-#define ALLOC(ptr, count, what)                                                           \
-    do {                                                                                  \
-        (ptr) = wx_backend_alloc(be, ctx, sizeof(*(ptr)) * (size_t)(count), "graphcast " what); \
-        if (!(ptr)) return WX_ERR_RUN;                                                    \
+/* Every backend buffer of wx_gc_ops_init: count only when base is NULL (bytes added to *bytes),
+ * else allocate into o. */
+static wx_status ops_buffers(wx_gc *m, wx_gc_ops *o, int64_t *bytes) {
+    const int64_t B = m->max_batch, D = m->D;
+#define BUF(ptr, count, what)                                                                 \
+    do {                                                                                      \
+        const size_t n_ = sizeof(*(ptr)) * (size_t)(count);                                   \
+        if (bytes) {                                                                          \
+            *bytes += (int64_t)n_;                                                            \
+        } else {                                                                              \
+            (ptr) = wx_backend_alloc(m->be, m->ctx, n_, "graphcast " what);                   \
+            if (!(ptr)) return WX_ERR_RUN;                                                    \
+        }                                                                                     \
     } while (0)
     for (int i = 0; i < 3; i++) {
         const wx_edge_set *es = edge_set(m, i);
-        ALLOC(o->snd[i], es->n_edges + 1, "senders");
-        ALLOC(o->rcv[i], es->n_edges + 1, "receivers");
-        ALLOC(o->rptr[i], es->n_receivers + 1, "receiver CSR");
-        ALLOC(o->rperm[i], es->n_edges + 1, "receiver CSR order");
-        ALLOC(o->sptr[i], es->n_senders + 1, "sender CSR");
-        ALLOC(o->sperm[i], es->n_edges + 1, "sender CSR order");
+        const int64_t E = B * es->n_edges + 1;
+        BUF(o->snd[i], E, "senders");
+        BUF(o->rcv[i], E, "receivers");
+        BUF(o->rptr[i], B * es->n_receivers + 1, "receiver CSR");
+        BUF(o->rperm[i], E, "receiver CSR order");
+        BUF(o->sptr[i], B * es->n_senders + 1, "sender CSR");
+        BUF(o->sperm[i], E, "sender CSR order");
     }
-    ALLOC(o->grid_feat, m->ng * 3 + 1, "grid features");
-    ALLOC(o->cat, rows * 3 * D, "MLP input");
-    ALLOC(o->dcat, rows * 3 * D, "MLP input gradient");
-    ALLOC(o->ta, rows * D, "scratch");
-    ALLOC(o->tb, rows * D, "scratch");
-#undef ALLOC
+    BUF(o->grid_feat, B * m->ng * 3 + 1, "grid features");
+    BUF(o->w3, 3 * D * D, "layer-0 weight blocks");
+    BUF(o->dw3, 3 * D * D, "layer-0 weight-gradient blocks");
+    BUF(o->pa, B * nmax(m) * D, "node projections");
+    BUF(o->pb, B * nmax(m) * D, "node projections");
+#undef BUF
+    return WX_OK;
+}
+
+int64_t wx_gc_ops_bytes(const wx_gc *m) {
+    wx_gc_ops o;
+    int64_t bytes = 0;
+    (void)ops_buffers((wx_gc *)m, &o, &bytes); /* counting only: neither m nor o is touched */
+    return bytes;
+}
+
+wx_status wx_gc_ops_init(wx_gc *m) {
+    /* batched indices are int32: B·E edges and B·N nodes must fit */
+    const int64_t emax = max2(m->eg, max2(m->em, m->ed));
+    if (m->max_batch * max2(emax, nmax(m)) >= INT32_MAX)
+        return wx_error_set(WX_ERR_USAGE, "graphcast: batch %lld × %lld edges: the ops path's "
+                            "int32 graph indices hold at most %d rows", (long long)m->max_batch,
+                            (long long)emax, INT32_MAX - 1);
+    wx_gc_ops *o = wx_calloc(1, sizeof *o);
+    m->ops = o;
+    WX_TRY(ops_buffers(m, o, NULL));
     o->stage = wx_malloc(sizeof(float) * (size_t)(m->nm * (m->cin + 3) + 1));
+    o->istage = wx_malloc(sizeof(int32_t) * (size_t)(m->max_batch * max2(emax, nmax(m)) + 1));
     return wx_gc_ops_upload(m);
 }
 
@@ -102,67 +143,78 @@ void wx_gc_ops_free(wx_gc *m) {
         be->mem_free(m->ctx, o->sptr[i]), be->mem_free(m->ctx, o->sperm[i]);
     }
     be->mem_free(m->ctx, o->grid_feat);
-    be->mem_free(m->ctx, o->cat), be->mem_free(m->ctx, o->dcat);
-    be->mem_free(m->ctx, o->ta), be->mem_free(m->ctx, o->tb);
+    be->mem_free(m->ctx, o->w3), be->mem_free(m->ctx, o->dw3);
+    be->mem_free(m->ctx, o->pa), be->mem_free(m->ctx, o->pb);
     free(o->stage);
+    free(o->istage);
     free(o);
     m->ops = NULL;
 }
 
 /* ---- one MLP ---- */
 
-/* The layer-0 input X (n, k->in): PLAIN x itself; NODE [x, agg] and EDGE [e, vs[snd], vr[rcv]]
- * concatenated into ops->cat (the gathered rows in s.ga, s.gb; graph ops run per sample). */
-static wx_status mlp_input(wx_gc *m, const wx_gc_mlp *k, const wx_gc_mlp_in *in, int64_t n,
-                           const float **X) {
+/* The column blocks of w (fo, parts·D) into dst (parts, fo, D): layer 0 of a NODE (2 parts) or
+ * EDGE (3 parts) MLP split by input. A copy of fo·parts·D values: tiny next to the rows. */
+static wx_status split_cols(wx_gc *m, float *dst, const float *w, int parts, int64_t fo) {
+    const int64_t D = m->D;
+    float *blk[3] = {dst, dst + fo * D, dst + 2 * fo * D};
+    const int64_t cs[3] = {D, D, D};
+    WX_ASSERT(fo <= D && parts >= 2 && parts <= 3);
+    return m->be->concat_backward(m->ctx, blk, w, cs, parts, fo);
+}
+
+/* pre (n, fo) = layer 0 of MLP k on the input, bias included (no activation):
+ *   PLAIN  x·W0ᵀ + b0
+ *   NODE   v·Wvᵀ + b0 + agg·Waᵀ                               W0 = [Wv | Wa]
+ *   EDGE   e·Weᵀ + b0 + (vs·Wsᵀ)[snd] + (vr·Wrᵀ)[rcv]         W0 = [We | Ws | Wr]
+ * The node projections (ops->pa, ops->pb: (b·N, fo)) are computed once per node and gathered per
+ * edge into s.ga; ops->w3 holds W0's blocks. */
+static wx_status layer0_forward(wx_gc *m, const wx_gc_mlp *k, float *pre, int64_t fo,
+                                const wx_gc_mlp_in *in, int64_t n) {
     const wx_backend *be = m->be;
     wx_ctx *ctx = m->ctx;
     wx_gc_ops *o = m->ops;
     const int64_t D = m->D;
-    switch (in->kind) {
-    case WX_GC_IN_PLAIN:
-        *X = in->x;
-        return WX_OK;
-    case WX_GC_IN_NODE: {
-        const float *xs[2] = {in->x, in->agg};
-        const int64_t cs[2] = {D, D};
+    if (in->kind == WX_GC_IN_PLAIN)
+        return be->linear_forward(ctx, pre, in->x, P(k->w[0]), P(k->b[0]), n, k->in, fo);
+    const float *w = o->w3, *w1 = o->w3 + fo * D, *w2 = o->w3 + 2 * fo * D;
+    if (in->kind == WX_GC_IN_NODE) {
         WX_ASSERT(k->in == 2 * D);
-        *X = o->cat;
-        return be->concat_forward(ctx, o->cat, xs, cs, 2, n);
+        WX_TRY(split_cols(m, o->w3, P(k->w[0]), 2, fo));
+        WX_TRY(be->linear_forward(ctx, pre, in->x, w, P(k->b[0]), n, D, fo));
+        WX_TRY(be->linear_forward(ctx, o->pa, in->agg, w1, NULL, n, D, fo));
+        return be->add_forward(ctx, pre, pre, o->pa, n * fo);
     }
-    default: {
-        const wx_edge_set *es = in->es;
-        const int i = wx_gc_ops_edge_index(m, es);
-        const int64_t E = es->n_edges, ns = es->n_senders, nr = es->n_receivers;
-        WX_ASSERT(k->in == 3 * D && n == in->b * E);
-        for (int64_t q = 0; q < in->b; q++) {
-            WX_TRY(be->gather_rows_forward(ctx, m->s.ga + q * E * D, in->vs + q * ns * D,
-                                           o->snd[i], E, D));
-            WX_TRY(be->gather_rows_forward(ctx, m->s.gb + q * E * D, in->vr + q * nr * D,
-                                           o->rcv[i], E, D));
-        }
-        const float *xs[3] = {in->x, m->s.ga, m->s.gb};
-        const int64_t cs[3] = {D, D, D};
-        *X = o->cat;
-        return be->concat_forward(ctx, o->cat, xs, cs, 3, n);
-    }
-    }
+    const wx_edge_set *es = in->es;
+    const int i = wx_gc_ops_edge_index(m, es);
+    const int64_t ns = in->b * es->n_senders, nr = in->b * es->n_receivers;
+    WX_ASSERT(k->in == 3 * D && n == in->b * es->n_edges);
+    WX_TRY(split_cols(m, o->w3, P(k->w[0]), 3, fo));
+    WX_TRY(be->linear_forward(ctx, pre, in->x, w, P(k->b[0]), n, D, fo));
+    WX_TRY(be->linear_forward(ctx, o->pa, in->vs, w1, NULL, ns, D, fo));
+    WX_TRY(be->linear_forward(ctx, o->pb, in->vr, w2, NULL, nr, D, fo));
+    WX_TRY(be->gather_rows_forward(ctx, m->s.ga, o->pa, o->snd[i], n, fo));
+    WX_TRY(be->add_forward(ctx, pre, pre, m->s.ga, n * fo));
+    WX_TRY(be->gather_rows_forward(ctx, m->s.ga, o->pb, o->rcv[i], n, fo));
+    return be->add_forward(ctx, pre, pre, m->s.ga, n * fo);
 }
 
 /* Linear → SiLU → … → Linear (→ LayerNorm). Tape: pre-activations of the hidden layers, z and the
- * LayerNorm statistics (as wx_gc_mlp_forward). Scratch: s.h0, s.h1 (activations), ops->cat and
- * for edges s.ga, s.gb. */
+ * LayerNorm statistics (as wx_gc_mlp_forward). Scratch: s.h0, s.h1 (activations), s.ga,
+ * ops->pa, ops->pb, ops->w3. */
 wx_status wx_gc_ops_mlp_forward(wx_gc *m, const wx_gc_mlp *k, float *y, const wx_gc_mlp_tape *t,
                                 const wx_gc_mlp_in *in, int64_t n) {
     const wx_backend *be = m->be;
     wx_ctx *ctx = m->ctx;
     const int last = k->nlin - 1, ln = k->ln_w >= 0;
-    const float *a;
-    WX_TRY(mlp_input(m, k, in, n, &a));
+    const float *a = NULL;
     for (int i = 0; i <= last; i++) {
         const int64_t fi = i == 0 ? k->in : k->hidden, fo = i == last ? k->out : k->hidden;
         float *dst = i < last ? t->pre[i] : (ln ? t->z : y);
-        WX_TRY(be->linear_forward(ctx, dst, a, P(k->w[i]), P(k->b[i]), n, fi, fo));
+        if (i == 0)
+            WX_TRY(layer0_forward(m, k, dst, fo, in, n));
+        else
+            WX_TRY(be->linear_forward(ctx, dst, a, P(k->w[i]), P(k->b[i]), n, fi, fo));
         if (i < last) {
             float *act = i % 2 == 0 ? m->s.h0 : m->s.h1;
             WX_TRY(be->silu_forward(ctx, act, dst, n * fo));
@@ -174,6 +226,52 @@ wx_status wx_gc_ops_mlp_forward(wx_gc *m, const wx_gc_mlp *k, float *y, const wx
                                  WX_GC_LN_EPS);
 }
 
+/* Differentiates layer0_forward from dpre (n, fo): parameter grads +=, input grads as
+ * wx_gc_mlp_in says. W0's gradient blocks are accumulated in ops->dw3 (copied out of G(W0) and
+ * written back, so G(W0) += exactly as an in-place accumulation). dpre is read before any input
+ * grad is written. Scratch: s.ga (edge rows), ops->pa, ops->pb, ops->w3, ops->dw3. */
+static wx_status layer0_backward(wx_gc *m, const wx_gc_mlp *k, const float *dpre, int64_t fo,
+                                 const wx_gc_mlp_in *in, int64_t n) {
+    const wx_backend *be = m->be;
+    wx_ctx *ctx = m->ctx;
+    wx_gc_ops *o = m->ops;
+    const int64_t D = m->D;
+    if (in->kind == WX_GC_IN_PLAIN)
+        return be->linear_backward(ctx, in->dx, G(k->w[0]), G(k->b[0]), dpre, in->x, P(k->w[0]),
+                                   n, k->in, fo);
+    const int parts = in->kind == WX_GC_IN_NODE ? 2 : 3;
+    float *w = o->w3, *w1 = o->w3 + fo * D, *w2 = o->w3 + 2 * fo * D;
+    float *dw = o->dw3, *dw1 = o->dw3 + fo * D, *dw2 = o->dw3 + 2 * fo * D;
+    WX_TRY(split_cols(m, o->w3, P(k->w[0]), parts, fo));
+    WX_TRY(split_cols(m, o->dw3, G(k->w[0]), parts, fo));
+    float *dx = in->dx && in->dx_acc ? (parts == 2 ? o->pa : m->s.ga) : in->dx;
+    if (parts == 2) {
+        /* pre = v·Wvᵀ + b0 + agg·Waᵀ: dagg first (dpre may be in->dx, read before it changes) */
+        WX_TRY(be->linear_backward(ctx, in->dagg, dw1, NULL, dpre, in->agg, w1, n, D, fo));
+        WX_TRY(be->linear_backward(ctx, dx, dw, G(k->b[0]), dpre, in->x, w, n, D, fo));
+        if (dx && dx != in->dx) WX_TRY(be->add_forward(ctx, in->dx, in->dx, dx, n * D));
+    } else {
+        /* pre = e·Weᵀ + b0 + (vs·Wsᵀ)[snd] + (vr·Wrᵀ)[rcv]: the projections' grads are the sums
+         * of dpre over each node's sent / received edges (CSR orders: fixed, no atomics) */
+        const wx_edge_set *es = in->es;
+        const int i = wx_gc_ops_edge_index(m, es);
+        const int64_t ns = in->b * es->n_senders, nr = in->b * es->n_receivers;
+        WX_TRY(be->linear_backward(ctx, dx, dw, G(k->b[0]), dpre, in->x, w, n, D, fo));
+        if (dx && dx != in->dx) WX_TRY(be->add_forward(ctx, in->dx, in->dx, dx, n * D));
+        WX_TRY(be->segment_sum_forward(ctx, o->pa, dpre, o->sptr[i], o->sperm[i], ns, n, fo));
+        float *dvs = in->dvs_acc ? o->pb : in->dvs;
+        WX_TRY(be->linear_backward(ctx, dvs, dw1, NULL, o->pa, in->vs, w1, ns, D, fo));
+        if (in->dvs_acc) WX_TRY(be->add_forward(ctx, in->dvs, in->dvs, o->pb, ns * D));
+        WX_TRY(be->segment_sum_forward(ctx, o->pa, dpre, o->rptr[i], o->rperm[i], nr, n, fo));
+        WX_TRY(be->linear_backward(ctx, o->pb, dw2, NULL, o->pa, in->vr, w2, nr, D, fo));
+        WX_TRY(be->add_forward(ctx, in->dvr, in->dvr, o->pb, nr * D));
+    }
+    float *const blk[3] = {dw, dw1, dw2};
+    const float *cblk[3] = {blk[0], blk[1], blk[2]};
+    const int64_t cs[3] = {D, D, D};
+    return be->concat_forward(ctx, G(k->w[0]), cblk, cs, parts, fo);
+}
+
 /* Differentiates wx_gc_ops_mlp_forward: parameter grads +=, input grads as wx_gc_mlp_in says.
  * dy (n, out) is read before any input grad is written (it may be the node MLP's dx, as in
  * graphcast_backward.c's step_backward), and must not be scratch named above or s.dz, s.dh. */
@@ -181,8 +279,6 @@ wx_status wx_gc_ops_mlp_backward(wx_gc *m, const wx_gc_mlp *k, const float *dy,
                                  const wx_gc_mlp_tape *t, const wx_gc_mlp_in *in, int64_t n) {
     const wx_backend *be = m->be;
     wx_ctx *ctx = m->ctx;
-    wx_gc_ops *o = m->ops;
-    const int64_t D = m->D;
     const int last = k->nlin - 1;
     const float *dcur = dy;
     if (k->ln_w >= 0) {
@@ -201,39 +297,5 @@ wx_status wx_gc_ops_mlp_backward(wx_gc *m, const wx_gc_mlp *k, const float *dy,
         WX_TRY(be->silu_backward(ctx, next, m->s.h1, t->pre[i - 1], n * fi));
         dcur = next;
     }
-    /* pre_0 = X·W_0ᵀ + b_0 with X rebuilt (the MLP input is not on the tape) */
-    const int64_t fo0 = k->nlin == 1 ? k->out : k->hidden;
-    const float *X;
-    WX_TRY(mlp_input(m, k, in, n, &X));
-    if (in->kind == WX_GC_IN_PLAIN)
-        return be->linear_backward(ctx, in->dx, G(k->w[0]), G(k->b[0]), dcur, X, P(k->w[0]), n,
-                                   k->in, fo0);
-    WX_TRY(be->linear_backward(ctx, o->dcat, G(k->w[0]), G(k->b[0]), dcur, X, P(k->w[0]), n,
-                               k->in, fo0));
-    if (in->kind == WX_GC_IN_NODE) {
-        /* X = [x, agg] */
-        float *dxs[2] = {in->dx && in->dx_acc ? o->ta : in->dx, in->dagg};
-        const int64_t cs[2] = {D, D};
-        WX_TRY(be->concat_backward(ctx, dxs, o->dcat, cs, 2, n));
-        if (in->dx && in->dx_acc) WX_TRY(be->add_forward(ctx, in->dx, in->dx, o->ta, n * D));
-        return WX_OK;
-    }
-    /* X = [e, vs[snd], vr[rcv]]: the gathered parts' grads are segment sums over each node's
-     * sent / received edges (CSR orders: fixed, no atomics) */
-    const wx_edge_set *es = in->es;
-    const int i = wx_gc_ops_edge_index(m, es);
-    const int64_t E = es->n_edges, ns = es->n_senders, nr = es->n_receivers, b = in->b;
-    float *dxs[3] = {in->dx && in->dx_acc ? o->ta : in->dx, m->s.ga, m->s.gb};
-    const int64_t cs[3] = {D, D, D};
-    WX_TRY(be->concat_backward(ctx, dxs, o->dcat, cs, 3, n));
-    if (in->dx && in->dx_acc) WX_TRY(be->add_forward(ctx, in->dx, in->dx, o->ta, n * D));
-    float *ds = in->dvs_acc ? o->tb : in->dvs;
-    for (int64_t q = 0; q < b; q++)
-        WX_TRY(be->segment_sum_forward(ctx, ds + q * ns * D, m->s.ga + q * E * D, o->sptr[i],
-                                       o->sperm[i], ns, E, D));
-    if (in->dvs_acc) WX_TRY(be->add_forward(ctx, in->dvs, in->dvs, o->tb, b * ns * D));
-    for (int64_t q = 0; q < b; q++)
-        WX_TRY(be->segment_sum_forward(ctx, o->tb + q * nr * D, m->s.gb + q * E * D, o->rptr[i],
-                                       o->rperm[i], nr, E, D));
-    return be->add_forward(ctx, in->dvr, in->dvr, o->tb, b * nr * D);
+    return layer0_backward(m, k, dcur, k->nlin == 1 ? k->out : k->hidden, in, n);
 }

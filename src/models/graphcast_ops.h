@@ -1,18 +1,23 @@
 /* GraphCast through backend-table ops only (the "ops path"): the same encoder–processor–decoder
- * as graphcast_forward.c / graphcast_backward.c, but every MLP is plain ops (concat, gather_rows,
- * linear, silu, layernorm) instead of the fused CPU kernels of graphcast_mlp.c, and the graph
- * index arrays, static inputs, tapes and scratch live in the backend's memory. So it runs on any
- * backend: the CUDA one (the reason it exists) and the CPU one (how it is tested against the
- * fused path, tests/unit/test_graphcast_ops.c).
+ * as graphcast_forward.c / graphcast_backward.c, but every MLP is plain ops (linear, gather_rows,
+ * add, segment_sum, silu, layernorm, concat only to split weights) instead of the fused CPU
+ * kernels of graphcast_mlp.c, and the graph index arrays, static inputs, tapes and scratch live
+ * in the backend's memory. So it runs on any backend: the CUDA one (the reason it exists) and the
+ * CPU one (how it is tested against the fused path, tests/unit/test_graphcast_ops.c).
  *
  * Selected at wx_gc_create: always when be->on_device; on the CPU backend only with the debug/test
  * switch WX_GC_OPS=1 in the environment, or wx_gc_create_path(..., ops = 1). The fused path stays
- * the CPU default (about twice fewer edge-MLP FLOPs, see graphcast_mlp.c).
+ * the CPU default (its row kernels fuse bias, gather and SiLU in one pass).
  *
- * Same math and concatenation orders as the published model: edge MLP input [e, vs[snd], vr[rcv]],
- * node MLP input [v, Σ received]. Results differ from the fused path only by float summation
- * order (the fused path splits layer 0 by column blocks). Sums over edges are the deterministic
- * CSR segment sums (receivers' and senders' CSR orders; no gather_rows backward, no atomics).
+ * Same math as the published model (edge MLP input [e, vs[snd], vr[rcv]], node MLP input
+ * [v, Σ received]), with layer 0 split by its weight's column blocks as on the fused path:
+ * W0·[e; vs[snd]; vr[rcv]] = We·e + (Ws·vs)[snd] + (Wr·vr)[rcv]. The node projections are computed
+ * once per node (N ≪ E) and gathered per edge, so no (E, 3D) concatenation exists and the edge
+ * MLPs cost about half the FLOPs. Backward: the projections' gradients are CSR segment sums of
+ * the edge gradient over each node's sent / received edges (fixed order, no atomics), then one
+ * linear backward per block. Results differ from the fused path only by float summation order.
+ * Graph ops run once over all samples: the index arrays hold max_batch copies, sample q's entries
+ * offset by q·N (nodes) or q·E (edges), and a batch b < max_batch uses their prefix.
  * Activation checkpointing is supported exactly as on the fused path (a processor step is rerun
  * from its stored latents before it is differentiated).
  *
@@ -25,14 +30,20 @@
 /* What the ops path keeps beyond wx_gc's arena, all in the backend's memory. Edge sets are
  * indexed 0 g2m, 1 mesh, 2 m2g. */
 typedef struct wx_gc_ops {
-    int32_t *snd[3], *rcv[3];    /* (E) sender / receiver of each edge */
-    int32_t *rptr[3], *rperm[3]; /* receivers' CSR: (Nr+1), (E) */
-    int32_t *sptr[3], *sperm[3]; /* senders' CSR: (Ns+1), (E) */
-    float *grid_feat;            /* (Ng, 3) structural grid-node features */
-    float *cat, *dcat;           /* (rows, 3D) an MLP's layer-0 input and its gradient */
-    float *ta, *tb;              /* (rows, D) node-gradient partials */
+    /* graph indices over max_batch samples (B·E edges, B·N nodes; module comment) */
+    int32_t *snd[3], *rcv[3];    /* (B·E) sender / receiver of each edge */
+    int32_t *rptr[3], *rperm[3]; /* receivers' CSR: (B·Nr+1), (B·E) */
+    int32_t *sptr[3], *sperm[3]; /* senders' CSR: (B·Ns+1), (B·E) */
+    float *grid_feat;            /* (B, Ng, 3) structural grid-node features */
+    float *w3, *dw3;             /* (3, D, D) a layer-0 weight's column blocks, their gradients */
+    float *pa, *pb;              /* (B·max(Ng, Nm), D) node projections, their grads, node temps */
     float *stage;                /* host staging for uploads (largest static input) */
+    int32_t *istage;             /* host staging for the batched index arrays */
 } wx_gc_ops;
+
+/* Bytes the ops path allocates in the backend's memory beyond the arena (wx_gc_arena_bytes),
+ * for m's graphs at m->max_batch; what wx_gc_ops_init allocates, counted without allocating. */
+int64_t wx_gc_ops_bytes(const wx_gc *m);
 
 /* Allocates m->ops in m->be's memory for m->max_batch samples and uploads the graphs and static
  * inputs (wx_gc_ops_upload). Called by wx_gc_create after the arena. */

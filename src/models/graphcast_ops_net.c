@@ -19,15 +19,12 @@ static wx_gc_mlp_in edge_in(const wx_edge_set *es, const float *e, const float *
     return (wx_gc_mlp_in){.kind = WX_GC_IN_EDGE, .x = e, .vs = vs, .vr = vr, .es = es, .b = b};
 }
 
-/* agg(b·Nr, D)[r] = Σ_{edges into r} upd(b·E, D), per sample. */
+/* agg(b·Nr, D)[r] = Σ_{edges into r} upd(b·E, D): one segment sum over the batched CSR. */
 static wx_status aggregate(wx_gc *m, float *agg, const float *upd, const wx_edge_set *es,
                            int64_t b) {
     const int i = wx_gc_ops_edge_index(m, es);
-    const int64_t E = es->n_edges, nr = es->n_receivers, D = m->D;
-    for (int64_t q = 0; q < b; q++)
-        WX_TRY(m->be->segment_sum_forward(m->ctx, agg + q * nr * D, upd + q * E * D,
-                                          m->ops->rptr[i], m->ops->rperm[i], nr, E, D));
-    return WX_OK;
+    return m->be->segment_sum_forward(m->ctx, agg, upd, m->ops->rptr[i], m->ops->rperm[i],
+                                      b * es->n_receivers, b * es->n_edges, m->D);
 }
 
 /* Processor step s (wx_gc_proc_step on this path). */
@@ -51,16 +48,15 @@ static wx_status ops_run(wx_gc *m, float *y, const float *x, int64_t b, wx_gc_ta
     const wx_backend *be = m->be;
     wx_ctx *ctx = m->ctx;
     const wx_gc_modules *o = &m->mod;
-    const int64_t D = m->D, ng = b * m->ng, nm = b * m->nm, fin = m->cin + 3;
+    const int64_t D = m->D, ng = b * m->ng, nm = b * m->nm;
     const int64_t H = m->c.nlat, W = m->c.nlon;
     t->b = b;
-    /* grid nodes: x(B,Cin,H,W) → channels-last (B,Ng,Cin), then [x | structural] */
+    /* grid nodes: x(B,Cin,H,W) → channels-last (B,Ng,Cin), then [x | structural] (the structural
+     * features are stored once per sample, so one concat covers the batch) */
     WX_TRY(be->unpatchify_backward(ctx, m->s.cat, x, b, m->cin, H, W, 1));
-    for (int64_t q = 0; q < b; q++) {
-        const float *xs[2] = {m->s.cat + q * m->ng * m->cin, m->ops->grid_feat};
-        const int64_t cs[2] = {m->cin, 3};
-        WX_TRY(be->concat_forward(ctx, t->gin + q * m->ng * fin, xs, cs, 2, m->ng));
-    }
+    const float *gxs[2] = {m->s.cat, m->ops->grid_feat};
+    const int64_t gcs[2] = {m->cin, 3};
+    WX_TRY(be->concat_forward(ctx, t->gin, gxs, gcs, 2, ng));
     /* ---- grid2mesh_gnn: embed, one step ---- */
     wx_gc_mlp_in in = plain_in(t->gin, NULL);
     WX_TRY(wx_gc_ops_mlp_forward(m, &o->emb_grid, t->vg0, &t->emb_grid, &in, ng));
@@ -145,9 +141,8 @@ static wx_status step_backward(wx_gc *m, const wx_gc_mlp *ke, const wx_gc_mlp *k
                         .dagg = m->s.dtmp};
     WX_TRY(wx_gc_ops_mlp_backward(m, kn, dvr, &t->node, &nin, b * nr));
     /* de' = segment_sum_backward(dagg) (+ de_next: the residual e_next = e + e') */
-    for (int64_t q = 0; q < b; q++)
-        WX_TRY(be->segment_sum_backward(m->ctx, m->s.dupd + q * E * D, m->s.dtmp + q * nr * D,
-                                        m->ops->rptr[i], m->ops->rperm[i], nr, E, D));
+    WX_TRY(be->segment_sum_backward(m->ctx, m->s.dupd, m->s.dtmp, m->ops->rptr[i],
+                                    m->ops->rperm[i], b * nr, b * E, D));
     if (de_next) WX_TRY(be->add_forward(m->ctx, m->s.dupd, m->s.dupd, de_next, b * E * D));
     wx_gc_mlp_in ein = edge_in(es, e, vs, vr, b);
     ein.dx = de, ein.dx_acc = de_next != NULL;

@@ -117,7 +117,7 @@ static void use_reference_m2g(wx_gc **m, int count, const wx_fixture *f) {
             e->senders[i] = (int32_t)snd->data[i];
             for (int d = 0; d < 4; d++) e->features[4 * i + d] = (float)feat->data[4 * i + d];
         }
-        wx_gc_static_refresh(m[k]);
+        WX_CHECK(wx_gc_static_refresh(m[k]) == WX_OK, "static refresh: %s", wx_error_message());
     }
 }
 

@@ -92,7 +92,7 @@ static wx_gc *make_on(wx_ctx *ctx, const wx_backend *be, const wx_fixture *f, in
             e->senders[i] = (int32_t)snd->data[i];
             for (int d = 0; d < 4; d++) e->features[4 * i + d] = (float)feat->data[4 * i + d];
         }
-        wx_gc_static_refresh(m);
+        WX_CHECK(wx_gc_static_refresh(m) == WX_OK, "static refresh: %s", wx_error_message());
     }
     return m;
 }
@@ -401,7 +401,18 @@ static void test_devsim(wx_ctx *ctx) {
     long v0 = wx_devsim_violations(), ops0 = wx_devsim_ops_run();
     const int64_t B = 2;
     for (int ck = 0; ck < 2; ck++) {
+        size_t a0 = 0, a1 = 0;
+        wx_devsim_live(&a0);
         wx_gc *c = make(ctx, f, 1, ck, B, 1), *d = make_on(ctx, ds, f, 1, ck, B, 1);
+        wx_devsim_live(&a1);
+        /* wx_gc_ops_bytes (the dry count behind docs/graphcast.md's memory table) is what
+         * the ops path really allocates: arena + ops buffers + parameters and gradients */
+        if (d)
+            WX_CHECK(a1 - a0 == (size_t)(d->arena_len * 4 + wx_gc_ops_bytes(d) +
+                                         2 * (int64_t)d->params.len * 4),
+                     "device bytes %zu = arena %lld + ops %lld + 2 x params %lld", a1 - a0,
+                     (long long)d->arena_len * 4, (long long)wx_gc_ops_bytes(d),
+                     (long long)d->params.len * 4);
         run rc = {0}, rd = {0};
         if (c && d && WX_CHECK(d->ops && d->params.be == ds, "devsim model on the ops path") &&
             one_step(ctx, c, f, B, &rc) && one_step_be(ctx, d, f, B, &rd))
