@@ -3,8 +3,10 @@
 /usr/bin/python3 (numpy, netCDF4, matplotlib).
 
   synth_stats.py stats DIR            per-year z500 mean / spread, 24 h persistence, ranges
-  synth_stats.py twin DIR_A DIR_B [CLIM_DIR]
-                                      z500 twin difference vs time, doubling time, saturation
+  synth_stats.py twin DIR_A DIR_B [CLIM_DIR] [--log TWIN_LOG]
+                                      z500 twin difference vs time, doubling time, saturation;
+                                      with --log also the same for a `twin_log` file (the twins
+                                      on the model state in double precision)
   synth_stats.py ke KE_TXT PNG        plot of the kinetic-energy spectrum and its slope
 
 Averages over the regular grid are cos(latitude)-weighted; "spread" is the area mean of the
@@ -76,7 +78,7 @@ def stats(d):
           f"ratio {pers / clim_std:.3f}")
 
 
-def twin(da, db, dclim=None):
+def twin(da, db, dclim=None, log=None):
     fa, fb = months(da), months(db)
     err, clim_src = [], []
     w = None
@@ -98,8 +100,17 @@ def twin(da, db, dclim=None):
     err = np.array(err)
     days = np.arange(len(err)) / 4.0
     print(f"saturation level sqrt(2) x climatological std = {sat:.1f} m2 s-2")
+    print("float32 output files:")
+    report(days, err, sat, 8)
+    if log:
+        d, e = np.loadtxt(log, unpack=True, ndmin=2)
+        print(f"model state in double precision ({log}):")
+        report(d, e, sat, 5)
+
+
+def report(days, err, sat, every):
     print("day  z500 rms difference (m2 s-2)")
-    for k in range(0, len(err), 8):
+    for k in range(0, len(err), every):
         print(f"{days[k]:5.1f}  {err[k]:.4e}")
     def doubling(d0, d1):
         m = (days >= d0) & (days <= d1) & (err < 0.25 * sat)
@@ -139,7 +150,12 @@ if __name__ == "__main__":
     if len(sys.argv) >= 3 and sys.argv[1] == "stats":
         stats(sys.argv[2])
     elif len(sys.argv) >= 4 and sys.argv[1] == "twin":
-        twin(sys.argv[2], sys.argv[3], sys.argv[4] if len(sys.argv) > 4 else None)
+        args, log = sys.argv[2:], None
+        if "--log" in args:
+            i = args.index("--log")
+            log = args[i + 1]
+            del args[i:i + 2]
+        twin(args[0], args[1], args[2] if len(args) > 2 else None, log)
     elif len(sys.argv) == 4 and sys.argv[1] == "ke":
         ke(sys.argv[2], sys.argv[3])
     else:
