@@ -16,6 +16,7 @@ int wx_gc_ops_edge_index(const wx_gc *m, const wx_edge_set *es) {
 }
 
 static int64_t nmax(const wx_gc *m) { return max2(m->ng, m->nm); }
+static int64_t emax(const wx_gc *m) { return max2(m->eg, max2(m->em, m->ed)); }
 
 static const wx_edge_set *edge_set(const wx_gc *m, int i) {
     return i == 0 ? &m->g.g2m : (i == 1 ? &m->g.mesh : &m->g.m2g);
@@ -105,8 +106,16 @@ static wx_status ops_buffers(wx_gc *m, wx_gc_ops *o, int64_t *bytes) {
     BUF(o->grid_feat, B * m->ng * 3 + 1, "grid features");
     BUF(o->w3, 3 * D * D, "layer-0 weight blocks");
     BUF(o->dw3, 3 * D * D, "layer-0 weight-gradient blocks");
-    BUF(o->pa, B * nmax(m) * D, "node projections");
-    BUF(o->pb, B * nmax(m) * D, "node projections");
+    /* the node projections fit in the arena's s.gb (B·max E rows, unused on this path) when
+     * 2·max N ≤ max E, as in every GraphCast graph (m2g alone has 3 edges per grid node) */
+    if (2 * nmax(m) <= emax(m)) {
+        o->own_pn = 0;
+        if (!bytes) o->pa = m->s.gb, o->pb = m->s.gb + B * nmax(m) * D;
+    } else {
+        o->own_pn = 1;
+        BUF(o->pa, B * nmax(m) * D, "node projections");
+        BUF(o->pb, B * nmax(m) * D, "node projections");
+    }
 #undef BUF
     return WX_OK;
 }
@@ -120,16 +129,16 @@ int64_t wx_gc_ops_bytes(const wx_gc *m) {
 
 wx_status wx_gc_ops_init(wx_gc *m) {
     /* batched indices are int32: B·E edges and B·N nodes must fit */
-    const int64_t emax = max2(m->eg, max2(m->em, m->ed));
-    if (m->max_batch * max2(emax, nmax(m)) >= INT32_MAX)
-        return wx_error_set(WX_ERR_USAGE, "graphcast: batch %lld × %lld edges: the ops path's "
+    const int64_t rows = m->max_batch * max2(emax(m), nmax(m));
+    if (rows >= INT32_MAX)
+        return wx_error_set(WX_ERR_USAGE, "graphcast: batch %lld × %lld rows: the ops path's "
                             "int32 graph indices hold at most %d rows", (long long)m->max_batch,
-                            (long long)emax, INT32_MAX - 1);
+                            (long long)max2(emax(m), nmax(m)), INT32_MAX - 1);
     wx_gc_ops *o = wx_calloc(1, sizeof *o);
     m->ops = o;
     WX_TRY(ops_buffers(m, o, NULL));
     o->stage = wx_malloc(sizeof(float) * (size_t)(m->nm * (m->cin + 3) + 1));
-    o->istage = wx_malloc(sizeof(int32_t) * (size_t)(m->max_batch * max2(emax, nmax(m)) + 1));
+    o->istage = wx_malloc(sizeof(int32_t) * (size_t)(rows + 1));
     return wx_gc_ops_upload(m);
 }
 
@@ -144,7 +153,7 @@ void wx_gc_ops_free(wx_gc *m) {
     }
     be->mem_free(m->ctx, o->grid_feat);
     be->mem_free(m->ctx, o->w3), be->mem_free(m->ctx, o->dw3);
-    be->mem_free(m->ctx, o->pa), be->mem_free(m->ctx, o->pb);
+    if (o->own_pn) be->mem_free(m->ctx, o->pa), be->mem_free(m->ctx, o->pb);
     free(o->stage);
     free(o->istage);
     free(o);

@@ -36,7 +36,9 @@ typedef struct wx_gc_ops {
     int32_t *sptr[3], *sperm[3]; /* senders' CSR: (B·Ns+1), (B·E) */
     float *grid_feat;            /* (B, Ng, 3) structural grid-node features */
     float *w3, *dw3;             /* (3, D, D) a layer-0 weight's column blocks, their gradients */
-    float *pa, *pb;              /* (B·max(Ng, Nm), D) node projections, their grads, node temps */
+    float *pa, *pb;              /* (B·max(Ng, Nm), D) node projections, their grads, node temps;
+                                  * in the arena's s.gb unless own_pn */
+    int own_pn;
     float *stage;                /* host staging for uploads (largest static input) */
     int32_t *istage;             /* host staging for the batched index arrays */
 } wx_gc_ops;
