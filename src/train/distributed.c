@@ -80,6 +80,12 @@ wx_status wx_dist_init(int *argc, char ***argv) {
     int inited = 0, provided = 0;
     MPI_Initialized(&inited);
     if (!inited) {
+        /* Open MPI spins in its waits by default. Where ranks share cores with other work (or with
+         * each other), a spinning rank takes the core from the very peer it waits for: a 2-rank
+         * gradient all-reduce took 2.3x the wall time and 2x the CPU time that way on a loaded
+         * 2-core machine (docs/benchmarks.md). Yielding costs one sched_yield per idle poll on a
+         * dedicated core. A value the user set is kept (setenv without overwrite). */
+        setenv("OMPI_MCA_mpi_yield_when_idle", "1", 0);
         int rc = MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided);
         if (rc != MPI_SUCCESS)
             return wx_error_set(WX_ERR_RUN, "MPI_Init_thread failed (code %d): is the launcher's "

@@ -5,7 +5,9 @@
 #     the throughput per rank, its ratio to the single rank, and the time in MPI per step;
 #  2. the gradient all-reduce alone (the trainer's bucketed path and plain MPI_Allreduce) against
 #     the message size, with the bytes one step of that model moves marked.
-# Usage: [BUCKET_MB=MB] bash tests/bench/bench_mpi.sh [build-dir] [steps] [per-rank batch] [embed_dim]
+# Usage: [BUCKET_MB=MB] [ZERO1=1] [REPS=3] [SKIP_ALLREDUCE=1] bash tests/bench/bench_mpi.sh [build-dir] [steps] [per-rank batch] [embed_dim]
+# The last lines: "SUMMARY weak scaling ..." (median efficiency over the repetitions, how many
+# reach 85 %, the CPU-time efficiency, the co-run ceiling) and the load average.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 build=$(cd "${1:-$here/../../build}" && pwd)
@@ -46,49 +48,73 @@ pretrain:
 EOF
 done
 # One step of warm-up is excluded: the rate is taken over steps 2..steps from the step times.
-run() { # n
-  local n=$1
-  (cd "$tmp/r$n" && $mpirun -np "$n" "$build/wxcast" --quiet train train.yaml --threads 1 \
-     --max-steps "$steps" --metrics m.jsonl ${BUCKET_MB:+--bucket-mb $BUCKET_MB} >/dev/null)
+# CPU time: every process runs under /usr/bin/time; a 1-step run of the same setup is subtracted,
+# so cpu(steps) − cpu(1) over steps − 1 is the CPU time of one step (all threads, user + system).
+# Under load the wall rate mostly measures the other jobs; the CPU-time ratio is the steadier one
+# (MPI waits spin, so time spent waiting for the other rank is still counted).
+run() { # n dir steps [extra wxcast args]
+  local n=$1 d=$2 s=$3; shift 3
+  mkdir -p "$tmp/$d" && cp "$tmp/r$n/train.yaml" "$tmp/$d/" && rm -rf "$tmp/$d/ckpt" "$tmp/$d"/m.jsonl "$tmp/$d"/cpu.*
+  local cmd=(sh -c 'exec /usr/bin/time -f "%U %S" -o "cpu.${OMPI_COMM_WORLD_RANK:-0}" "$@"' sh
+             "$build/wxcast" --quiet train train.yaml --threads 1 --max-steps "$s" --metrics m.jsonl "$@")
+  if [ "$n" = 1 ]; then (cd "$tmp/$d" && "${cmd[@]}" >/dev/null)
+  else (cd "$tmp/$d" && $mpirun -np "$n" "${cmd[@]}" >/dev/null); fi
 }
-run 1
-run 2
-# The machine's own ceiling: two single-process runs at the same time, no communication at all
-# (2 vCPUs may share one core's caches and memory bandwidth, so co-running alone costs throughput).
-for d in c1 c2; do mkdir -p "$tmp/$d" && cp "$tmp/r1/train.yaml" "$tmp/$d/"; done
-(cd "$tmp/c1" && "$build/wxcast" --quiet train train.yaml --threads 1 --max-steps "$steps" --metrics m.jsonl >/dev/null) &
-(cd "$tmp/c2" && "$build/wxcast" --quiet train train.yaml --threads 1 --max-steps "$steps" --metrics m.jsonl >/dev/null) &
-wait
-/usr/bin/python3 - "$tmp" "$batch" "$steps" <<'PY'
-import json, sys
-tmp, batch, steps = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-def rate(n, d=None):
-    rows = [json.loads(l) for l in open(f"{tmp}/{d or 'r%d' % n}/m.jsonl") if '"train"' in l]
+args2=(${BUCKET_MB:+--bucket-mb $BUCKET_MB} ${ZERO1:+--zero1})
+reps=${REPS:-3}
+run 1 b1 1
+run 2 b2 1 "${args2[@]}"
+for ((k = 1; k <= reps; k++)); do
+  run 1 "r1_$k" "$steps"
+  run 2 "r2_$k" "$steps" "${args2[@]}"
+  # The machine's own ceiling: two single-process runs at the same time, no communication at all
+  # (2 vCPUs share caches and memory bandwidth, so co-running alone costs throughput).
+  run 1 "c1_$k" "$steps" & run 1 "c2_$k" "$steps" & wait
+done
+load_mid=$(cut -d' ' -f1-3 /proc/loadavg)
+/usr/bin/python3 - "$tmp" "$batch" "$steps" "$reps" "${BUCKET_MB:-25}" "${ZERO1:+ZeRO-1}" <<'PY' | tee "$tmp/summary.txt"
+import glob, json, statistics, sys
+tmp, batch, steps, reps, bucket, zero = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5], sys.argv[6]
+def cpu(d):  # per-rank CPU seconds of the run in directory d (mean over ranks)
+    v = [sum(map(float, open(f).read().split()[-2:])) for f in glob.glob(f"{tmp}/{d}/cpu.*")]
+    return sum(v) / len(v)
+def rate(d, n):
+    rows = [json.loads(l) for l in open(f"{tmp}/{d}/m.jsonl") if '"train"' in l]
     # samples_per_s is cumulative since the epoch start: recover the elapsed time per step.
     t = [r["step"] * batch * n / r["samples_per_s"] for r in rows]
-    per_rank = (len(t) - 1) * batch / (t[-1] - t[0])
     comm = [r.get("comm_s", 0.0) for r in rows[1:]]
-    return per_rank, sum(comm) / len(comm), (t[-1] - t[0]) / (len(t) - 1)
-r1, _, s1 = rate(1)
-r2, c2, s2 = rate(2)
-print(f"weak scaling, {batch} samples per rank per step, steps 2..{steps}:")
-print(f"  1 rank : {r1:8.2f} samples/s per rank, {s1*1e3:8.1f} ms/step")
-print(f"  2 ranks: {r2:8.2f} samples/s per rank, {s2*1e3:8.1f} ms/step, {c2*1e3:8.1f} ms/step in MPI "
-      f"(loss average + gradient all-reduce)")
-print(f"  efficiency (per-rank throughput, 2 ranks / 1 rank): {r2 / r1 * 100:.1f} %")
-rc = (rate(1, "c1")[0] + rate(1, "c2")[0]) / 2
-print(f"  two independent 1-rank runs at once: {rc:8.2f} samples/s each = {rc / r1 * 100:.1f} % of one alone "
-      f"(the machine's ceiling); 2 ranks reach {r2 / rc * 100:.1f} % of it")
+    return (len(t) - 1) * batch / (t[-1] - t[0]), (t[-1] - t[0]) / (len(t) - 1), sum(comm) / len(comm)
+cpu1_0, cpu2_0 = cpu("b1"), cpu("b2")
+print(f"weak scaling, {batch} samples per rank per step, steps 2..{steps}, 1 thread per rank, "
+      f"buckets of {bucket} MB{', ' + zero if zero else ''}; per repetition:")
+eff, effc, ceil = [], [], []
+for k in range(1, reps + 1):
+    r1, s1, _ = rate(f"r1_{k}", 1)
+    r2, s2, c2 = rate(f"r2_{k}", 2)
+    k1 = (cpu(f"r1_{k}") - cpu1_0) / (steps - 1)
+    k2 = (cpu(f"r2_{k}") - cpu2_0) / (steps - 1)
+    rc = (rate(f"c1_{k}", 1)[0] + rate(f"c2_{k}", 1)[0]) / 2
+    eff.append(r2 / r1); effc.append(k1 / k2); ceil.append(rc / r1)
+    print(f"  {k}: 1 rank {s1*1e3:7.1f} ms/step ({k1*1e3:6.1f} CPU ms), 2 ranks {s2*1e3:7.1f} ms/step "
+          f"({k2*1e3:6.1f} CPU ms per rank, {c2*1e3:5.1f} ms in MPI); efficiency {r2/r1*100:5.1f} % wall, "
+          f"{k1/k2*100:5.1f} % CPU time; two lone runs at once {rc/r1*100:5.1f} %")
+med = statistics.median
+print(f"SUMMARY weak scaling 2 ranks vs 1: median efficiency {med(eff)*100:.1f} % (wall), "
+      f"{sum(e >= 0.85 for e in eff)} of {reps} runs >= 85 %; median {med(effc)*100:.1f} % by CPU time per step; "
+      f"co-run ceiling (two lone runs at once) median {med(ceil)*100:.1f} %")
 PY
+if [ -z "${SKIP_ALLREDUCE:-}" ]; then
 params=$("$build/wxcast" info --model "$tmp/model.yaml" 2>/dev/null | grep -i "param" | head -1 || true)
 echo "model: embed_dim $embed, depth 4, 16x32 grid, patch 4 (${params}); gradient bytes = 4 x parameters"
-echo "all-reduce (2 ranks, median of 10-50 rounds):"
+echo "all-reduce (2 ranks, median wall time of 10-50 rounds, mean CPU time; the MPI_Allreduce line includes the 1/N pass):"
 $mpirun -np 2 "$build/tests/bench_mpi" allreduce 64 >"$tmp/ar.jsonl"
 /usr/bin/python3 - "$tmp/ar.jsonl" <<'PY'
 import json, sys
 for line in open(sys.argv[1]):
     r = json.loads(line)
     print(f"  {r['call']:<14} {r['bytes'] / 1048576:9.3f} MiB  {r['buckets']:3d} bucket(s)  "
-          f"{r['median_s'] * 1e3:9.3f} ms  {r['algbw_GBs']:7.3f} GB/s")
+          f"{r['median_s'] * 1e3:9.3f} ms  {r['algbw_GBs']:7.3f} GB/s  {r['cpu_s'] * 1e3:9.3f} CPU ms (rank 0)")
 PY
-echo "load average: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc --all) cores"
+fi
+echo "load average: $load_mid after the training runs, $(cut -d' ' -f1-3 /proc/loadavg) at the end, on $(nproc --all) cores"
+grep '^SUMMARY' "$tmp/summary.txt"
