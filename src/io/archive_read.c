@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include "io/archive.h"
 #include "io/archive_priv.h"
@@ -156,7 +155,7 @@ static wx_status read_record(wx_archive *a, int64_t t, unsigned char *buf, float
         got += (size_t)k;
     }
     if (a->opts.check_crc &&
-        (uint32_t)crc32(crc32(0L, Z_NULL, 0), buf, (uInt)s->h.record_bytes) != s->crcs[r]) {
+        wx_archive_crc32(0, buf, (size_t)s->h.record_bytes) != s->crcs[r]) {
         snprintf(err, errlen, "%s/%s: record %llu (time index %lld): crc32 mismatch, the data is "
                  "damaged", a->dir, s->name, (unsigned long long)r, (long long)t);
         return WX_ERR_RUN;
