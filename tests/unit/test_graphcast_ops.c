@@ -5,13 +5,15 @@
  *   - the independent PyTorch float64 model (fixtures gc_tiny, gc_rollout of
  *     tests/ref/ref_graphcast.py), as test_graphcast does for the fused path;
  * plus: activation checkpointing on the ops path bitwise equal to plain; two runs bitwise equal;
- * predict == forward bitwise; the WX_GC_OPS=1 switch selects the path; the trainer's model
+ * predict == forward bitwise; batch 1 in a model made for batch 2 (index-array prefixes) bitwise
+ * equal to a batch-1 model; the WX_GC_OPS=1 switch selects the path; the trainer's model
  * interface (train_model_gc.c: make_input, next_input, predict, 2-step loss_backward) on the ops
  * path, which stages its host glue through backend buffers, against the fused path; and the
  * whole ops path on the test device simulator (tests/support/wx_devsim.h: device memory unmapped
  * between ops, pointer checks, guard regions), which must give the CPU ops path's bits with no
  * violation and no leak: a host pointer where device memory is expected would fault there as it
- * would on a GPU.
+ * would on a GPU; there the bytes allocated must equal the arena, wx_gc_ops_bytes and the
+ * parameters (the dry count docs/graphcast.md's memory figures come from).
  *
  * Tolerances. Ops vs fused: both float32, differing only in summation order (the fused path
  * splits layer 0 into column blocks and sums them, and uses its own exp in SiLU): 1e-5 relative to
@@ -232,6 +234,25 @@ static void test_one_step(wx_ctx *ctx) {
 }
 
 /* The 3-step rollout of test_graphcast (fixture gc_rollout): loss, every gradient and dx0. */
+/* A batch below max_batch runs on the prefix of the batched index and CSR arrays (graphcast_ops.h):
+ * one step at b = 1 in a model made for 2 samples must give the bits of a model made for 1. */
+static void test_batch_prefix(wx_ctx *ctx) {
+    printf("batch 1 in a batch-2 model\n");
+    wx_fixture *f = wx_fixture_load("gc_tiny");
+    if (!WX_CHECK(f != NULL, "fixture gc_tiny")) return;
+    wx_gc *m1 = make(ctx, f, 1, 0, 1, 1), *m2 = make(ctx, f, 1, 0, 2, 1);
+    run r1 = {0}, r2 = {0};
+    if (m1 && m2 && one_step(ctx, m1, f, 1, &r1) && one_step(ctx, m2, f, 1, &r2))
+        WX_CHECK(r1.loss == r2.loss && !memcmp(r1.y, r2.y, sizeof(float) * (size_t)r1.ny) &&
+                     !memcmp(r1.dx, r2.dx, sizeof(float) * (size_t)r1.nx) &&
+                     !memcmp(r1.grad, r2.grad, sizeof(float) * (size_t)r1.len),
+                 "b = 1 with max_batch 2 == max_batch 1 bitwise (loss %.8f vs %.8f)", r2.loss,
+                 r1.loss);
+    run_free(&r1), run_free(&r2);
+    wx_gc_destroy(m1), wx_gc_destroy(m2);
+    wx_fixture_free(f);
+}
+
 static int rollout(wx_ctx *ctx, wx_gc *m, const wx_fixture *f, run *r) {
     const int64_t cin = m->cin, cout = m->cout, H = m->c.nlat, W = m->c.nlon, hw = H * W;
     int32_t prev[4] = {0, 1, 2, 3}, last[4] = {4, 5, 6, 7};
@@ -524,6 +545,7 @@ int main(void) {
     test_train_model(ctx);
     test_one_step(ctx);
     test_rollout(ctx);
+    test_batch_prefix(ctx);
     test_devsim(ctx);
     printf("worst seen: ops vs fused %.2e; vs PyTorch forward %.2e, gradients %.2e\n",
            seen_vs_fused, seen_vs_ref_fwd, seen_vs_ref_grad);
