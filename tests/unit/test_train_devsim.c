@@ -4,11 +4,11 @@
  * wx_train_opts.backend test hook, against the plain CPU backend.
  *
  * Same ops, same order: everything must be bitwise identical —
- *  - pretrain (8 steps, clipping active, a checkpoint every 3 steps, validation at leads 1 and 2)
+ *  - pretrain (6 steps, clipping active, a checkpoint every 2 steps, validation at leads 1 and 2)
  *    and finetune (2-step rollout, lat_weighted_mse with channel weights, from pretrain's best):
  *    last.ckpt and best.ckpt byte-identical, metrics (loss, lr, grad_norm, validation RMSE)
  *    identical;
- *  - resume across backends: 4 steps on the CPU + --resume on the simulator, and 4 on the
+ *  - resume across backends: 3 steps on the CPU + --resume on the simulator, and 3 on the
  *    simulator + --resume on the CPU, both byte-identical to the uninterrupted CPU run (a
  *    checkpoint written after device training loads on the CPU and vice versa);
  *  - the simulator saw no violation (no host pointer passed to an op, no device pointer
@@ -50,7 +50,7 @@ static void write_run_dir(const char *name, const char *extra) {
              "data:\n  archive: %s\n  train_years: [2019, 2019]\n  valid_years: [2020, 2020]\n"
              "seed: 5\nthreads: 1\ncheckpoint_dir: ckpt\n"
              "validation: {leads: [1, 2], max_samples: 6}\n"
-             "pretrain:\n  steps: 8\n  batch_size: 4\n  checkpoint_every: 3\n"
+             "pretrain:\n  steps: 6\n  batch_size: 4\n  checkpoint_every: 2\n"
              "  optimizer: {lr: 2.0e-3, warmup: 2, lr_min: 1.0e-5, grad_clip: 0.05, "
              "weight_decay: 0.01}\n"
              "finetune:\n  steps: 4\n  batch_size: 2\n  init_from: ckpt/pretrain/best.ckpt\n"
@@ -137,7 +137,7 @@ static void check_training(const wx_backend *sim) {
     long ops0 = wx_devsim_ops_run();
     for (int k = 0; k < 2; k++) {
         const char *stage = k ? "finetune" : "pretrain";
-        const int64_t half = k ? 2 : 4;
+        const int64_t half = k ? 2 : 3;
         WX_CHECK(train("cpu", stage, cpu, 0, NULL) == WX_OK, "cpu %s: %s", stage, wx_error_message());
         WX_CHECK(train("sim", stage, sim, 0, NULL) == WX_OK, "sim %s: %s", stage, wx_error_message());
         same_ckpts("cpu", "sim", stage, "simulator");
