@@ -199,6 +199,26 @@ wx_status WXF(wx_cpu_linear_gelu_forward)(wx_ctx *ctx, WXR *h, WXR *g, const WXR
     return WX_OK;
 }
 
+/* Chunk kc of rows: dh = dg·GELU'(h) (g = GELU(h) too when g is not NULL), and the chunk's
+ * partial column sums of dh into part(nchunk, out) when part is not NULL. */
+static void fused_gelu_grad_chunk(WXR *dh, WXR *g, double *part, const WXR *dg, const WXR *h,
+                                  int64_t kc, int64_t n, int64_t out) {
+    int64_t r0 = kc * FUSED_CHUNK_ROWS;
+    int64_t r1 = r0 + FUSED_CHUNK_ROWS < n ? r0 + FUSED_CHUNK_ROWS : n;
+    int64_t o = r0 * out;
+    if (g)
+        WX_FN(wx_dense_gelu_both_range)(dh + o, g + o, dg + o, h + o, (r1 - r0) * out);
+    else
+        WX_FN(wx_dense_gelu_grad_range)(dh + o, dg + o, h + o, (r1 - r0) * out);
+    if (!part) return;
+    double *p = part + kc * out;
+    for (int64_t r = r0; r < r1; r++) {
+        const WXR *row = dh + r * out;
+#pragma omp simd
+        for (int64_t j = 0; j < out; j++) p[j] += row[j];
+    }
+}
+
 /* Differentiates h = x·wᵀ + b, g = GELU(h). */
 wx_status WXF(wx_cpu_linear_gelu_backward)(wx_ctx *ctx, WXR *dx, WXR *dw, WXR *db, WXR *dh,
                                            WXR *g, const WXR *dg, const WXR *h, const WXR *x, const WXR *w,
@@ -212,23 +232,25 @@ wx_status WXF(wx_cpu_linear_gelu_backward)(wx_ctx *ctx, WXR *dx, WXR *dw, WXR *d
     int64_t nchunk = (n + FUSED_CHUNK_ROWS - 1) / FUSED_CHUNK_ROWS;
     double *part = db && out > 0 ? wx_calloc((size_t)(nchunk * out), sizeof *part) : NULL;
     int nt = fused_threads(ctx);
-#pragma omp parallel for num_threads(nt) if (n * out > FUSED_PAR_MIN) schedule(static)
-    for (int64_t kc = 0; kc < nchunk; kc++) {
-        int64_t r0 = kc * FUSED_CHUNK_ROWS;
-        int64_t r1 = r0 + FUSED_CHUNK_ROWS < n ? r0 + FUSED_CHUNK_ROWS : n;
-        int64_t o = r0 * out;
-        if (g)
-            WX_FN(wx_dense_gelu_both_range)(dh + o, g + o, dg + o, h + o, (r1 - r0) * out);
-        else
-            WX_FN(wx_dense_gelu_grad_range)(dh + o, dg + o, h + o, (r1 - r0) * out);
-        if (!part) continue;
-        double *p = part + kc * out;
-        for (int64_t r = r0; r < r1; r++) {
-            const WXR *row = dh + r * out;
-#pragma omp simd
-            for (int64_t j = 0; j < out; j++) p[j] += row[j];
-        }
+    /* Each thread takes a contiguous run of chunks and, when dx is wanted, multiplies its own dh
+     * rows by w right away (dx's rows depend on dh's same rows only): the GELU' pass is the GEMM's
+     * prologue, dh still in cache, one region instead of two. */
+    int dx_here = dx && in > 0 && out > 0 && !omp_in_parallel();
+    int saved = dx_here ? wx_blas_serial_begin() : 1;
+#pragma omp parallel num_threads(nt) if (n * out > FUSED_PAR_MIN)
+    {
+        int t = omp_get_thread_num(), tn = omp_get_num_threads();
+        int64_t k0 = t * nchunk / tn, k1 = (t + 1) * nchunk / tn;
+        for (int64_t kc = k0; kc < k1; kc++)
+            fused_gelu_grad_chunk(dh, g, part, dg, h, kc, n, out);
+        int64_t r0 = k0 * FUSED_CHUNK_ROWS, r1 = k1 * FUSED_CHUNK_ROWS;
+        if (r1 > n) r1 = n;
+        if (dx_here && r1 > r0) /* dx = dh·w on these rows */
+            WX_GEMM(CblasRowMajor, CblasNoTrans, CblasNoTrans, (blasint)(r1 - r0), (blasint)in,
+                    (blasint)out, 1, dh + r0 * out, (blasint)out, w, (blasint)in, 0, dx + r0 * in,
+                    (blasint)in);
     }
+    if (dx_here) wx_blas_serial_end(saved);
     if (part) {
 #pragma omp parallel for num_threads(nt) if (nchunk * out > FUSED_PAR_MIN) schedule(static)
         for (int64_t j = 0; j < out; j++) {
@@ -238,10 +260,10 @@ wx_status WXF(wx_cpu_linear_gelu_backward)(wx_ctx *ctx, WXR *dx, WXR *dw, WXR *d
         }
         free(part);
     }
-    if (dx && in > 0) {
+    if (dx && in > 0 && !dx_here) {
         if (out == 0)
             memset(dx, 0, sizeof(WXR) * (size_t)(n * in));
-        else /* dx = dh·w */
+        else /* dx = dh·w, from inside a caller's team */
             WX_FN(wx_gemm_par)(ctx, CblasNoTrans, CblasNoTrans, n, in, out, 1, dh, out, w, in, 0,
                                dx, in);
     }
