@@ -50,6 +50,8 @@ done
 # One step of warm-up is excluded: the rate is taken over steps 2..steps from the step times.
 # CPU time: every process runs under /usr/bin/time; a 1-step run of the same setup is subtracted,
 # so cpu(steps) − cpu(1) over steps − 1 is the CPU time of one step (all threads, user + system).
+# It covers the whole run (epoch-end validation and checkpoints, waits that spin in MPI), so it
+# is only a rough cross-check of the step-time efficiency.
 # Under load the wall rate mostly measures the other jobs; the CPU-time ratio is the steadier one
 # (MPI waits spin, so time spent waiting for the other rank is still counted).
 run() { # n dir steps [extra wxcast args]
@@ -80,10 +82,14 @@ def cpu(d):  # per-rank CPU seconds of the run in directory d (mean over ranks)
     return sum(v) / len(v)
 def rate(d, n):
     rows = [json.loads(l) for l in open(f"{tmp}/{d}/m.jsonl") if '"train"' in l]
-    # samples_per_s is cumulative since the epoch start: recover the elapsed time per step.
-    t = [r["step"] * batch * n / r["samples_per_s"] for r in rows]
+    # step_s = one optimizer step (forward, backward, gradient sync, AdamW) on this rank 0. The tiny
+    # archive ends an epoch every ~11 steps on 1 rank and every ~5 on 2, and each epoch end
+    # validates and writes checkpoints: with samples_per_s (reset every epoch, batch reads
+    # included) 2 ranks paid that fixed cost twice as often per step, which is not scaling.
+    steps_s = [r["step_s"] for r in rows[1:]]
     comm = [r.get("comm_s", 0.0) for r in rows[1:]]
-    return (len(t) - 1) * batch / (t[-1] - t[0]), (t[-1] - t[0]) / (len(t) - 1), sum(comm) / len(comm)
+    mean = sum(steps_s) / len(steps_s)
+    return batch / mean, mean, sum(comm) / len(comm)
 cpu1_0, cpu2_0 = cpu("b1"), cpu("b2")
 print(f"weak scaling, {batch} samples per rank per step, steps 2..{steps}, 1 thread per rank, "
       f"buckets of {bucket} MB{', ' + zero if zero else ''}; per repetition:")

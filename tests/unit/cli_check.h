@@ -54,4 +54,28 @@ static inline double num_after(const char *line, const char *key) {
     return p ? atof(p + strlen(key)) : NAN;
 }
 
+/* A metrics file's text without the fields that measure time (samples_per_s, step_s, comm_s),
+ * which legitimately differ between two runs that must otherwise agree byte for byte; "" when
+ * the file is missing. */
+static inline char *metrics_untimed_text(const char *path) {
+    static const char *const timed[] = {",\"samples_per_s\":", ",\"step_s\":", ",\"comm_s\":"};
+    char *s = NULL;
+    size_t len;
+    if (wx_read_file(path, &s, &len) != WX_OK) return wx_strdup("");
+    char *o = wx_malloc(strlen(s) + 1), *q = o;
+    for (char *p = s; *p;) {
+        size_t k = 0;
+        for (int i = 0; i < 3 && !k; i++)
+            if (!strncmp(p, timed[i], strlen(timed[i]))) k = strlen(timed[i]);
+        if (k) {
+            for (p += k; *p && *p != ',' && *p != '}'; p++) {}
+            continue;
+        }
+        *q++ = *p++;
+    }
+    *q = 0;
+    free(s);
+    return o;
+}
+
 #endif

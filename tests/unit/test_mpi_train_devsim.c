@@ -53,19 +53,11 @@ static int run2(const char *dir, const char *backend, int64_t max_steps, const c
     return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
 }
 
-/* Metrics without the timing fields (samples_per_s, comm_s). */
+/* Metrics without the timing fields. */
 static char *untimed(const char *dir) {
-    char *s = mpi_slurp(dir, "m.jsonl"), *o = wx_malloc(strlen(s) + 1), *q = o;
-    for (char *p = s; *p;) {
-        if (!strncmp(p, ",\"samples_per_s\":", 17) || !strncmp(p, ",\"comm_s\":", 10)) {
-            for (p++; *p && *p != ',' && *p != '}'; p++) {}
-            continue;
-        }
-        *q++ = *p++;
-    }
-    *q = 0;
-    free(s);
-    return o;
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s/m.jsonl", mpi_tmp, dir);
+    return metrics_untimed_text(path);
 }
 
 static void same(const char *a, const char *b, const char *what) {

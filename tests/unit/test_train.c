@@ -40,21 +40,8 @@ static void check_one_error(const char *tag, const char *what) {
     check_one_error_in(tmp, tag, what);
 }
 
-/* Metrics text without the timing field ("samples_per_s"), which legitimately differs. */
-static char *metrics_untimed(const char *path) {
-    char *s = slurp(path), *o = wx_malloc(strlen(s) + 1), *q = o;
-    for (char *p = s; *p;) {
-        if (!strncmp(p, ",\"samples_per_s\":", 17)) {
-            p += 17;
-            while (*p && *p != ',' && *p != '}') p++;
-            continue;
-        }
-        *q++ = *p++;
-    }
-    *q = 0;
-    free(s);
-    return o;
-}
+/* Metrics text without the timing fields, which legitimately differ. */
+static char *metrics_untimed(const char *path) { return metrics_untimed_text(path); }
 
 static void write_run_dir(const char *name) {
     char path[512], text[4096];

@@ -40,23 +40,8 @@ static int run(const char *args, const char *tag) {
     return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
 }
 
-static char *metrics_untimed(const char *path) {
-    char *s = NULL;
-    size_t len;
-    if (wx_read_file(path, &s, &len) != WX_OK) return wx_strdup("");
-    char *o = wx_malloc(strlen(s) + 1), *q = o;
-    for (char *p = s; *p;) {
-        if (!strncmp(p, ",\"samples_per_s\":", 17)) {
-            p += 17;
-            while (*p && *p != ',' && *p != '}') p++;
-            continue;
-        }
-        *q++ = *p++;
-    }
-    *q = 0;
-    free(s);
-    return o;
-}
+/* Metrics text without the timing fields. */
+static char *metrics_untimed(const char *path) { return metrics_untimed_text(path); }
 
 static void write_run_dir(const char *name, int ckpt) {
     char path[512], text[4096];

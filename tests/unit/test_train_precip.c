@@ -58,16 +58,7 @@ static void copy_file(const char *from, const char *to) {
 }
 
 /* The metrics with the timing fields removed. */
-static char *metrics_untimed(const char *path) {
-    char *s = slurp(path), *o = wx_calloc(strlen(s) + 1, 1), *q = o;
-    for (char *line = strtok(s, "\n"); line; line = strtok(NULL, "\n")) {
-        char *t = strstr(line, ",\"samples_per_s\"");
-        size_t n = t ? (size_t)(t - line) : strlen(line);
-        memcpy(q, line, n), q += n, *q++ = '\n';
-    }
-    free(s);
-    return o;
-}
+static char *metrics_untimed(const char *path) { return metrics_untimed_text(path); }
 
 static const char *data_block =
     "data:\n  archive: %s\n  channels_in: [z500, t850, u850]\n  train_years: [2019, 2019]\n"
