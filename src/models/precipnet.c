@@ -1,5 +1,6 @@
 /* PrecipNet: AFNO backbone → periodic 3×3 conv → ReLU (models/precipnet.h), through the backend
- * table. */
+ * table: the padding (periodic in longitude, zero in latitude) is the conv3x3 op's own, so the
+ * head runs on any backend, its buffers in the backend's memory. */
 #include "models/precipnet.h"
 
 #include <math.h>
@@ -46,35 +47,53 @@ wx_precip *wx_precip_create(wx_ctx *ctx, const wx_backend *be, const wx_fcn_conf
     WX_ASSERT(m->conv_w == bb->params.count);
     for (int i = 0; i < bb->params.count; i++)
         WX_ASSERT(m->params.t[i].offset == bb->params.t[i].offset);
+    /* The head's buffers, as the parameters, in the backend's memory (device memory on CUDA). */
     const size_t one = sizeof(float) * (size_t)(max_batch * m->c * m->h * m->w);
     m->tape_b = wx_calloc((size_t)(max_tapes + 1), sizeof *m->tape_b);
-    m->z = malloc(one * (size_t)(max_tapes + 1));
-    m->a = malloc(one * (size_t)(max_tapes + 1));
-    m->dz = malloc(one);
-    m->da = malloc(one);
-    if (!m->z || !m->a || !m->dz || !m->da) {
-        wx_error_set(WX_ERR_RUN, "precipnet: cannot allocate the head's buffers (%.1f MiB)",
-                     (double)one * (2.0 * (max_tapes + 1) + 2) / 1048576.0);
-        wx_precip_destroy(m);
-        return NULL;
-    }
-    if (wx_params_alloc(&m->params) != WX_OK) {
+    m->z = wx_backend_alloc(be, ctx, one * (size_t)(max_tapes + 1), "precipnet backbone outputs");
+    m->a = m->z ? wx_backend_alloc(be, ctx, one * (size_t)(max_tapes + 1), "precipnet conv outputs")
+                : NULL;
+    m->dz = m->a ? wx_backend_alloc(be, ctx, one, "precipnet gradient") : NULL;
+    m->da = m->dz ? wx_backend_alloc(be, ctx, one, "precipnet gradient") : NULL;
+    if (!m->da || wx_params_alloc_on(&m->params, be, ctx) != WX_OK) {
         wx_precip_destroy(m);
         return NULL;
     }
     /* Move the backbone's (initialised) weights into the shared buffer, then view it. */
-    memcpy(m->params.data, bb->params.data, sizeof(float) * (size_t)bb->params.len);
-    free(bb->params.data);
-    free(bb->params.grad);
+    const size_t bbytes = sizeof(float) * (size_t)bb->params.len;
+    wx_status st = WX_OK;
+    if (be->on_device) {
+        st = be->copy_d2d(ctx, m->params.data, bb->params.data, bbytes);
+        be->mem_free(ctx, bb->params.data);
+        be->mem_free(ctx, bb->params.grad);
+    } else {
+        memcpy(m->params.data, bb->params.data, bbytes);
+        free(bb->params.data);
+        free(bb->params.grad);
+    }
     bb->params.data = m->params.data;
     bb->params.grad = m->params.grad;
+    /* The conv's init on the host (same stream and order on every backend), then into place. */
+    const int64_t nw = m->params.t[m->conv_w].size, nb = m->params.t[m->conv_b].size;
+    float *hw = wx_malloc(sizeof(float) * (size_t)(nw + nb));
     wx_rng r;
     wx_rng_init(&r, seed, 3);
     float bound = (float)(1.0 / sqrt((double)(m->c * 9)));
-    wx_rng_fill_uniform_f32(&r, wx_params_tensor(&m->params, m->conv_w),
-                            m->params.t[m->conv_w].size, -bound, bound);
-    wx_rng_fill_uniform_f32(&r, wx_params_tensor(&m->params, m->conv_b),
-                            m->params.t[m->conv_b].size, -bound, bound);
+    wx_rng_fill_uniform_f32(&r, hw, nw, -bound, bound);
+    wx_rng_fill_uniform_f32(&r, hw + nw, nb, -bound, bound);
+    float *dw = wx_params_tensor(&m->params, m->conv_w), *db = wx_params_tensor(&m->params, m->conv_b);
+    if (be->on_device) {
+        if (st == WX_OK) st = be->copy_h2d(ctx, dw, hw, sizeof(float) * (size_t)nw);
+        if (st == WX_OK) st = be->copy_h2d(ctx, db, hw + nw, sizeof(float) * (size_t)nb);
+    } else {
+        memcpy(dw, hw, sizeof(float) * (size_t)nw);
+        memcpy(db, hw + nw, sizeof(float) * (size_t)nb);
+    }
+    free(hw);
+    if (st != WX_OK) { /* message set by the copy */
+        wx_precip_destroy(m);
+        return NULL;
+    }
     return m;
 }
 
@@ -88,10 +107,10 @@ void wx_precip_destroy(wx_precip *m) {
     wx_fcn_destroy(m->backbone);
     wx_params_free(&m->params);
     free(m->tape_b);
-    free(m->z);
-    free(m->a);
-    free(m->dz);
-    free(m->da);
+    m->be->mem_free(m->ctx, m->z); /* NULL is a no-op */
+    m->be->mem_free(m->ctx, m->a);
+    m->be->mem_free(m->ctx, m->dz);
+    m->be->mem_free(m->ctx, m->da);
     free(m);
 }
 

@@ -17,7 +17,8 @@
  * and bias (stream 3 of the seed).
  *
  * Tapes work as in fourcastnet.h: each wx_precip_forward records one, each wx_precip_backward pops
- * the latest. Buffers are host memory, as the backbone's arena. */
+ * the latest. Parameters, tapes and scratch are in the backend's memory (device memory on CUDA),
+ * as the backbone's; so are x, y, dx and dy of the functions below. */
 #ifndef WX_PRECIPNET_H
 #define WX_PRECIPNET_H
 

@@ -118,6 +118,7 @@ typedef struct {
     float *dy;    /* (B, Cout, H, W) */
     float *carry; /* (B, Cin, H, W) ∂L/∂(input of step k+1) = ∂L/∂ŷ_k through the later steps */
     float *xin;   /* (2, B, Cin, H, W) FourCastNet+ inputs of steps 2..K (state + extras) */
+    float *ext;   /* (Cin − Cout, H, W) host: one sample's extras before their upload (devices) */
     wx_time *t;   /* (B) their times */
     char *config_text;
 } fcn_impl;
@@ -186,56 +187,89 @@ static void fcn_destroy(wx_train_model *tm) {
     im->fcn->be->mem_free(im->fcn->ctx, im->y);
     im->fcn->be->mem_free(im->fcn->ctx, im->dy);
     im->fcn->be->mem_free(im->fcn->ctx, im->carry);
+    im->fcn->be->mem_free(im->fcn->ctx, im->xin);
     wx_fcn_destroy(im->fcn);
-    free(im->xin);
+    free(im->ext);
     free(im->t);
     free(im->config_text);
     free(im);
 }
 
-/* FourCastNet+: x (B, Cout + n_extra, H, W) = [state, extras at the input time t1 − dt]. */
-static wx_status fcn_make_input(wx_train_model *tm, float *x, const float *states,
-                                const wx_time *t1, int64_t b) {
-    fcn_impl *im = tm->impl;
-    const wx_fcn_config *d = &im->fcn->d;
-    int64_t hw = tm->h * tm->w, cout = tm->out_channels, cin = tm->in_channels;
-    if (!t1 && d->extra_time)
-        return wx_error_set(WX_ERR_USAGE, "fourcastnet: time inputs need the valid times");
-    double *lat = wx_malloc(sizeof(double) * (size_t)tm->h), *lon = wx_malloc(sizeof(double) * (size_t)tm->w);
+/* The model grid's latitudes (H) and longitudes (W) in degrees (a regular grid when no data). */
+static void fcn_latlon(const wx_train_model *tm, double *lat, double *lon) {
     for (int64_t j = 0; j < tm->h; j++)
         lat[j] = tm->data.has_grid ? wx_grid_lat(&tm->data.grid, (int)j) : 90.0 - 180.0 * (double)j / (double)tm->h;
     for (int64_t i = 0; i < tm->w; i++)
         lon[i] = tm->data.has_grid ? wx_grid_lon(&tm->data.grid, (int)i) : 360.0 * (double)i / (double)tm->w;
+}
+
+/* e (n_extra, H, W), host memory: the FourCastNet+ extras at the input's valid time t. */
+static wx_status fcn_extras(const wx_train_model *tm, const wx_fcn_config *d, float *e, wx_time t,
+                            const double *lat, const double *lon) {
     static const char *const tnames[4] = {"day_progress_sin", "day_progress_cos", "year_progress_sin",
                                           "year_progress_cos"};
+    const int64_t hw = tm->h * tm->w;
+    if (d->extra_time)
+        for (int k = 0; k < 4; k++, e += hw)
+            WX_TRY(wx_forcing_fill(tnames[k], t, lat, tm->h, lon, tm->w, e));
+    if (d->extra_location) {
+        for (int64_t p = 0; p < hw; p++) {
+            double la = lat[p / tm->w] * M_PI / 180.0, lo = lon[p % tm->w] * M_PI / 180.0;
+            e[p] = (float)sin(la), e[hw + p] = (float)cos(lo), e[2 * hw + p] = (float)sin(lo);
+        }
+        e += 3 * hw;
+    }
+    if (d->extra_static) /* normalised surface geopotential, land-sea mask (read by the data) */
+        memcpy(e, tm->data.statics, sizeof(float) * (size_t)(2 * hw));
+    return WX_OK;
+}
+
+/* FourCastNet+: x (B, Cout + n_extra, H, W) = [state (B, Cout, H, W), extras at the input time
+ * t1 − dt]. dev: x and states are backend memory (next_input on a device backend): the states
+ * are copied on the device and the extras, computed on the host, uploaded into place; else both
+ * are host memory (make_input on every backend, next_input on the CPU). */
+static wx_status fcn_build_input(wx_train_model *tm, float *x, const float *states,
+                                 const wx_time *t1, int64_t b, int dev) {
+    fcn_impl *im = tm->impl;
+    const wx_fcn_config *d = &im->fcn->d;
+    const wx_backend *be = im->fcn->be;
+    int64_t hw = tm->h * tm->w, cout = tm->out_channels, cin = tm->in_channels;
+    if (!t1 && d->extra_time)
+        return wx_error_set(WX_ERR_USAGE, "fourcastnet: time inputs need the valid times");
+    double *lat = wx_malloc(sizeof(double) * (size_t)tm->h), *lon = wx_malloc(sizeof(double) * (size_t)tm->w);
+    fcn_latlon(tm, lat, lon);
+    const size_t sbytes = sizeof(float) * (size_t)(cout * hw);
+    const size_t ebytes = sizeof(float) * (size_t)((cin - cout) * hw);
     wx_status st = WX_OK;
     for (int64_t s = 0; st == WX_OK && s < b; s++) {
         float *xs = x + s * cin * hw;
-        memcpy(xs, states + s * cout * hw, sizeof(float) * (size_t)(cout * hw));
-        float *e = xs + cout * hw;
-        if (d->extra_time) {
-            wx_time t = t1[s] - tm->data.dt_s; /* the input's valid time */
-            for (int k = 0; k < 4 && st == WX_OK; k++, e += hw)
-                st = wx_forcing_fill(tnames[k], t, lat, tm->h, lon, tm->w, e);
+        wx_time t = d->extra_time ? t1[s] - tm->data.dt_s : 0; /* the input's valid time */
+        if (!dev) {
+            memcpy(xs, states + s * cout * hw, sbytes);
+            st = fcn_extras(tm, d, xs + cout * hw, t, lat, lon);
+            continue;
         }
-        if (d->extra_location) {
-            for (int64_t p = 0; p < hw; p++) {
-                double la = lat[p / tm->w] * M_PI / 180.0, lo = lon[p % tm->w] * M_PI / 180.0;
-                e[p] = (float)sin(la), e[hw + p] = (float)cos(lo), e[2 * hw + p] = (float)sin(lo);
-            }
-            e += 3 * hw;
-        }
-        if (d->extra_static) /* normalised surface geopotential, land-sea mask (read by the data) */
-            memcpy(e, tm->data.statics, sizeof(float) * (size_t)(2 * hw));
+        st = be->copy_d2d(im->fcn->ctx, xs, states + s * cout * hw, sbytes);
+        /* im->ext is free again when copy_h2d returns (a blocking copy) */
+        if (st == WX_OK) st = fcn_extras(tm, d, im->ext, t, lat, lon);
+        if (st == WX_OK) st = be->copy_h2d(im->fcn->ctx, xs + cout * hw, im->ext, ebytes);
     }
     free(lat), free(lon);
     return st;
 }
 
+/* make_input: host memory on every backend (the data layer's). */
+static wx_status fcn_make_input(wx_train_model *tm, float *x, const float *states,
+                                const wx_time *t1, int64_t b) {
+    return fcn_build_input(tm, x, states, t1, b, 0);
+}
+
+/* next_input: backend memory. */
 static wx_status fcn_next_input(wx_train_model *tm, float *x1, const float *x0, const float *y0,
                                 const wx_time *t2, int64_t b) {
     (void)x0;
-    return fcn_make_input(tm, x1, y0, t2, b);
+    fcn_impl *im = tm->impl;
+    return fcn_build_input(tm, x1, y0, t2, b, im->fcn->be->on_device);
 }
 
 static const wx_train_model_ops fcn_ops = {fcn_loss_backward, fcn_predict, fcn_print_config,
@@ -269,17 +303,17 @@ static wx_status fcn_create(const wx_yaml *map, const char *path, wx_ctx *ctx, c
                               "output gradient");
     im->carry = wx_backend_alloc(be, ctx, sizeof(float) * (size_t)(max_batch * d.in_channels * hw),
                                  "input gradient");
-    if (!im->y || !im->dy || !im->carry || (be->on_device && d.n_extra)) {
-        wx_status st = WX_ERR_RUN; /* allocation: message set by wx_backend_alloc */
-        if (im->y && im->dy && im->carry) /* FourCastNet+ builds its extras on the host */
-            st = wx_error_set(WX_ERR_USAGE, "model: FourCastNet with extra inputs runs on the CPU "
-                              "backend only, not '%s'", be->name);
-        wx_train_model tmp = {.impl = im};
+    if (im->y && im->dy && im->carry && d.n_extra && max_rollout > 1) /* inputs of steps 2..K */
+        im->xin = wx_backend_alloc(be, ctx, sizeof(float) * (size_t)(2 * max_batch *
+                                                                     d.in_channels * hw),
+                                   "rollout inputs");
+    if (!im->y || !im->dy || !im->carry || (d.n_extra && max_rollout > 1 && !im->xin)) {
+        wx_train_model tmp = {.impl = im}; /* allocation: message set by wx_backend_alloc */
         fcn_destroy(&tmp);
-        return st;
+        return WX_ERR_RUN;
     }
     if (d.n_extra) {
-        im->xin = wx_malloc(sizeof(float) * (size_t)(2 * max_batch * d.in_channels * hw));
+        im->ext = wx_malloc(sizeof(float) * (size_t)(d.n_extra * hw));
         im->t = wx_malloc(sizeof(wx_time) * (size_t)(max_batch + 1));
     }
     size_t len = 0;
@@ -451,7 +485,13 @@ wx_status wx_train_model_load(const char *ckpt_path, wx_ctx *ctx, const wx_backe
     wx_train_model *m = NULL;
     /* max_rollout 0: no tapes, inference only */
     if (st == WX_OK) st = wx_train_model_create(my, "", ctx, be, 0, max_batch, 0, &m);
-    if (st == WX_OK) st = wx_checkpoint_load(&ck, WX_CKPT_PARAM, m->params, NULL);
+    if (st == WX_OK) { /* through a host copy when the parameters are device memory */
+        float *h = NULL;
+        st = wx_params_host_begin(m->params, &h);
+        if (st == WX_OK) st = wx_checkpoint_load(&ck, WX_CKPT_PARAM, m->params, h);
+        wx_status e = h ? wx_params_host_end(m->params, h) : WX_OK;
+        if (st == WX_OK) st = e;
+    }
     if (st == WX_OK) st = data_from_checkpoint(&ck, m);
     wx_yaml_free(my);
     wx_checkpoint_free(&ck);

@@ -8,8 +8,10 @@
  * be's memory too; ops->make_input is the data layer's: states and x are host memory on every
  * backend (the dataset builds x on the host, the trainer uploads it; wx_train_model_make_input of
  * a model without a builder is the copy next_input needs, in backend memory). Times (t1, t2) and the loss value are host. A model that cannot run
- * on a device backend must fail at creation with a WX_ERR_USAGE naming the backend (GraphCast,
- * FourCastNet+ do); the trainer refuses one whose parameters are not in be's memory.
+ * on a device backend must fail at creation with a WX_ERR_USAGE naming the backend; the trainer
+ * refuses one whose parameters are not in be's memory. FourCastNet+ computes its extra channels
+ * on the host (make_input writes them in place; next_input uploads them after a device copy of
+ * the state), the precip stage keeps PrecipNet, its head and the frozen wind model in be's memory.
  *
  * States. Every model predicts a *state*: its out_channels fields at one valid time, normalised
  * per channel as (physical − mean)/std with the training archive's statistics (m->data). A
@@ -215,7 +217,8 @@ wx_status wx_precip_diag_open(const char *ckpt, wx_ctx *ctx, const wx_backend *b
                               int64_t max_batch, int nstate, const char *const *names,
                               const double *mean, const double *std, wx_precip_diag **out);
 /* tp (b, H, W) in the archive's units (m of 6-h accumulation), >= 0, from the normalised
- * predicted states y (b, nstate, H, W). */
+ * predicted states y (b, nstate, H, W). y and tp are host memory on every backend (the network
+ * runs in be's memory: its input is uploaded and its output copied back). */
 wx_status wx_precip_diag_run(wx_precip_diag *d, float *tp, const float *y, int64_t b);
 /* The archive channel name the model was trained on ("tp"). */
 const char *wx_precip_diag_channel(const wx_precip_diag *d);

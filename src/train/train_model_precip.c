@@ -21,6 +21,9 @@ typedef struct {
     char wind_path[WX_TRAIN_PATH_MAX];
     wx_fcn_config d;      /* the PrecipNet backbone */
     int64_t max_batch;
+    const wx_backend *be;
+    wx_ctx *ctx;
+    /* in be's memory, as the arguments of the ops (train_model.h) */
     float *gen;           /* (B, Cstate, H, W) the wind model's predicted state */
     float *y, *dy;        /* (B, 1, H, W) */
 } precip_impl;
@@ -87,7 +90,8 @@ static void pr_destroy(wx_train_model *tm) {
     precip_impl *im = tm->impl;
     wx_precip_destroy(im->net);
     wx_train_model_destroy(im->wind);
-    free(im->gen), free(im->y), free(im->dy);
+    im->be->mem_free(im->ctx, im->gen), im->be->mem_free(im->ctx, im->y);
+    im->be->mem_free(im->ctx, im->dy);
     free(im);
 }
 
@@ -130,12 +134,22 @@ static wx_status create(const wx_fcn_config *d, double eps, const char *channel,
     }
     precip_impl *im = wx_calloc(1, sizeof *im);
     im->net = net, im->wind = w, im->eps = eps, im->d = dd, im->max_batch = max_batch;
+    im->be = be, im->ctx = ctx;
     snprintf(im->channel, sizeof im->channel, "%s", channel);
     snprintf(im->wind_path, sizeof im->wind_path, "%s", wind_path);
     size_t hw = (size_t)(w->h * w->w);
-    im->gen = wx_malloc(sizeof(float) * (size_t)(max_batch * w->out_channels) * hw);
-    im->y = wx_malloc(sizeof(float) * (size_t)max_batch * hw);
-    im->dy = wx_malloc(sizeof(float) * (size_t)max_batch * hw);
+    im->gen = wx_backend_alloc(be, ctx, sizeof(float) * (size_t)(max_batch * w->out_channels) * hw,
+                               "precip: wind model outputs");
+    im->y = im->gen ? wx_backend_alloc(be, ctx, sizeof(float) * (size_t)max_batch * hw,
+                                       "precip: outputs") : NULL;
+    im->dy = im->y ? wx_backend_alloc(be, ctx, sizeof(float) * (size_t)max_batch * hw,
+                                      "precip: output gradient") : NULL;
+    if (!im->dy) {
+        wx_status st = wx_error_wrap(WX_ERR_RUN, "%s: ", where);
+        wx_train_model tmp = {.impl = im};
+        pr_destroy(&tmp);
+        return st;
+    }
     wx_train_model *tm = wx_calloc(1, sizeof *tm);
     tm->ops = w->ops->make_input ? &pr_ops : &pr_ops_plain;
     tm->family = "precipnet";
@@ -236,12 +250,16 @@ struct wx_precip_diag {
     double *a, *b;     /* (nin) x_i = a_i · y_src + b_i: the rollout's normalisation → ours */
     int nstate;
     int64_t hw, max_batch;
-    float *x, *y;      /* (max_batch, nin, H, W), (max_batch, 1, H, W) */
+    const wx_backend *be;
+    wx_ctx *ctx;
+    float *x, *y;      /* (max_batch, nin, H, W), (max_batch, 1, H, W): host */
+    float *dx, *dy;    /* the same in be's memory on a device backend (NULL on the CPU) */
 };
 
 void wx_precip_diag_close(wx_precip_diag *d) {
     if (!d) return;
     wx_precip_destroy(d->net);
+    if (d->be) d->be->mem_free(d->ctx, d->dx), d->be->mem_free(d->ctx, d->dy);
     free(d->src), free(d->a), free(d->b), free(d->x), free(d->y);
     free(d);
 }
@@ -315,10 +333,24 @@ wx_status wx_precip_diag_open(const char *ckpt, wx_ctx *ctx, const wx_backend *b
         g->net = wx_precip_create(ctx, be, &d, 0, max_batch, 0);
         if (!g->net) st = wx_error_wrap(WX_ERR_RUN, "--precip %s: ", ckpt);
     }
-    if (st == WX_OK) st = wx_checkpoint_load(&ck, WX_CKPT_PARAM, &g->net->params, NULL);
+    if (st == WX_OK) { /* through a host copy when the parameters are device memory */
+        float *h = NULL;
+        st = wx_params_host_begin(&g->net->params, &h);
+        if (st == WX_OK) st = wx_checkpoint_load(&ck, WX_CKPT_PARAM, &g->net->params, h);
+        wx_status e = h ? wx_params_host_end(&g->net->params, h) : WX_OK;
+        if (st == WX_OK) st = e;
+    }
     if (st == WX_OK) {
+        g->be = be, g->ctx = ctx;
         g->x = wx_malloc(sizeof(float) * (size_t)(max_batch * g->nin * g->hw));
         g->y = wx_malloc(sizeof(float) * (size_t)(max_batch * g->hw));
+        if (be->on_device) {
+            g->dx = wx_backend_alloc(be, ctx, sizeof(float) * (size_t)(max_batch * g->nin * g->hw),
+                                     "--precip inputs");
+            g->dy = g->dx ? wx_backend_alloc(be, ctx, sizeof(float) * (size_t)(max_batch * g->hw),
+                                             "--precip outputs") : NULL;
+            if (!g->dy) st = wx_error_wrap(WX_ERR_RUN, "--precip %s: ", ckpt);
+        }
     }
     wx_yaml_free(my);
     wx_checkpoint_free(&ck);
@@ -338,7 +370,13 @@ wx_status wx_precip_diag_run(wx_precip_diag *d, float *tp, const float *y, int64
             float *dst = d->x + ((size_t)s * (size_t)d->nin + (size_t)i) * (size_t)d->hw;
             for (int64_t p = 0; p < d->hw; p++) dst[p] = (float)(d->a[i] * src[p] + d->b[i]);
         }
-    WX_TRY(wx_precip_predict(d->net, d->y, d->x, b));
+    if (d->dx) { /* a device backend: the network reads and writes its memory */
+        WX_TRY(d->be->copy_h2d(d->ctx, d->dx, d->x, sizeof(float) * (size_t)(b * d->nin * d->hw)));
+        WX_TRY(wx_precip_predict(d->net, d->dy, d->dx, b));
+        WX_TRY(d->be->copy_d2h(d->ctx, d->y, d->dy, sizeof(float) * (size_t)(b * d->hw)));
+    } else {
+        WX_TRY(wx_precip_predict(d->net, d->y, d->x, b));
+    }
     wx_precip_from_log(tp, d->y, b * d->hw, d->eps);
     /* ReLU keeps the log ≥ 0, so tp ≥ 0 already; the clamp guards rounding of exp(0) − 1 */
     for (int64_t p = 0; p < b * d->hw; p++)

@@ -142,10 +142,6 @@ static wx_status setup_backend(wx_trainer *t, const char *what) {
         return wx_error_set(WX_ERR_USAGE, "%s: key 'precision': bf16 needs the CUDA backend; "
                             "backend '%s' computes in fp32", c->path, t->be->name);
     if (!t->dev) return WX_OK;
-    if (c->stage == WX_STAGE_PRECIP)
-        return wx_error_set(WX_ERR_USAGE, "%s: device '%s': stage precip runs on the CPU backend "
-                            "only (the PrecipNet head and the frozen wind model are host code); use "
-                            "device: cpu for this stage", what, t->be->name);
     if (t->o->zero1 && t->nranks > 1)
         return wx_error_set(WX_ERR_USAGE, "%s: device '%s': --zero1 shards the AdamW state through "
                             "host MPI and runs on the CPU backend only; on a device the whole "

@@ -15,6 +15,10 @@
  *  - the GPU's checkpoint resumes on the CPU (same file format);
  *  - GraphCast (tiny, ops path on both: WX_GC_OPS=1 for the CPU): 3 pretrain steps, the first
  *    step's loss and gradient norm within 1e-5 relative, two GPU runs byte-identical.
+ *  - FourCastNet+ (extra_inputs [time, location, static], extras built on the host and uploaded)
+ *    on the toy archive with tp and statics: 3 pretrain steps, then the precip stage (PrecipNet
+ *    with its periodic conv3x3 head, the frozen wind model on the GPU) on the CPU run's wind
+ *    checkpoint, 3 steps: each stage's first-step loss and gradient norm within 1e-5 relative.
  * These bounds are from the op tests' analysis, not yet measured on a GPU.
  *
  * Without a GPU: a CUDA build checks that device: cuda fails with one clean "no CUDA device"
@@ -32,7 +36,7 @@
 #include "cli_check.h"
 #include "train/checkpoint.h"
 #include "train/trainer.h"
-#include "train_toy.h"
+#include "train_toy_ext.h"
 #include "train_toy_gc.h"
 #include "wx_cuda_basic.h"
 
@@ -228,6 +232,73 @@ static void test_graphcast(void) {
     same_files("gc_gpu", "gc_gpu2", "GraphCast: two identical GPU runs");
 }
 
+static void write_plus_dir(const char *name, const char *device) {
+    char path[512], text[4096];
+    snprintf(path, sizeof path, "%s/%s", tmp, name);
+    WX_CHECK(wx_mkdir_p(path) == WX_OK, "mkdir %s", path);
+    snprintf(path, sizeof path, "%s/%s/model.yaml", tmp, name);
+    WX_CHECK(toy_write_text(path, "type: fourcastnet\nimg_size: [16, 32]\npatch_size: 4\n"
+                            "out_channels: 3\nembed_dim: 32\ndepth: 2\nmlp_ratio: 2.0\n"
+                            "num_blocks: 4\nextra_inputs: [time, location, static]\n") == 0,
+             "write %s", path);
+    snprintf(text, sizeof text,
+             "model: model.yaml\n"
+             "data:\n  archive: %s/ext_archive\n  channels_in: [z500, t850, u850]\n"
+             "  train_years: [2019, 2019]\n  valid_years: [2020, 2020]\n"
+             "seed: 7\nthreads: 1\ncheckpoint_dir: ckpt\n%s"
+             "validation: {leads: [1, 2], max_samples: 4}\n"
+             "pretrain:\n  steps: 3\n  batch_size: 2\n  optimizer: {lr: 2.0e-3, warmup: 1}\n"
+             "precip:\n  wind_checkpoint: %s/plus_cpu/ckpt/pretrain/last.ckpt\n  steps: 3\n"
+             "  batch_size: 2\n  optimizer: {lr: 1.0e-3, warmup: 1}\n", tmp, device, tmp);
+    snprintf(path, sizeof path, "%s/%s/train.yaml", tmp, name);
+    WX_CHECK(toy_write_text(path, text) == 0, "write %s", path);
+}
+
+/* wxcast train DIR --stage STAGE, metrics in DIR/STAGE.jsonl; the first train line's loss and
+ * gradient norm into l, g. */
+static wx_status train_stage(const char *dir, const char *stage, double *l, double *g) {
+    char path[512], metrics[512];
+    snprintf(path, sizeof path, "%s/%s/train.yaml", tmp, dir);
+    snprintf(metrics, sizeof metrics, "%s/%s/%s.jsonl", tmp, dir, stage);
+    wx_train_config c;
+    WX_TRY(wx_train_config_load(path, stage, &c));
+    wx_train_opts o;
+    memset(&o, 0, sizeof o);
+    o.metrics = metrics;
+    wx_train_summary sum;
+    wx_status s = wx_train_run(&c, &o, &sum);
+    wx_train_config_free(&c);
+    if (s != WX_OK) return s;
+    char *text = slurp(metrics), *line = strstr(text, "\"phase\":\"train\"");
+    *l = line ? num_after(line, "\"loss\":") : NAN;
+    *g = line ? num_after(line, "\"grad_norm\":") : NAN;
+    free(text);
+    return WX_OK;
+}
+
+static void test_plus_precip(void) {
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s/ext_archive", tmp);
+    if (!WX_CHECK(toy_ext_archive_write(dir, 64, TOY_EXT_STATIC | TOY_EXT_TP) == 0,
+                  "archive with tp and statics"))
+        return;
+    write_plus_dir("plus_cpu", "");
+    write_plus_dir("plus_gpu", "device: cuda\n");
+    const char *stages[2] = {"pretrain", "precip"};
+    for (int k = 0; k < 2; k++) {
+        double lc = NAN, gc = NAN, lg = NAN, gg = NAN;
+        if (!WX_CHECK(train_stage("plus_cpu", stages[k], &lc, &gc) == WX_OK, "FourCastNet+ cpu %s: %s",
+                      stages[k], wx_error_message()) ||
+            !WX_CHECK(train_stage("plus_gpu", stages[k], &lg, &gg) == WX_OK, "FourCastNet+ gpu %s: %s",
+                      stages[k], wx_error_message()))
+            return;
+        WX_CHECK(isfinite(lc) && fabs(lg - lc) <= 1e-5 * fabs(lc) && fabs(gg - gc) <= 1e-5 * fabs(gc),
+                 "FourCastNet+ %s step 1: loss GPU %.9g CPU %.9g, grad norm GPU %.9g CPU %.9g",
+                 stages[k], lg, lc, gg, gc);
+        printf("cuda train FourCastNet+ %s: step 1 loss CPU %.9g GPU %.9g\n", stages[k], lc, lg);
+    }
+}
+
 int main(void) {
     if (!WX_CHECK(mkdtemp(tmp) != NULL, "mkdtemp")) return wx_test_summary();
     snprintf(archive, sizeof archive, "%s/archive", tmp);
@@ -246,6 +317,7 @@ int main(void) {
     } else {
         test_training();
         test_graphcast();
+        test_plus_precip();
     }
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf %s", tmp);

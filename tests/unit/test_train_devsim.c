@@ -17,9 +17,14 @@
  *  - GraphCast (its ops path, chosen on device backends; on the CPU with WX_GC_OPS=1): pretrain
  *    (3 steps, clipping active) and finetune (rollouts of 1, 2, 3 steps) on the simulator and on
  *    the CPU give byte-identical checkpoints and metrics, with no violation;
+ *  - FourCastNet+ (extra_inputs [time, location, static]: extras built on the host, uploaded by
+ *    next_input) on the toy archive with tp and static lsm/zs: pretrain (3 steps) and a 2-step
+ *    finetune on the simulator byte-identical to the CPU (checkpoints and metrics); then the
+ *    precip stage (PrecipNet: backbone, periodic conv3x3, ReLU; the frozen FourCastNet+ wind model
+ *    in device memory) on the CPU run's wind checkpoint, 3 steps, byte-identical too; no
+ *    violation, no device memory left;
  *  - refusals: precision bf16 on a backend other than CUDA exits 2 (config: device cpu; trainer:
- *    injected simulator), stage precip on a device backend exits 2 naming the stage, FourCastNet+
- *    (extra inputs built on the host) exits 2 naming the backend, and trains on the CPU;
+ *    injected simulator);
  *  - the simulator catches what it is for: a host pointer passed to an op fails it, and a host
  *    read of device memory ends the (forked) process with status 86. */
 #include <math.h>
@@ -30,8 +35,9 @@
 #include <unistd.h>
 
 #include "cli_check.h"
+#include "train/checkpoint.h"
 #include "train/trainer.h"
-#include "train_toy.h"
+#include "train_toy_ext.h"
 #include "train_toy_gc.h"
 #include "wx_devsim.h"
 #include "wx_test.h"
@@ -81,21 +87,11 @@ static wx_status train(const char *dir, const char *stage, const wx_backend *be,
     return s;
 }
 
-/* Metrics text without the timing field. */
+/* Metrics text without the timing fields. */
 static char *metrics_untimed(const char *dir, const char *stage) {
     char path[512];
     snprintf(path, sizeof path, "%s/%s/%s.jsonl", tmp, dir, stage);
-    char *s = slurp(path), *o = wx_malloc(strlen(s) + 1), *q = o;
-    for (char *p = s; *p;) {
-        if (!strncmp(p, ",\"samples_per_s\":", 17)) {
-            for (p += 17; *p && *p != ',' && *p != '}'; p++) {}
-            continue;
-        }
-        *q++ = *p++;
-    }
-    *q = 0;
-    free(s);
-    return o;
+    return metrics_untimed_text(path);
 }
 
 /* The smallest gradient norm of dir's train lines (clipping is active when it exceeds grad_clip). */
@@ -222,6 +218,76 @@ static void check_graphcast(const wx_backend *sim) {
     WX_CHECK(live == 0, "GraphCast: device memory freed (%zu allocations live)", live);
 }
 
+static const char *plus_yaml =
+    "type: fourcastnet\nimg_size: [16, 32]\npatch_size: 4\nout_channels: 3\nembed_dim: 32\n"
+    "depth: 2\nmlp_ratio: 2.0\nnum_blocks: 4\nextra_inputs: [time, location, static]\n";
+
+static void write_plus_run_dir(const char *name) {
+    char path[512], text[4096];
+    snprintf(path, sizeof path, "%s/%s", tmp, name);
+    WX_CHECK(wx_mkdir_p(path) == WX_OK, "mkdir %s", path);
+    snprintf(path, sizeof path, "%s/%s/model.yaml", tmp, name);
+    WX_CHECK(toy_write_text(path, plus_yaml) == 0, "write %s", path);
+    /* both precip runs read the CPU run's wind model (the same MODL path, the same weights) */
+    snprintf(text, sizeof text,
+             "model: model.yaml\n"
+             "data:\n  archive: %s/ext_archive\n  channels_in: [z500, t850, u850]\n"
+             "  train_years: [2019, 2019]\n  valid_years: [2020, 2020]\n"
+             "seed: 7\nthreads: 1\ncheckpoint_dir: ckpt\n"
+             "validation: {leads: [1, 2], max_samples: 4}\n"
+             "pretrain:\n  steps: 3\n  batch_size: 2\n"
+             "  optimizer: {lr: 2.0e-3, warmup: 1, grad_clip: 0.05, weight_decay: 0.01}\n"
+             "finetune:\n  steps: 2\n  batch_size: 2\n  rollout_steps: 2\n"
+             "  init_from: ckpt/pretrain/best.ckpt\n  optimizer: {lr: 1.0e-3}\n"
+             "precip:\n  wind_checkpoint: %s/plus_cpu/ckpt/finetune/last.ckpt\n  steps: 3\n"
+             "  batch_size: 2\n  optimizer: {lr: 1.0e-3, warmup: 1}\n", tmp, tmp);
+    snprintf(path, sizeof path, "%s/%s/train.yaml", tmp, name);
+    WX_CHECK(toy_write_text(path, text) == 0, "write %s", path);
+}
+
+/* FourCastNet+ (extras built on the host) and the precip stage on it, simulator vs CPU. */
+static void check_plus_precip(const wx_backend *sim) {
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s/ext_archive", tmp);
+    if (!WX_CHECK(toy_ext_archive_write(dir, 64, TOY_EXT_STATIC | TOY_EXT_TP) == 0,
+                  "archive with tp and statics: %s", wx_error_message()))
+        return;
+    write_plus_run_dir("plus_cpu");
+    write_plus_run_dir("plus_sim");
+    long v0 = wx_devsim_violations(), ops0 = wx_devsim_ops_run();
+    const char *stages[3] = {"pretrain", "finetune", "precip"};
+    for (int k = 0; k < 3; k++) {
+        const char *stage = stages[k];
+        WX_CHECK(train("plus_cpu", stage, wx_backend_cpu(), 0, NULL) == WX_OK,
+                 "FourCastNet+ cpu %s: %s", stage, wx_error_message());
+        long before = wx_devsim_ops_run();
+        WX_CHECK(train("plus_sim", stage, sim, 0, NULL) == WX_OK, "FourCastNet+ sim %s: %s", stage,
+                 wx_error_message());
+        long ops = wx_devsim_ops_run() - before;
+        WX_CHECK(ops > 100, "FourCastNet+ %s: ops ran on the simulator (%ld calls)", stage, ops);
+        same_ckpts("plus_cpu", "plus_sim", stage, "FourCastNet+ on the simulator");
+        same_metrics("plus_cpu", "plus_sim", stage, "FourCastNet+ on the simulator");
+    }
+    double g = min_grad_norm("plus_cpu", "pretrain");
+    WX_CHECK(g > 0.05 && isfinite(g), "FourCastNet+ pretrain clipped at every step (smallest %g)", g);
+    char a[512], b[512];
+    snprintf(a, sizeof a, "%s/plus_cpu/ckpt/precip/last.ckpt", tmp);
+    wx_checkpoint ck;
+    if (WX_CHECK(wx_checkpoint_read(a, &ck) == WX_OK, "read %s: %s", a, wx_error_message())) {
+        WX_CHECK(ck.model_text && strstr(ck.model_text, "type: precipnet"),
+                 "the precip stage wrote a PrecipNet checkpoint");
+        wx_checkpoint_free(&ck);
+    }
+    snprintf(a, sizeof a, "%s/plus_cpu/ckpt/pretrain/last.ckpt", tmp);
+    snprintf(b, sizeof b, "%s/plus_cpu/ckpt/finetune/last.ckpt", tmp);
+    WX_CHECK(!files_equal(a, b), "FourCastNet+ finetune moved the parameters");
+    printf("FourCastNet+ and precip: %ld simulated op calls\n", wx_devsim_ops_run() - ops0);
+    WX_CHECK(wx_devsim_check() == v0 && wx_devsim_violations() == v0,
+             "FourCastNet+ / precip: no simulator violation: %s", wx_devsim_first_violation());
+    size_t live = wx_devsim_live(NULL);
+    WX_CHECK(live == 0, "FourCastNet+ / precip: device memory freed (%zu allocations live)", live);
+}
+
 static void check_refusals(const wx_backend *sim) {
     write_run_dir("bf16cpu", "precision: bf16\n");
     write_run_dir("bf16sim", "device: cuda\nprecision: bf16\n");
@@ -232,31 +298,6 @@ static void check_refusals(const wx_backend *sim) {
     WX_CHECK(s == WX_ERR_USAGE && strstr(wx_error_message(), "bf16") &&
              strstr(wx_error_message(), "devsim"),
              "bf16 on the simulator: exit 2 naming the backend (%d: %s)", (int)s, wx_error_message());
-    char extra[512];
-    snprintf(extra, sizeof extra, "precip:\n  wind_checkpoint: %s/cpu/ckpt/pretrain/best.ckpt\n"
-             "  channel: z500\n", tmp);
-    write_run_dir("precip", extra);
-    s = train("precip", "precip", sim, 0, NULL);
-    WX_CHECK(s == WX_ERR_USAGE && strstr(wx_error_message(), "precip"),
-             "stage precip on a device backend: exit 2 naming the stage (%d: %s)", (int)s,
-             wx_error_message());
-    char ck[512];
-    snprintf(ck, sizeof ck, "%s/precip/ckpt", tmp);
-    WX_CHECK(access(ck, F_OK) != 0, "refused before writing anything");
-    /* FourCastNet+ builds its extra inputs on the host: its model refuses a device backend */
-    write_run_dir("plus", "");
-    char path[512];
-    snprintf(path, sizeof path, "%s/plus/model.yaml", tmp);
-    WX_CHECK(toy_write_text(path, "type: fourcastnet\nimg_size: [16, 32]\npatch_size: 4\n"
-                            "out_channels: 3\nextra_inputs: [location]\nembed_dim: 32\n"
-                            "depth: 2\nnum_blocks: 4\n") == 0, "write %s", path);
-    s = train("plus", "pretrain", sim, 0, NULL);
-    WX_CHECK(s == WX_ERR_USAGE && strstr(wx_error_message(), "extra inputs") &&
-             strstr(wx_error_message(), "devsim"),
-             "FourCastNet+ on a device backend: exit 2 naming the backend (%d: %s)", (int)s,
-             wx_error_message());
-    WX_CHECK(train("plus", "pretrain", wx_backend_cpu(), 1, NULL) == WX_OK,
-             "the same FourCastNet+ config trains on the CPU: %s", wx_error_message());
 }
 
 /* The simulator itself: the two mix-ups it exists to catch. */
@@ -291,6 +332,7 @@ int main(void) {
     WX_CHECK(sim->on_device == 1 && !strcmp(sim->name, "devsim"), "simulator table");
     check_training(sim);
     check_graphcast(sim);
+    check_plus_precip(sim);
     check_refusals(sim);
     check_simulator(sim);
     char cmd[600];
