@@ -21,8 +21,9 @@
  *    next_input) on the toy archive with tp and static lsm/zs: pretrain (3 steps) and a 2-step
  *    finetune on the simulator byte-identical to the CPU (checkpoints and metrics); then the
  *    precip stage (PrecipNet: backbone, periodic conv3x3, ReLU; the frozen FourCastNet+ wind model
- *    in device memory) on the CPU run's wind checkpoint, 3 steps, byte-identical too; no
- *    violation, no device memory left;
+ *    in device memory) on the CPU run's wind checkpoint, 3 steps, byte-identical too; the trained
+ *    PrecipNet as a forecast diagnostic (wx_precip_diag, host y and tp) gives the same tp bits on
+ *    both; no violation, no device memory left;
  *  - refusals: precision bf16 on a backend other than CUDA exits 2 (config: device cpu; trainer:
  *    injected simulator);
  *  - the simulator catches what it is for: a host pointer passed to an op fails it, and a host
@@ -36,6 +37,7 @@
 
 #include "cli_check.h"
 #include "train/checkpoint.h"
+#include "train/train_model.h"
 #include "train/trainer.h"
 #include "train_toy_ext.h"
 #include "train_toy_gc.h"
@@ -278,6 +280,26 @@ static void check_plus_precip(const wx_backend *sim) {
                  "the precip stage wrote a PrecipNet checkpoint");
         wx_checkpoint_free(&ck);
     }
+    /* the trained PrecipNet as a forecast diagnostic (host y and tp) on both backends */
+    wx_ctx *ctx = wx_ctx_create(1);
+    const char *names[3] = {"z500", "t850", "u850"};
+    const double mean[3] = {54000.0, 270.0, 5.0}, sd[3] = {1500.0, 12.0, 9.0};
+    float y[2 * 3 * 512], tp[2][2 * 512];
+    for (int i = 0; i < 2 * 3 * 512; i++) y[i] = (float)sin(0.37 * i) * 1.5f;
+    for (int k = 0; k < 2; k++) {
+        wx_precip_diag *d = NULL;
+        wx_status s = wx_precip_diag_open(a, ctx, k ? sim : wx_backend_cpu(), 2, 3, names, mean, sd,
+                                          &d);
+        if (WX_CHECK(s == WX_OK, "precip diagnostic on %s: %s", k ? "sim" : "cpu", wx_error_message()))
+            WX_CHECK(wx_precip_diag_run(d, tp[k], y, 2) == WX_OK, "diagnostic run: %s",
+                     wx_error_message());
+        wx_precip_diag_close(d);
+    }
+    double tmax = 0;
+    for (int i = 0; i < 2 * 512; i++) tmax = fmax(tmax, tp[0][i]);
+    WX_CHECK(!memcmp(tp[0], tp[1], sizeof tp[0]) && tmax > 0,
+             "precip diagnostic: tp on the simulator bitwise equal to the CPU's (max %g)", tmax);
+    wx_ctx_destroy(ctx);
     snprintf(a, sizeof a, "%s/plus_cpu/ckpt/pretrain/last.ckpt", tmp);
     snprintf(b, sizeof b, "%s/plus_cpu/ckpt/finetune/last.ckpt", tmp);
     WX_CHECK(!files_equal(a, b), "FourCastNet+ finetune moved the parameters");
