@@ -105,6 +105,7 @@ wx_status wx_forecast_perturb(wx_rollout *r, wx_perturbation kind, double amp, u
     if (!(amp >= 0) || !isfinite(amp))
         return wx_error_set(WX_ERR_USAGE, "perturbation amplitude %g: expected >= 0", amp);
     add_noise(r, kind == WX_PERTURB_BRED ? WX_PERTURB_GAUSSIAN : kind, amp, seed);
+    wx_rollout_state_edited(r); /* a device backend uploads the perturbed state */
     if (kind != WX_PERTURB_BRED) return WX_OK;
     size_t hw = (size_t)(r->h * r->w), sz = (size_t)r->nin * hw;
     float *x0 = wx_malloc(sizeof(float) * sz);
@@ -123,6 +124,7 @@ wx_status wx_forecast_perturb(wx_rollout *r, wx_perturbation kind, double amp, u
                     x[p] = x0[(size_t)i * hw + p] + (float)(scale * (x[p] - y0[p]));
             }
         memcpy(r->x, x0, sizeof(float) * sz);
+        wx_rollout_state_edited(r);
     }
     r->steps = 0;
     free(x0);

@@ -11,6 +11,10 @@
 #include "ops/wx_ctx.h"
 #include "train/checkpoint.h"
 #include "train/train_model.h"
+#include "wx_build_config.h"
+#if WX_HAVE_CUDA
+#include "wx_cuda_backend.h"
+#endif
 
 /* One channel list of the DATA section: - {name, units, mean, std}. */
 static wx_status parse_channels(const wx_yaml *root, const char *key, const char *path,
@@ -103,15 +107,85 @@ static wx_status build_model(wx_rollout *r) {
     return WX_OK;
 }
 
+static int is_cuda(const wx_backend *be) {
+#if WX_HAVE_CUDA
+    return be == wx_backend_cuda();
+#else
+    (void)be;
+    return 0;
+#endif
+}
+
+/* The backend the options name, checked before anything is read ("no CUDA device" first). */
+static wx_status pick_backend(const wx_rollout_opts *o, const wx_backend **be) {
+    if (o->backend) *be = o->backend; /* tests only: not reachable from the CLI */
+    else WX_TRY(wx_backend_by_name(o->device, "--device", be));
+    if (o->bf16 && !is_cuda(*be))
+        return wx_error_set(WX_ERR_USAGE, "--precision bf16 needs the CUDA backend; backend '%s' "
+                            "computes in fp32", (*be)->name);
+    return WX_OK;
+}
+
+/* The backend's settings on the context: GPU 0, the GEMM precision. */
+static wx_status setup_backend(wx_rollout *r, const wx_rollout_opts *o) {
+    r->dev = r->be->on_device;
+#if WX_HAVE_CUDA
+    if (is_cuda(r->be)) {
+        WX_TRY(wx_cuda_ctx_attach(r->ctx, 0));
+        WX_TRY(wx_cuda_set_precision(r->ctx, o->bf16 ? WX_CUDA_BF16 : WX_CUDA_FP32));
+    }
+#else
+    (void)o;
+#endif
+    return WX_OK;
+}
+
+/* Host buffers, and on a device backend their device counterparts (see rollout.h). */
+static wx_status alloc_buffers(wx_rollout *r) {
+    size_t hw = (size_t)(r->h * r->w), B = (size_t)r->max_batch;
+    size_t cin = r->builder ? (size_t)r->model->in_channels : 0;
+    size_t nx = B * (size_t)r->nin * hw, ny = B * (size_t)r->nout * hw, nm = B * cin * hw;
+    r->t0 = wx_calloc(2 * B, sizeof(wx_time)); /* and the step's target times after them */
+    r->x = wx_malloc(sizeof(float) * nx);
+    r->y = wx_malloc(sizeof(float) * ny);
+    if (r->builder) {
+        r->prev = wx_malloc(sizeof(float) * ((size_t)(r->window - 1) * B * (size_t)r->nout + 1) * hw);
+        r->xm = wx_malloc(sizeof(float) * nm);
+        if (!r->dev) r->xm2 = wx_malloc(sizeof(float) * nm);
+    }
+    if (!r->dev) {
+        r->dx = r->x, r->dy = r->y, r->dxm = r->xm, r->dxm2 = r->xm2;
+        return WX_OK;
+    }
+    r->dx = wx_backend_alloc(r->be, r->ctx, sizeof(float) * nx, "rollout state");
+    r->dy = r->dx ? wx_backend_alloc(r->be, r->ctx, sizeof(float) * ny, "rollout prediction") : NULL;
+    if (!r->dy) return WX_ERR_RUN;
+    if (r->builder) {
+        r->dxm = wx_backend_alloc(r->be, r->ctx, sizeof(float) * nm, "rollout model input");
+        r->dxm2 = r->dxm ? wx_backend_alloc(r->be, r->ctx, sizeof(float) * nm, "rollout model input")
+                         : NULL;
+        if (!r->dxm2) return WX_ERR_RUN;
+    }
+    return WX_OK;
+}
+
 wx_status wx_rollout_open(const char *ckpt_path, int threads, int64_t max_batch, wx_rollout **out) {
+    wx_rollout_opts o = {.threads = threads, .max_batch = max_batch};
+    return wx_rollout_open_opts(ckpt_path, &o, out);
+}
+
+wx_status wx_rollout_open_opts(const char *ckpt_path, const wx_rollout_opts *o, wx_rollout **out) {
     *out = NULL;
-    if (max_batch < 1) return wx_error_set(WX_ERR_USAGE, "rollout: batch %lld, expected >= 1",
-                                           (long long)max_batch);
+    if (o->max_batch < 1) return wx_error_set(WX_ERR_USAGE, "rollout: batch %lld, expected >= 1",
+                                              (long long)o->max_batch);
+    const wx_backend *be = NULL;
+    WX_TRY(pick_backend(o, &be));
     wx_checkpoint ck;
     WX_TRY(wx_checkpoint_read(ckpt_path, &ck));
     wx_rollout *r = wx_calloc(1, sizeof *r);
     snprintf(r->path, sizeof r->path, "%s", ckpt_path);
-    r->max_batch = max_batch;
+    r->max_batch = o->max_batch;
+    r->be = be;
     wx_status st = WX_OK;
     if (!ck.model_text || !ck.data_text)
         st = wx_error_set(WX_ERR_RUN, "%s: the checkpoint has no %s section (not written by wxcast "
@@ -119,24 +193,19 @@ wx_status wx_rollout_open(const char *ckpt_path, int threads, int64_t max_batch,
     if (st == WX_OK) st = parse_data(r, ck.data_text);
     wx_checkpoint_free(&ck); /* the model reads it again: one copy of the weights at a time */
     if (st == WX_OK) {
-        r->ctx = wx_ctx_create(threads);
+        r->ctx = wx_ctx_create(o->threads);
         openblas_set_num_threads(r->ctx->threads); /* fixed GEMM split: same result run to run */
-        r->be = wx_backend_cpu();
-        st = build_model(r);
+        st = setup_backend(r, o);
     }
+    if (st == WX_OK) st = build_model(r);
+    if (st == WX_OK && r->dev && r->model->params->be != r->be)
+        st = wx_error_set(WX_ERR_USAGE, "%s: device '%s': the %s model keeps its parameters in host "
+                          "memory; it runs on the CPU backend only", ckpt_path, r->be->name,
+                          r->family);
+    if (st == WX_OK) st = alloc_buffers(r);
     if (st != WX_OK) {
         wx_rollout_close(r);
         return st;
-    }
-    size_t hw = (size_t)(r->h * r->w), B = (size_t)max_batch;
-    r->t0 = wx_calloc(2 * B, sizeof(wx_time)); /* and the step's target times after them */
-    r->x = wx_malloc(sizeof(float) * B * (size_t)r->nin * hw);
-    r->y = wx_malloc(sizeof(float) * B * (size_t)r->nout * hw);
-    if (r->builder) {
-        size_t cin = (size_t)r->model->in_channels;
-        r->prev = wx_malloc(sizeof(float) * ((size_t)(r->window - 1) * B * (size_t)r->nout + 1) * hw);
-        r->xm = wx_malloc(sizeof(float) * B * cin * hw);
-        r->xm2 = wx_malloc(sizeof(float) * B * cin * hw);
     }
     *out = r;
     return WX_OK;
@@ -145,6 +214,12 @@ wx_status wx_rollout_open(const char *ckpt_path, int threads, int64_t max_batch,
 void wx_rollout_close(wx_rollout *r) {
     if (!r) return;
     wx_train_model_destroy(r->model);
+    if (r->dev) { /* backend memory goes before the context it was made on */
+        r->be->mem_free(r->ctx, r->dx);
+        r->be->mem_free(r->ctx, r->dy);
+        r->be->mem_free(r->ctx, r->dxm);
+        r->be->mem_free(r->ctx, r->dxm2);
+    }
     if (r->ctx) wx_ctx_destroy(r->ctx);
     free(r->in);
     free(r->out);
@@ -229,19 +304,24 @@ wx_status wx_rollout_set_state(wx_rollout *r, const float *rec, const wx_archive
     }
     r->b = b;
     r->steps = 0;
+    r->x_dirty = 1;
     return WX_OK;
 }
 
-/* The model input of the next step into r->xm (builder models; FourCastNet reads x itself). */
+void wx_rollout_state_edited(wx_rollout *r) { r->x_dirty = 1; }
+
+/* The model input of the next step into r->dxm (builder models; FourCastNet reads dx itself). */
 static wx_status next_model_input(wx_rollout *r, const wx_time *t) {
     if (r->steps > 0) { /* from the last input and prediction: the model shifts its window */
-        WX_TRY(wx_train_model_next_input(r->model, r->xm2, r->xm, r->y, t, r->b));
-        float *swap = r->xm;
-        r->xm = r->xm2, r->xm2 = swap;
+        WX_TRY(wx_train_model_next_input(r->model, r->dxm2, r->dxm, r->dy, t, r->b));
+        float *swap = r->dxm;
+        r->dxm = r->dxm2, r->dxm2 = swap;
+        if (!r->dev) r->xm = r->dxm, r->xm2 = r->dxm2;
         return WX_OK;
     }
     /* First step (or after an ensemble edit of x): states (window, b, Cout, H, W), oldest first:
-     * the earlier analyses, then the current state x (which is the whole window when it is 1). */
+     * the earlier analyses, then the current state x (which is the whole window when it is 1).
+     * make_input works in host memory on every backend; a device gets its result uploaded. */
     size_t n = (size_t)r->b * (size_t)r->nout * (size_t)(r->h * r->w);
     float *states = r->window == 1 ? r->x : wx_malloc(sizeof(float) * n * (size_t)r->window);
     if (r->window > 1) {
@@ -250,24 +330,48 @@ static wx_status next_model_input(wx_rollout *r, const wx_time *t) {
     }
     wx_status st = wx_train_model_make_input(r->model, r->xm, states, t, r->b);
     if (states != r->x) free(states);
+    if (st == WX_OK && r->dev)
+        st = r->be->copy_h2d(r->ctx, r->dxm, r->xm,
+                             sizeof(float) * (size_t)(r->b * r->model->in_channels * r->h * r->w));
     return st;
+}
+
+/* ŷ becomes the state: x[i] = ŷ[next_in[i]], on the host (x) and in backend memory (dx). */
+static wx_status feed_back(wx_rollout *r) {
+    size_t hw = (size_t)(r->h * r->w);
+    int same = r->nin == r->nout;
+    for (int i = 0; same && i < r->nin; i++) same = r->next_in[i] == i;
+    if (same) { /* the usual case: one block */
+        size_t bytes = sizeof(float) * (size_t)r->b * (size_t)r->nin * hw;
+        memcpy(r->x, r->y, bytes);
+        return r->dev ? r->be->copy_d2d(r->ctx, r->dx, r->dy, bytes) : WX_OK;
+    }
+    for (int64_t s = 0; s < r->b; s++)
+        for (int i = 0; i < r->nin; i++) {
+            size_t to = ((size_t)s * (size_t)r->nin + (size_t)i) * hw;
+            size_t from = ((size_t)s * (size_t)r->nout + (size_t)r->next_in[i]) * hw;
+            memcpy(r->x + to, r->y + from, sizeof(float) * hw);
+            if (r->dev) WX_TRY(r->be->copy_d2d(r->ctx, r->dx + to, r->dy + from, sizeof(float) * hw));
+        }
+    return WX_OK;
 }
 
 wx_status wx_rollout_step(wx_rollout *r) {
     wx_time *t = r->t0 + r->max_batch; /* target times: valid times of this step's prediction */
     for (int64_t s = 0; s < r->b; s++) t[s] = r->t0[s] + (r->steps + 1) * r->step_s;
+    if (r->dev && r->x_dirty) /* the initial (or edited) state goes up once */
+        WX_TRY(r->be->copy_h2d(r->ctx, r->dx, r->x,
+                               sizeof(float) * (size_t)(r->b * r->nin * r->h * r->w)));
+    r->x_dirty = 0;
     if (r->builder) WX_TRY(next_model_input(r, t));
-    WX_TRY(r->model->ops->predict(r->model, r->y, r->builder ? r->xm : r->x, r->b));
+    WX_TRY(r->model->ops->predict(r->model, r->dy, r->builder ? r->dxm : r->dx, r->b));
+    if (r->dev) /* the lead's output: the one copy back per step */
+        WX_TRY(r->be->copy_d2h(r->ctx, r->y, r->dy,
+                               sizeof(float) * (size_t)(r->b * r->nout * r->h * r->w)));
     r->steps++;
     /* Diagnostic models hook in here: r->y is the predicted state, not yet fed back. */
     if (r->hook) WX_TRY(r->hook(r, r->hook_user));
-    size_t hw = (size_t)(r->h * r->w);
-    for (int64_t s = 0; s < r->b; s++)
-        for (int i = 0; i < r->nin; i++)
-            memcpy(r->x + ((size_t)s * (size_t)r->nin + (size_t)i) * hw,
-                   r->y + ((size_t)s * (size_t)r->nout + (size_t)r->next_in[i]) * hw,
-                   sizeof(float) * hw);
-    return WX_OK;
+    return feed_back(r);
 }
 
 void wx_rollout_output(const wx_rollout *r, float *out) {

@@ -13,7 +13,14 @@
  *
  * Memory is flat in the number of steps: the current model input, the next one, the last output
  * and the current state are kept (plus, until the first step, the W − 1 earlier analysis states),
- * for up to max_batch initial times rolled out together. */
+ * for up to max_batch initial times rolled out together.
+ *
+ * Backends (wx_rollout_opts.device): on a device backend (CUDA) the model, its inputs, the state
+ * fed back and the prediction stay in device memory across steps; each step copies back only the
+ * prediction (r->y, the lead's output) and builds the host state r->x from it on the host. The
+ * initial condition goes up once, at the first step after wx_rollout_set_state (or after
+ * wx_rollout_state_edited). make_input runs on the host (train_model.h): a builder model's first
+ * input is made there and uploaded; next_input runs on the device. */
 #ifndef WX_ROLLOUT_H
 #define WX_ROLLOUT_H
 
@@ -32,6 +39,15 @@ typedef struct {
 } wx_rollout_channel;
 
 typedef struct wx_rollout wx_rollout;
+
+typedef struct {
+    int threads;        /* compute threads (<= 0: all cores) */
+    int64_t max_batch;  /* initial times rolled out together (>= 1) */
+    const char *device; /* "cpu" (NULL) or "cuda" (wx_backend_by_name) */
+    int bf16;           /* CUDA only: bf16 GEMM inputs, fp32 accumulation (wx_cuda_set_precision) */
+    /* Tests only (the device simulator), never set by the CLI: this backend instead of device. */
+    const wx_backend *backend;
+} wx_rollout_opts;
 
 /* Called by wx_rollout_step after each prediction, before the state moves on: r->y holds the
  * predicted state (b, Cout, H, W), normalised, valid at r->t0 + r->steps·step_s (steps already
@@ -58,10 +74,16 @@ struct wx_rollout {
     wx_time *t0;              /* [max_batch] valid time of each initial state (+ scratch) */
     /* x (max_batch, Cin, H, W): the current state, normalised (after a step: the prediction fed
      * back). Before the first step it is the initial condition, which ensembles perturb. */
-    float *x;
-    float *y;                 /* (max_batch, Cout, H, W) the last prediction */
+    float *x;                 /* host memory, always current (edit: wx_rollout_state_edited) */
+    float *y;                 /* (max_batch, Cout, H, W) the last prediction (host memory) */
     float *prev;              /* (W − 1, b, Cout, H, W) earlier analysis states (builder models) */
-    float *xm, *xm2;          /* (max_batch, model Cin, H, W) model inputs (builder models) */
+    float *xm, *xm2;          /* (max_batch, model Cin, H, W) model inputs (builder models; on a
+                               * device backend xm is the host staging of make_input, xm2 unused) */
+    /* Backend memory: dx (max_batch, Cin, H, W), dy (max_batch, Cout, H, W), dxm, dxm2 (max_batch,
+     * model Cin, H, W). On the CPU backend they are x, y, xm, xm2 themselves. */
+    float *dx, *dy, *dxm, *dxm2;
+    int dev;                  /* be->on_device */
+    int x_dirty;              /* x was set or edited on the host: upload before the next step */
     wx_rollout_hook hook;     /* nullable: per-step callback (diagnostics) */
     void *hook_user;
 };
@@ -70,6 +92,11 @@ struct wx_rollout {
  * initial times with `threads` compute threads (<= 0: all cores). Errors name the checkpoint and
  * the section or key at fault. */
 wx_status wx_rollout_open(const char *ckpt_path, int threads, int64_t max_batch, wx_rollout **out);
+/* The same on the backend o->device names (o->backend in tests). "no CUDA device" and a build
+ * without CUDA come from wx_backend_by_name; bf16 on a backend other than CUDA is WX_ERR_USAGE; a
+ * model without a device path (FourCastNet+ extra inputs) fails at creation with WX_ERR_USAGE
+ * naming the backend. */
+wx_status wx_rollout_open_opts(const char *ckpt_path, const wx_rollout_opts *o, wx_rollout **out);
 void wx_rollout_close(wx_rollout *r);
 
 /* Archive channel index of every input channel (map_in [nin]) and output channel (map_out
@@ -88,6 +115,8 @@ wx_status wx_rollout_set_state(wx_rollout *r, const float *rec, const wx_archive
                                const int *map_in, const wx_time *t0, int64_t b);
 /* One model step of every initial time: ŷ = f(x), the hook, then ŷ becomes the state. */
 wx_status wx_rollout_step(wx_rollout *r);
+/* The host state r->x was edited (ensemble perturbations): the next step uploads it. */
+void wx_rollout_state_edited(wx_rollout *r);
 /* The last step's output in physical units: out (b, Cout, H, W). */
 void wx_rollout_output(const wx_rollout *r, float *out);
 

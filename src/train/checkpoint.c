@@ -5,6 +5,7 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "backend/wx_backend.h"
 #include "core/wx_fs.h"
 
 #if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
@@ -329,6 +330,13 @@ static const char *kind_name(wx_ckpt_kind k) {
 
 wx_status wx_checkpoint_load(const wx_checkpoint *c, wx_ckpt_kind kind, const wx_params *p,
                              float *dst) {
+    if (!dst && p->be && p->be->on_device) { /* device parameters: host staging, one upload */
+        float *h = wx_calloc((size_t)p->len + 1, sizeof(float));
+        wx_status s = wx_checkpoint_load(c, kind, p, h);
+        if (s == WX_OK) s = p->be->copy_h2d(p->be_ctx, p->data, h, sizeof(float) * (size_t)p->len);
+        free(h);
+        return s;
+    }
     if (!dst) dst = p->data;
     int found = 0;
     char *seen = wx_calloc((size_t)p->count + 1, 1);

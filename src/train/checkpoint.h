@@ -87,7 +87,7 @@ void wx_checkpoint_free(wx_checkpoint *c);
 
 /* Copies the tensors of `kind` into the matching params by name ("module." accepted) after
  * checking that both sides have the same names and shapes. For WX_CKPT_PARAM dst = NULL means
- * p->data; for m/v, dst is a buffer of p->len elements laid out as p. */
+ * p->data (in device memory when p is: staged on the host, uploaded once); for m/v, dst is a buffer of p->len elements laid out as p. */
 wx_status wx_checkpoint_load(const wx_checkpoint *c, wx_ckpt_kind kind, const wx_params *p,
                              float *dst);
 
