@@ -1,6 +1,7 @@
 /* wxcast daily: the day's forecast products from the latest analysis (src/infer/daily.h). */
 #include <stdio.h>
 
+#include "cli/cmd_forecast_ext.h"
 #include "cli/wx_args.h"
 #include "cli/wx_cli.h"
 #include "infer/daily.h"
@@ -9,6 +10,7 @@ int wx_cmd_daily(int argc, char **argv) {
     static const wx_arg_option opts[] = {
         {"date", 1, "day to run (default: today, UTC)", "YYYY-MM-DD"},
         {"threads", 1, "compute threads (default: the config's)", "N"},
+        WX_FORECAST_DEVICE_OPTIONS
         {NULL, 0, NULL, NULL},
     };
     static const wx_arg_spec spec = {
@@ -16,7 +18,8 @@ int wx_cmd_daily(int argc, char **argv) {
         "Finds the day's analysis in the drop folder of the config, runs the deterministic forecast "
         "(and the ensemble when configured) and writes NetCDF, GRIB2, PNG maps and the web viewer "
         "into <output>/<YYYYMMDD>T<HH>/, built in a temporary folder and renamed when complete. A "
-        "finished day is skipped. Example config: configs/daily/example.yaml.",
+        "finished day is skipped. --device/--precision override the config's device/precision keys. "
+        "Example config: configs/daily/example.yaml.",
         opts, 1, 1};
     wx_args a;
     int rc = wx_args_parse(&spec, argc, argv, &a);
@@ -27,6 +30,7 @@ int wx_cmd_daily(int argc, char **argv) {
     int64_t threads = 0;
     wx_status st = wx_args_int(&a, "threads", 0, &threads);
     if (st == WX_OK && threads < 0) st = wx_error_set(WX_ERR_USAGE, "daily: --threads must be >= 0");
+    if (st == WX_OK) st = wx_forecast_device_from_args(&a, &o.device, &o.precision);
     if (st != WX_OK) return wx_cli_error(st);
     o.threads = (int)threads;
     st = wx_daily_run(&o);

@@ -1,6 +1,7 @@
 /* wxcast forecast: one forecast of any trained model (FourCastNet, GraphCast) from an archive state
  * or analysis files (src/infer/forecast.h). */
 #include <stdio.h>
+#include <string.h>
 
 #include "cli/cmd_forecast_ext.h"
 #include "cli/wx_args.h"
@@ -20,6 +21,7 @@ int wx_cmd_forecast(int argc, char **argv) {
          "CKPT"},
         {"init-prev", 1, "GraphCast: file with the state at --time - 6h (default: from --init)", "FILE"},
         WX_FORECAST_EXT_OPTIONS
+        WX_FORECAST_DEVICE_OPTIONS
         {NULL, 0, NULL, NULL},
     };
     static const wx_arg_spec spec = {
@@ -30,14 +32,18 @@ int wx_cmd_forecast(int argc, char **argv) {
         "first; the scalar\nforecast_reference_time and forecast_period(time) in hours. Memory "
         "does not grow with --steps.\nAny checkpoint of `wxcast train`: FourCastNet starts from the state at --time; "
         "GraphCast from\nthe states at --time - 6h and --time (a file holds both, or --init-prev "
-        "names the earlier;\nwithout --time the file's first two times).",
+        "names the earlier;\nwithout --time the file's first two times).\n--device cuda rolls out on GPU 0: the states stay in GPU memory, each lead's output is\ncopied back.",
         opts, 0, 0};
     wx_args a;
     int rc = wx_args_parse(&spec, argc, argv, &a);
     if (rc != WX_ARGS_CONTINUE) return rc;
     static const char *const req[] = {"model", "init", "time", "steps", "output"};
     wx_forecast_ext x;
+    const char *device = NULL, *precision = NULL;
     wx_status xs = wx_forecast_ext_from_args(&a, &x);
+    if (xs == WX_OK) xs = wx_forecast_device_from_args(&a, &device, &precision);
+    if (xs == WX_OK && precision && !strcmp(precision, "bf16") && !(device && !strcmp(device, "cuda")))
+        xs = wx_error_set(WX_ERR_USAGE, "--precision bf16 needs --device cuda");
     if (xs != WX_OK) return wx_cli_error(WX_ERR_USAGE);
     x.init_prev = wx_args_get(&a, "init-prev");
     for (int i = 0; i < 5; i++) /* --time: archives only; --lead for --steps; --grib for --output */
@@ -53,6 +59,8 @@ int wx_cmd_forecast(int argc, char **argv) {
     o.init = wx_args_get(&a, "init");
     o.output = wx_args_get(&a, "output");
     o.progress = 1;
+    o.device = device;
+    o.bf16 = precision && !strcmp(precision, "bf16");
     int64_t threads = 0;
     wx_status st = wx_args_int(&a, "steps", 0, &o.steps);
     if (st == WX_OK) st = wx_args_int(&a, "threads", 0, &threads);

@@ -28,3 +28,13 @@ wx_status wx_forecast_ext_from_args(const wx_args *a, wx_forecast_ext *x) {
         WX_TRY(wx_perturbation_parse(wx_args_get(a, "perturbation"), &x->perturbation));
     return WX_OK;
 }
+
+wx_status wx_forecast_device_from_args(const wx_args *a, const char **device, const char **precision) {
+    *device = wx_args_get(a, "device");
+    *precision = wx_args_get(a, "precision");
+    if (*device && strcmp(*device, "cpu") && strcmp(*device, "cuda"))
+        return wx_error_set(WX_ERR_USAGE, "--device %s: expected cpu or cuda", *device);
+    if (*precision && strcmp(*precision, "fp32") && strcmp(*precision, "bf16"))
+        return wx_error_set(WX_ERR_USAGE, "--precision %s: expected fp32 or bf16", *precision);
+    return WX_OK;
+}

@@ -16,6 +16,15 @@
     {"amplitude", 1, "perturbation size in channel standard deviations (default 0.05)", "A"},      \
     {"seed", 1, "ensemble random seed (default 1)", "S"},
 
+/* The backend options of `wxcast forecast` and `wxcast daily`. */
+#define WX_FORECAST_DEVICE_OPTIONS                                                                \
+    {"device", 1, "backend of the rollout: cpu (default) or cuda (GPU 0)", "DEV"},                \
+    {"precision", 1, "cuda GEMMs: fp32 (default) or bf16 inputs with fp32 accumulation", "P"},
+
+/* --device and --precision: *device NULL when absent (cpu, or the config's), *precision NULL when
+ * absent; usage errors name the option and the values it takes. */
+wx_status wx_forecast_device_from_args(const wx_args *a, const char **device, const char **precision);
+
 /* Fills x from the parsed options; usage errors name the option. */
 wx_status wx_forecast_ext_from_args(const wx_args *a, wx_forecast_ext *x);
 

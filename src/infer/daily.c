@@ -22,6 +22,8 @@
 
 static const char *const packing_choices[] = {"simple", "ccsds", NULL};
 static const char *const perturbation_choices[] = {"gaussian", "spherical-gaussian", "bred", NULL};
+static const char *const device_choices[] = {"cpu", "cuda", NULL};
+static const char *const precision_choices[] = {"fp32", "bf16", NULL};
 
 static const wx_cfg_field root_fields[] = {
     {"analysis", WX_CFG_MAP, 1, WX_CFG_NO_RANGE, NULL, "where the day's analysis is dropped", NULL},
@@ -31,6 +33,10 @@ static const wx_cfg_field root_fields[] = {
      "folder holding one <YYYYMMDD>T<HH> folder per run (relative to this file)", NULL},
     {"compress", WX_CFG_BOOL, 0, WX_CFG_NO_RANGE, "false", "deflate the NetCDF variables", NULL},
     {"threads", WX_CFG_INT, 0, 0, 4096, "0", "compute threads (0: all cores)", NULL},
+    {"device", WX_CFG_STR, 0, WX_CFG_NO_RANGE, "cpu", "backend of the rollouts: cpu or cuda (GPU 0)",
+     device_choices},
+    {"precision", WX_CFG_STR, 0, WX_CFG_NO_RANGE, "fp32", "cuda GEMMs: fp32, or bf16 inputs with fp32 "
+     "accumulation", precision_choices},
     {"grib", WX_CFG_MAP, 0, WX_CFG_NO_RANGE, NULL, "GRIB2 output", NULL},
     {"ensemble", WX_CFG_MAP, 0, WX_CFG_NO_RANGE, NULL, "ensemble run (members > 1)", NULL},
     {"maps", WX_CFG_MAP, 0, WX_CFG_NO_RANGE, NULL, "PNG maps and the web viewer", NULL},
@@ -78,6 +84,8 @@ typedef struct {
     double amplitude;
     int maps, kelvin, coast, wind, width;
     const char *vars, *leads;
+    const char *device, *precision; /* the config's, then the CLI's overrides */
+    int bf16;
 } daily_config;
 
 /* Paths in the config are relative to the config file's folder. */
@@ -107,6 +115,8 @@ static wx_status parse_config(const wx_yaml *root, const char *dir, daily_config
         return wx_error_wrap(WX_ERR_USAGE, "%s: line %d: ", root->file, wx_yaml_key_line(root, "lead"));
     WX_TRY(wx_cfg_bool(root, root_fields, "compress", &c->compress));
     WX_TRY(wx_cfg_int(root, root_fields, "threads", &c->threads));
+    WX_TRY(wx_cfg_str(root, root_fields, "device", &c->device));
+    WX_TRY(wx_cfg_str(root, root_fields, "precision", &c->precision));
     WX_TRY(wx_cfg_str(an, analysis_fields, "folder", &s));
     WX_TRY(join(dir, s, c->drop, sizeof c->drop));
     WX_TRY(wx_cfg_str(an, analysis_fields, "pattern", &c->pattern));
@@ -213,6 +223,7 @@ static wx_status run_products(const daily_config *c, wx_daily_opts *o, const cha
     fo.time = o->init;
     fo.output = nc;
     fo.threads = o->threads > 0 ? o->threads : (int)c->threads;
+    fo.device = c->device, fo.bf16 = c->bf16;
     wx_forecast_ext x;
     memset(&x, 0, sizeof x);
     x.has_time = 1;
@@ -265,6 +276,12 @@ static wx_status run_products(const daily_config *c, wx_daily_opts *o, const cha
 static wx_status run(wx_daily_opts *o, const wx_yaml *root, const char *dir) {
     daily_config c;
     WX_TRY(parse_config(root, dir, &c));
+    if (o->device) c.device = o->device;
+    if (o->precision) c.precision = o->precision;
+    c.bf16 = !strcmp(c.precision, "bf16");
+    if (c.bf16 && strcmp(c.device, "cuda"))
+        return wx_error_set(WX_ERR_USAGE, "%s: precision bf16 needs device cuda (device is %s%s)",
+                            o->config, c.device, o->device ? ", from --device" : "");
     WX_TRY(parse_date(o->date, c.init_hour, &o->init));
     char name[WX_DAILY_PATH_MAX];
     WX_TRY(wx_daily_pattern_fill(c.pattern, o->init, name, sizeof name));

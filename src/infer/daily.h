@@ -28,6 +28,8 @@ typedef struct {
     const char *config; /* YAML file */
     const char *date;   /* "YYYY-MM-DD"; NULL: today (UTC) */
     int threads;        /* > 0: overrides the config's threads */
+    const char *device; /* "cpu"/"cuda": overrides the config's device (NULL: the config's) */
+    const char *precision; /* "fp32"/"bf16": overrides the config's precision (NULL: the config's) */
     /* results */
     wx_time init;                        /* initial time run */
     char analysis[WX_DAILY_PATH_MAX];    /* analysis file used */

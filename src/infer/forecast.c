@@ -188,7 +188,9 @@ wx_status wx_forecast_run_ext(wx_forecast_opts *o, wx_forecast_ext *xo) {
     x->mean_path[0] = x->spread_path[0] = 0;
     wx_rollout *r = NULL;
     wx_archive *ar = NULL;
-    WX_TRY(wx_rollout_open(o->model, o->threads, B, &r));
+    wx_rollout_opts ro = {.threads = o->threads, .max_batch = B, .device = o->device,
+                          .bf16 = o->bf16};
+    WX_TRY(wx_rollout_open_opts(o->model, &ro, &r));
     if (x->lead_s > 0 && x->lead_s % r->step_s) {
         wx_rollout_close(r);
         return wx_error_set(WX_ERR_USAGE, "--lead %llds is not a multiple of the model step %llds",

@@ -27,6 +27,8 @@ typedef struct {
     int nvars;
     double seconds;      /* wall time of the rollout and writing */
     const char *precip;  /* precipitation model checkpoint (--precip), or NULL */
+    const char *device;  /* backend of the rollout: "cpu" (NULL) or "cuda" (--device) */
+    int bf16;            /* --precision bf16 (CUDA only) */
 } wx_forecast_opts;
 
 /* Optional parts (zero: a deterministic NetCDF forecast at `time`). */
