@@ -12,6 +12,9 @@
  *  - GraphCast (window 2, make_input on the host then uploaded, next_input on the device; its
  *    device path is the ops path, which the CPU takes with WX_GC_OPS=1), 2 initial times: leads
  *    1..4, and again after wx_rollout_set_state restarts the window;
+ *  - FourCastNet+ (extra inputs time, location, static built on the host) with the --precip
+ *    diagnostic hooked in (a PrecipNet trained 2 steps on it; the hook reads the host prediction,
+ *    the network runs on the backend), 2 initial times: leads 1..4, and tp at each lead (> 0);
  *  - the simulator saw no violation (a device pointer read on the host would have killed the
  *    process with status 86), the model's ops ran through it, and closing the rollouts freed
  *    every device allocation;
@@ -25,22 +28,24 @@
 
 #include "core/wx_fs.h"
 #include "infer/forecast_ens.h"
+#include "infer/forecast_precip.h"
 #include "infer/rollout.h"
 #include "io/archive.h"
 #include "train/trainer.h"
 #include "train_toy.h"
+#include "train_toy_ext.h"
 #include "train_toy_gc.h"
 #include "wx_devsim.h"
 #include "wx_test.h"
 
 static char tmp[] = "/tmp/wx_rollout_devsim_XXXXXX";
 
-/* Trains `steps` pretrain steps on the CPU in tmp/name from its train.yaml; the last.ckpt path. */
-static int train_ckpt(const char *name, char *ckpt, size_t cap) {
+/* Trains a stage on the CPU in tmp/name from its train.yaml; the last.ckpt path. */
+static int train_stage(const char *name, const char *stage, char *ckpt, size_t cap) {
     char path[512];
     snprintf(path, sizeof path, "%s/%s/train.yaml", tmp, name);
     wx_train_config c;
-    if (!WX_CHECK(wx_train_config_load(path, "pretrain", &c) == WX_OK, "%s config: %s", name,
+    if (!WX_CHECK(wx_train_config_load(path, stage, &c) == WX_OK, "%s config: %s", name,
                   wx_error_message()))
         return 0;
     wx_train_opts o;
@@ -52,7 +57,13 @@ static int train_ckpt(const char *name, char *ckpt, size_t cap) {
     return ok;
 }
 
-static void write_run(const char *name, const char *model_yaml, const char *archive) {
+static int train_ckpt(const char *name, char *ckpt, size_t cap) {
+    return train_stage(name, "pretrain", ckpt, cap);
+}
+
+/* data_extra: more lines of the data mapping (indented 2), or "". */
+static void write_run(const char *name, const char *model_yaml, const char *archive,
+                      const char *data_extra) {
     char path[512], text[2048];
     snprintf(path, sizeof path, "%s/%s", tmp, name);
     WX_CHECK(wx_mkdir_p(path) == WX_OK, "mkdir %s", path);
@@ -60,10 +71,10 @@ static void write_run(const char *name, const char *model_yaml, const char *arch
     WX_CHECK(toy_write_text(path, model_yaml) == 0, "write %s", path);
     snprintf(text, sizeof text,
              "model: model.yaml\n"
-             "data: {archive: %s, train_years: [2019, 2019], valid_years: [2020, 2020]}\n"
+             "data:\n  archive: %s\n  train_years: [2019, 2019]\n  valid_years: [2020, 2020]\n%s"
              "seed: 5\nthreads: 1\ncheckpoint_dir: ck\nvalidation: {leads: [1], max_samples: 2}\n"
              "pretrain:\n  steps: 2\n  batch_size: 2\n",
-             archive);
+             archive, data_extra);
     snprintf(path, sizeof path, "%s/%s/train.yaml", tmp, name);
     WX_CHECK(toy_write_text(path, text) == 0, "write %s", path);
 }
@@ -105,7 +116,7 @@ static void check_fourcastnet(const wx_backend *sim) {
     char archive[512], ckpt[4200];
     snprintf(archive, sizeof archive, "%s/fcn_archive", tmp);
     if (!WX_CHECK(toy_archive_write(archive, 64) == 0, "archive: %s", wx_error_message())) return;
-    write_run("fcn", toy_model_yaml, archive);
+    write_run("fcn", toy_model_yaml, archive, "");
     if (!train_ckpt("fcn", ckpt, sizeof ckpt)) return;
     long ops0 = wx_devsim_ops_run();
     wx_rollout *c = open_on(ckpt, wx_backend_cpu(), 3), *s = open_on(ckpt, sim, 3);
@@ -165,7 +176,7 @@ static void check_graphcast(const wx_backend *sim) {
     snprintf(archive, sizeof archive, "%s/gc_archive", tmp);
     if (!WX_CHECK(gct_archive_write(archive, 64) == 0, "GraphCast archive: %s", wx_error_message()))
         return;
-    write_run("gc", gct_model_yaml, archive);
+    write_run("gc", gct_model_yaml, archive, "");
     if (!train_ckpt("gc", ckpt, sizeof ckpt)) return;
     long ops0 = wx_devsim_ops_run();
     setenv("WX_GC_OPS", "1", 1); /* the CPU takes the ops path, as a device backend does */
@@ -207,6 +218,77 @@ static void check_graphcast(const wx_backend *sim) {
     WX_CHECK(ops > 100, "the GraphCast rollout ran through the simulator (%ld op calls)", ops);
 }
 
+/* FourCastNet+ (extra inputs time, location, static: made on the host by make_input, uploaded;
+ * next_input copies the state on the device and uploads the new extras): 2 initial times, leads
+ * 1..4. */
+static void check_plus(const wx_backend *sim) {
+    static const char *plus_yaml =
+        "type: fourcastnet\nimg_size: [16, 32]\npatch_size: 4\nout_channels: 3\nembed_dim: 32\n"
+        "depth: 2\nmlp_ratio: 2.0\nnum_blocks: 4\nextra_inputs: [time, location, static]\n";
+    char archive[512], ckpt[4200];
+    snprintf(archive, sizeof archive, "%s/ext_archive", tmp);
+    char pck[4200], path[512];
+    if (!WX_CHECK(toy_ext_archive_write(archive, 64, TOY_EXT_STATIC | TOY_EXT_TP) == 0,
+                  "archive: %s", wx_error_message()))
+        return;
+    write_run("plus", plus_yaml, archive, "  channels_in: [z500, t850, u850]\n");
+    snprintf(path, sizeof path, "%s/plus/train.yaml", tmp);
+    FILE *f = fopen(path, "a"); /* a PrecipNet on the pretrained wind model */
+    if (f) fprintf(f, "precip:\n  wind_checkpoint: %s/plus/ck/pretrain/last.ckpt\n  steps: 2\n"
+                      "  batch_size: 2\n", tmp);
+    if (!WX_CHECK(f && fclose(f) == 0, "append %s", path)) return;
+    if (!train_ckpt("plus", ckpt, sizeof ckpt) || !train_stage("plus", "precip", pck, sizeof pck))
+        return;
+    long ops0 = wx_devsim_ops_run();
+    wx_rollout *c = open_on(ckpt, wx_backend_cpu(), 2), *s = open_on(ckpt, sim, 2);
+    if (!c || !s) {
+        wx_rollout_close(c), wx_rollout_close(s);
+        return;
+    }
+    WX_CHECK(c->builder && s->dxm != s->xm, "FourCastNet+: the model builds its input, in device "
+             "memory on the simulator");
+    /* --precip: the diagnostic's hook reads the host prediction; its network runs on the backend */
+    wx_forecast_precip pc[2];
+    memset(pc, 0, sizeof pc);
+    int precip = WX_CHECK(wx_forecast_precip_open(&pc[0], pck, c) == WX_OK &&
+                              wx_forecast_precip_open(&pc[1], pck, s) == WX_OK,
+                          "precip diagnostic on both: %s", wx_error_message());
+    wx_archive *ar = NULL;
+    int64_t idx[2] = {10, 20};
+    float *rec = read_records(archive, idx, 2, &ar);
+    if (rec) {
+        const wx_archive_meta *m = wx_archive_meta_of(ar);
+        int map_in[TOY_NCH], map_out[TOY_NCH];
+        WX_CHECK(wx_rollout_match_archive(c, m, map_in, map_out) == WX_OK, "match: %s",
+                 wx_error_message());
+        wx_time t0[2] = {m->start + 10 * m->step, m->start + 20 * m->step};
+        wx_rollout *r[2] = {c, s};
+        for (int k = 0; k < 2; k++)
+            WX_CHECK(wx_rollout_set_state(r[k], rec, m, map_in, t0, 2) == WX_OK, "set: %s",
+                     wx_error_message());
+        for (int lead = 1; lead <= 4; lead++) {
+            for (int k = 0; k < 2; k++)
+                WX_CHECK(wx_rollout_step(r[k]) == WX_OK, "step: %s", wx_error_message());
+            same(c, s, "FourCastNet+", lead);
+            size_t nt = (size_t)(2 * c->h * c->w);
+            double tmax = 0;
+            for (size_t i = 0; precip && i < nt; i++) tmax = fmax(tmax, pc[0].tp[i]);
+            WX_CHECK(precip && !memcmp(pc[0].tp, pc[1].tp, sizeof(float) * nt) && tmax > 0,
+                     "--precip lead %d: tp on the simulator bitwise equal to the CPU's (max %g)",
+                     lead, tmax);
+        }
+    }
+    free(rec);
+    if (ar) wx_archive_close(ar);
+    wx_forecast_precip_close(&pc[0]);
+    wx_forecast_precip_close(&pc[1]);
+    wx_rollout_close(c);
+    wx_rollout_close(s);
+    long ops = wx_devsim_ops_run() - ops0;
+    printf("FourCastNet+ rollouts: %ld simulated op calls\n", ops);
+    WX_CHECK(ops > 50, "the FourCastNet+ rollout ran through the simulator (%ld op calls)", ops);
+}
+
 static void check_refusals(const wx_backend *sim) {
     char ckpt[4200];
     snprintf(ckpt, sizeof ckpt, "%s/fcn/ck/pretrain/last.ckpt", tmp);
@@ -229,6 +311,7 @@ int main(void) {
     WX_CHECK(sim->on_device == 1, "simulator table");
     check_fourcastnet(sim);
     check_graphcast(sim);
+    check_plus(sim);
     check_refusals(sim);
     WX_CHECK(wx_devsim_check() == 0 && wx_devsim_violations() == 0,
              "no simulator violation: %s", wx_devsim_first_violation());
