@@ -94,8 +94,9 @@ struct wx_rollout {
 wx_status wx_rollout_open(const char *ckpt_path, int threads, int64_t max_batch, wx_rollout **out);
 /* The same on the backend o->device names (o->backend in tests). "no CUDA device" and a build
  * without CUDA come from wx_backend_by_name; bf16 on a backend other than CUDA is WX_ERR_USAGE; a
- * model without a device path (FourCastNet+ extra inputs) fails at creation with WX_ERR_USAGE
- * naming the backend. */
+ * model without a device path fails at creation with WX_ERR_USAGE naming the backend (every
+ * family has one now: FourCastNet, FourCastNet+, GraphCast's ops path; the precip diagnostic of
+ * infer/forecast_precip.h runs on the rollout's backend). */
 wx_status wx_rollout_open_opts(const char *ckpt_path, const wx_rollout_opts *o, wx_rollout **out);
 void wx_rollout_close(wx_rollout *r);
 

@@ -3,8 +3,9 @@
  * on the CUDA backend (model, states and model inputs in device memory; one copy back per lead)
  * against the same rollout on the CPU backend.
  *
- *  - fp32: FourCastNet (2 initial times) and GraphCast (2 initial times, window 2, ops path on
- *    both: WX_GC_OPS=1 for the CPU) at leads 1..4: the normalised prediction within 1e-5 of the
+ *  - fp32: FourCastNet (2 initial times), GraphCast (2 initial times, window 2, ops path on
+ *    both: WX_GC_OPS=1 for the CPU) and FourCastNet+ (extra inputs time, location, static made on
+ *    the host) at leads 1..4: the normalised prediction within 1e-5 of the
  *    largest |CPU value| of the lead (issue 8's fp32 bound; the GEMMs are fp32 without TF32);
  *  - two GPU rollouts give bitwise-identical predictions (deterministic kernels, no atomics);
  *  - bf16 (--precision bf16): FourCastNet lead 1 within 1e-2 of the fp32 CPU's.
@@ -26,6 +27,7 @@
 #include "io/archive.h"
 #include "train/trainer.h"
 #include "train_toy.h"
+#include "train_toy_ext.h"
 #include "train_toy_gc.h"
 #include "wx_cuda_basic.h"
 
@@ -33,9 +35,10 @@
 
 static char tmp[] = "/tmp/wx_cuda_rollout_XXXXXX";
 
-/* tmp/name: the model and a 2-step pretrain config on archive; trains on the CPU; ckpt path. */
-static int train_ckpt(const char *name, const char *model_yaml, const char *archive, char *ckpt,
-                      size_t cap) {
+/* tmp/name: the model and a 2-step pretrain config on archive (data_extra: more lines of the
+ * data mapping); trains on the CPU; ckpt path. */
+static int train_ckpt(const char *name, const char *model_yaml, const char *archive,
+                      const char *data_extra, char *ckpt, size_t cap) {
     char path[512], text[2048];
     snprintf(path, sizeof path, "%s/%s", tmp, name);
     WX_CHECK(wx_mkdir_p(path) == WX_OK, "mkdir %s", path);
@@ -43,10 +46,10 @@ static int train_ckpt(const char *name, const char *model_yaml, const char *arch
     WX_CHECK(toy_write_text(path, model_yaml) == 0, "write %s", path);
     snprintf(text, sizeof text,
              "model: model.yaml\n"
-             "data: {archive: %s, train_years: [2019, 2019], valid_years: [2020, 2020]}\n"
+             "data:\n  archive: %s\n  train_years: [2019, 2019]\n  valid_years: [2020, 2020]\n%s"
              "seed: 5\nthreads: 1\ncheckpoint_dir: ck\nvalidation: {leads: [1], max_samples: 2}\n"
              "pretrain:\n  steps: 2\n  batch_size: 2\n",
-             archive);
+             archive, data_extra);
     snprintf(path, sizeof path, "%s/%s/train.yaml", tmp, name);
     WX_CHECK(toy_write_text(path, text) == 0, "write %s", path);
     wx_train_config c;
@@ -158,11 +161,11 @@ int main(void) {
     } else {
         WX_CHECK(toy_archive_write(fa, 64) == 0, "archive: %s", wx_error_message());
         WX_CHECK(gct_archive_write(ga, 64) == 0, "GraphCast archive: %s", wx_error_message());
-        if (train_ckpt("fcn", toy_model_yaml, fa, fck, sizeof fck)) {
+        if (train_ckpt("fcn", toy_model_yaml, fa, "", fck, sizeof fck)) {
             int64_t idx[2] = {10, 20};
             compare("FourCastNet", fck, fa, idx, NULL, 0);
         }
-        if (train_ckpt("gc", gct_model_yaml, ga, gck, sizeof gck)) {
+        if (train_ckpt("gc", gct_model_yaml, ga, "", gck, sizeof gck)) {
             wx_archive *ar = NULL;
             wx_archive_opts ao = {.threads = 1, .check_crc = 1};
             if (WX_CHECK(wx_archive_open(ga, &ao, &ar) == WX_OK, "archive: %s", wx_error_message())) {
@@ -172,6 +175,19 @@ int main(void) {
                 compare("GraphCast", gck, ga, idx, t0, 1);
                 wx_archive_close(ar);
             }
+        }
+        static const char *plus_yaml =
+            "type: fourcastnet\nimg_size: [16, 32]\npatch_size: 4\nout_channels: 3\n"
+            "embed_dim: 32\ndepth: 2\nmlp_ratio: 2.0\nnum_blocks: 4\n"
+            "extra_inputs: [time, location, static]\n";
+        char pa[512], pck[4200];
+        snprintf(pa, sizeof pa, "%s/ext_archive", tmp);
+        WX_CHECK(toy_ext_archive_write(pa, 64, TOY_EXT_STATIC) == 0, "archive: %s", wx_error_message());
+        if (train_ckpt("plus", plus_yaml, pa, "  channels_in: [z500, t850, u850]\n", pck, sizeof pck)) {
+            wx_time t0[2] = {wx_time_make(2019, 12, 20, 0, 0, 0) + 10 * 21600,
+                             wx_time_make(2019, 12, 20, 0, 0, 0) + 20 * 21600};
+            int64_t idx[2] = {10, 20};
+            compare("FourCastNet+", pck, pa, idx, t0, 0);
         }
     }
     char cmd[600];
