@@ -419,8 +419,10 @@ wx_status wx_train_config_load(const char *path, const char *stage, wx_train_con
     if (!strcmp(c->dir, ".")) c->dir[0] = 0;
     size_t len;
     if (wx_read_file(path, &c->text, &len) != WX_OK) return wx_error_wrap(WX_ERR_USAGE, "config: ");
-    WX_TRY(wx_yaml_load_string(c->text, path, &c->root));
-    return parse(c, stage);
+    wx_status s = wx_yaml_load_string(c->text, path, &c->root);
+    if (s == WX_OK) s = parse(c, stage);
+    if (s != WX_OK) wx_train_config_free(c); /* callers free only what loaded */
+    return s;
 }
 
 void wx_train_config_free(wx_train_config *c) {

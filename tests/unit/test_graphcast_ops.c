@@ -17,7 +17,10 @@
  *
  * Tolerances. Ops vs fused: both float32, differing only in summation order (the fused path
  * splits layer 0 into column blocks and sums them, and uses its own exp in SiLU): 1e-5 relative to
- * the largest |value| of each tensor, for outputs, loss and gradients. Vs PyTorch float64: forward
+ * the largest |value| of each tensor for outputs and loss; 3e-5 for parameter gradients, whose
+ * LayerNorm-weight sums run over every edge in a different order on each path (seen 6.3e-6 in
+ * Release, 1.33e-5 in the -O1 sanitizer build, where the compiler contracts differently; the
+ * float64 PyTorch bound below is 1e-4). Vs PyTorch float64: forward
  * 1e-5, gradients 1e-4 (test_graphcast's bounds and reasons). Worst errors are printed. */
 #include <math.h>
 #include <stdlib.h>
@@ -31,6 +34,8 @@
 #include "wx_devsim.h"
 #include "wx_fixture.h"
 #include "wx_test.h"
+
+#define GRAD_TOL 3e-5 /* ops vs fused parameter gradients: see the header comment */
 
 static double seen_vs_fused, seen_vs_ref_fwd, seen_vs_ref_grad;
 
@@ -192,7 +197,7 @@ static void test_one_step(wx_ctx *ctx) {
         printf("  ops vs fused: y %.2e, loss %.2e, dx %.2e\n", ey, el, edx);
         WX_CHECK(ey <= 1e-5 && el <= 1e-5 && edx <= 1e-5, "ops vs fused: y %.2e loss %.2e dx %.2e",
                  ey, el, edx);
-        double eg = cmp_grads(op, ro.grad, rf.grad, 1e-5, "ops vs fused");
+        double eg = cmp_grads(op, ro.grad, rf.grad, GRAD_TOL, "ops vs fused");
         seen_vs_fused = fmax(seen_vs_fused, fmax(fmax(ey, el), fmax(edx, eg)));
         const wx_fixture_tensor *yr = wx_fixture_get(f, "y"), *dxr = wx_fixture_get(f, "dx");
         double fy = rel_d(ro.y, yr->data, yr->size), fdx = rel_d(ro.dx, dxr->data, dxr->size);
@@ -321,7 +326,7 @@ static void test_rollout(wx_ctx *ctx) {
         WX_CHECK(el <= 1e-5 && edx <= 1e-5, "rollout ops vs fused: loss %.2e dx0 %.2e", el, edx);
         WX_CHECK(fabs(ro.loss - lref) <= 1e-5 * fabs(lref) && fdx <= 1e-4,
                  "rollout ops vs PyTorch: loss %.8f vs %.8f, dx0 %.2e", ro.loss, lref, fdx);
-        double eg = cmp_grads(op, ro.grad, rf.grad, 1e-5, "rollout ops vs fused");
+        double eg = cmp_grads(op, ro.grad, rf.grad, GRAD_TOL, "rollout ops vs fused");
         seen_vs_fused = fmax(seen_vs_fused, fmax(fmax(el, edx), eg));
         seen_vs_ref_grad = fmax(seen_vs_ref_grad, fmax(fdx, cmp_grads_ref(op, ro.grad, f, 1e-4,
                                                                             "rollout ops")));
@@ -528,7 +533,7 @@ static void test_train_model(wx_ctx *ctx) {
     seen_vs_fused = fmax(seen_vs_fused, fmax(fmax(ey, ex1), el));
     wx_gc *g = ((wx_gc **)m[1]->impl)[0]; /* gc_impl starts with the model */
     WX_CHECK(g->ops != NULL, "the train model took the ops path");
-    seen_vs_fused = fmax(seen_vs_fused, cmp_grads(g, grad[1], grad[0], 1e-5,
+    seen_vs_fused = fmax(seen_vs_fused, cmp_grads(g, grad[1], grad[0], GRAD_TOL,
                                                   "train model 2-step ops vs fused"));
     for (int i = 0; i < 3; i++) free(x[i]), free(x1[i]), free(y[i]), free(grad[i]);
     free(states), free(tg);
