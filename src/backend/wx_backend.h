@@ -54,6 +54,11 @@ const wx_backend *wx_backend_cpu(void);
  * messages (e.g. "train.yaml: line 4: key 'device'"). */
 wx_status wx_backend_by_name(const char *name, const char *what, const wx_backend **out);
 
+/* Whether `be` is the CUDA backend (always 0 in builds without CUDA): what only CUDA has (GPU
+ * selection per rank, bf16 GEMMs, NCCL) is keyed on it, not on on_device, which the test-only
+ * device simulator also sets. */
+int wx_backend_is_cuda(const wx_backend *be);
+
 /* Allocation helpers: NULL on failure with the error set (message names `what` and the size). */
 void *wx_backend_alloc(const wx_backend *be, wx_ctx *ctx, size_t bytes, const char *what);
 /* Copies n floats of host memory into a new backend buffer (NULL with the error set). */

@@ -64,6 +64,15 @@ wx_status wx_backend_by_name(const char *name, const char *what, const wx_backen
 #endif
 }
 
+int wx_backend_is_cuda(const wx_backend *be) {
+#if WX_HAVE_CUDA
+    return be && be == wx_backend_cuda();
+#else
+    (void)be;
+    return 0;
+#endif
+}
+
 void *wx_backend_alloc(const wx_backend *be, wx_ctx *ctx, size_t bytes, const char *what) {
     void *p = NULL;
     if (be->mem_alloc(ctx, &p, bytes) != WX_OK) {

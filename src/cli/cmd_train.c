@@ -75,8 +75,8 @@ int wx_cmd_train(int argc, char **argv) {
     wx_args a;
     int rc = wx_args_parse(&spec, argc, argv, &a);
     if (rc != WX_ARGS_CONTINUE) return rc;
-    wx_train_opts o = {wx_args_get(&a, "resume"), wx_args_get(&a, "metrics"), 0, 0,
-                       wx_args_flag(&a, "zero1"), 0};
+    wx_train_opts o = {.resume = wx_args_get(&a, "resume"), .metrics = wx_args_get(&a, "metrics"),
+                       .zero1 = wx_args_flag(&a, "zero1")};
     int64_t threads;
     double bucket_mb;
     wx_status s = wx_args_int(&a, "max-steps", 0, &o.max_steps);

@@ -122,7 +122,7 @@ static wx_status import_weights(const char *wpath, const char *cfg_path, const c
         cs.best_step = -1;
         wx_rng_init(&cs.order, 0, 1);
         wx_rng_init(&cs.noise, 0, 2);
-        wx_ckpt_out co = {NULL, model_text, NULL, &cs, &p, NULL, NULL};
+        wx_ckpt_out co = {.model_text = model_text, .st = &cs, .params = &p};
         s = wx_checkpoint_write(out, &co);
     }
     *total = wx_params_total(&p);

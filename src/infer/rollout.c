@@ -107,20 +107,11 @@ static wx_status build_model(wx_rollout *r) {
     return WX_OK;
 }
 
-static int is_cuda(const wx_backend *be) {
-#if WX_HAVE_CUDA
-    return be == wx_backend_cuda();
-#else
-    (void)be;
-    return 0;
-#endif
-}
-
 /* The backend the options name, checked before anything is read ("no CUDA device" first). */
 static wx_status pick_backend(const wx_rollout_opts *o, const wx_backend **be) {
     if (o->backend) *be = o->backend; /* tests only: not reachable from the CLI */
     else WX_TRY(wx_backend_by_name(o->device, "--device", be));
-    if (o->bf16 && !is_cuda(*be))
+    if (o->bf16 && !wx_backend_is_cuda(*be))
         return wx_error_set(WX_ERR_USAGE, "--precision bf16 needs the CUDA backend; backend '%s' "
                             "computes in fp32", (*be)->name);
     return WX_OK;
@@ -130,7 +121,7 @@ static wx_status pick_backend(const wx_rollout_opts *o, const wx_backend **be) {
 static wx_status setup_backend(wx_rollout *r, const wx_rollout_opts *o) {
     r->dev = r->be->on_device;
 #if WX_HAVE_CUDA
-    if (is_cuda(r->be)) {
+    if (wx_backend_is_cuda(r->be)) {
         WX_TRY(wx_cuda_ctx_attach(r->ctx, 0));
         WX_TRY(wx_cuda_set_precision(r->ctx, o->bf16 ? WX_CUDA_BF16 : WX_CUDA_FP32));
     }

@@ -3,7 +3,6 @@
 #include <string.h>
 
 static const char *const model_types[] = {"fourcastnet", NULL};
-static const char *const extra_names[] = {"time", "location", "static", NULL};
 
 const wx_cfg_field wx_fcn_config_fields[] = {
     {"type", WX_CFG_STR, 1, WX_CFG_NO_RANGE, NULL, "model family", model_types},
@@ -44,7 +43,7 @@ static void key_path(char *buf, size_t len, const char *path, const char *key) {
         snprintf(buf, len, "%s", key);
 }
 
-/* extra_inputs: a list of distinct names from extra_names; in_channels follows from them. */
+/* extra_inputs: a list of distinct names (time, location, static); in_channels follows from them. */
 static wx_status parse_extras(const wx_yaml *map, const char *path, const char *file,
                               wx_fcn_config *cfg) {
     char full[256];

@@ -117,15 +117,6 @@ static wx_status grad_ready(void *arg, int64_t lo) {
     return wx_grad_sync_progress(s);
 }
 
-static int is_cuda(const wx_backend *be) {
-#if WX_HAVE_CUDA
-    return be == wx_backend_cuda();
-#else
-    (void)be;
-    return 0;
-#endif
-}
-
 #if WX_HAVE_CUDA
 static wx_status nccl_ready(void *arg, int64_t lo) { return wx_nccl_sync_ready(arg, lo); }
 #endif
@@ -138,7 +129,7 @@ static wx_status setup_backend(wx_trainer *t, const char *what) {
     if (t->o->backend) t->be = t->o->backend; /* tests only: not reachable from the CLI */
     else WX_TRY(wx_backend_by_name(c->device, what, &t->be));
     t->dev = t->be->on_device;
-    if (c->bf16 && !is_cuda(t->be))
+    if (c->bf16 && !wx_backend_is_cuda(t->be))
         return wx_error_set(WX_ERR_USAGE, "%s: key 'precision': bf16 needs the CUDA backend; "
                             "backend '%s' computes in fp32", c->path, t->be->name);
     if (!t->dev) return WX_OK;
@@ -147,7 +138,7 @@ static wx_status setup_backend(wx_trainer *t, const char *what) {
                             "host MPI and runs on the CPU backend only; on a device the whole "
                             "state stays on every GPU (drop --zero1)", what, t->be->name);
 #if WX_HAVE_CUDA
-    if (is_cuda(t->be)) { /* one process per GPU: the rank's index on its node picks the device */
+    if (wx_backend_is_cuda(t->be)) { /* one process per GPU: the rank's index on its node picks the device */
         int count = 0;
         WX_TRY(wx_cuda_device_count(&count));
         if (count < 1) return wx_error_set(WX_ERR_RUN, "%s: no CUDA device visible", what);
@@ -171,12 +162,12 @@ static wx_status setup_grad_sync(wx_trainer *t) {
         return WX_OK;
     }
 #if WX_HAVE_CUDA
-    if (t->nranks > 1 && is_cuda(t->be)) {
+    if (t->nranks > 1 && wx_backend_is_cuda(t->be)) {
         WX_TRY(wx_grad_sync_nccl_create(t->ctx, p->grad, p->len, bucket, &t->nccl));
         p->grad_ready = nccl_ready, p->grad_ready_arg = t->nccl;
     }
 #endif
-    if (t->nranks > 1 && !is_cuda(t->be)) t->hgrad = wx_calloc((size_t)p->len + 1, sizeof(float));
+    if (t->nranks > 1 && !wx_backend_is_cuda(t->be)) t->hgrad = wx_calloc((size_t)p->len + 1, sizeof(float));
     return wx_grad_sync_create(t->hgrad, p->len, bucket, &t->sync);
 }
 

@@ -175,8 +175,9 @@ static void check_validation(void) {
     WX_CHECK(ds.ntrain == 47 && ds.nvalid == 14 && ds.valid[0] == 48,
              "splits: %lld train, %lld valid from %lld", (long long)ds.ntrain, (long long)ds.nvalid,
              (long long)(ds.nvalid ? ds.valid[0] : -1));
-    wx_train_model_ops ops = {NULL, id_predict, NULL, NULL};
-    wx_train_model pm = {&ops, "persistence", NULL, 3, 3, 16, 32, NULL};
+    wx_train_model_ops ops = {.predict = id_predict};
+    wx_train_model pm = {.ops = &ops, .family = "persistence", .in_channels = 3, .out_channels = 3,
+                         .h = 16, .w = 32};
     wx_ctx *ctx = wx_ctx_create(2);
     wx_train_loss loss;
     wx_train_loss_init(&loss, WX_LOSS_REL_L2, ctx, wx_backend_cpu(), 3, 16, 32, ds.wlat, NULL);

@@ -35,7 +35,7 @@ int main(void) {
     wx_train_config c;
     if (!WX_CHECK(wx_train_config_load(path, NULL, &c) == WX_OK, "config: %s", wx_error_message()))
         return wx_test_summary();
-    wx_train_opts o = {NULL, metrics, 0, 0};
+    wx_train_opts o = {.metrics = metrics};
     wx_train_summary sum;
     WX_CHECK(wx_train_run(&c, &o, &sum) == WX_OK, "train: %s", wx_error_message());
     wx_train_config_free(&c);
