@@ -5,39 +5,7 @@
  * call). Needs: REF_R, REF_OP(name), REF_T(name), REF_PREC, REF_REPS, REF_PREFILL, REF_RTOL,
  * REF_ATOL, REF_CLOSE. */
 
-static REF_R *REF_T(load)(const wx_fixture *f, const char *name) {
-    const wx_fixture_tensor *t = wx_fixture_get(f, name);
-    REF_R *o = malloc(sizeof(REF_R) * (size_t)(t->size > 0 ? t->size : 1));
-    for (int64_t i = 0; i < t->size; i++) o[i] = (REF_R)t->data[i];
-    return o;
-}
-
-static REF_R *REF_T(filled)(int64_t n, double v) {
-    REF_R *o = malloc(sizeof(REF_R) * (size_t)(n > 0 ? n : 1));
-    for (int64_t i = 0; i < n; i++) o[i] = (REF_R)v;
-    return o;
-}
-
-static void REF_T(refill)(REF_R *a, int64_t n, double v) {
-    for (int64_t i = 0; i < n; i++) a[i] = (REF_R)v;
-}
-
-static void REF_T(check)(const char *op, const char *name, const REF_R *a, const wx_fixture *f) {
-    const wx_fixture_tensor *t = wx_fixture_get(f, name);
-    char what[128];
-    snprintf(what, sizeof what, "%s %s %s", op, REF_PREC, name);
-    REF_CLOSE(what, a, t->data, t->size, REF_RTOL, REF_ATOL);
-}
-
-static void REF_T(check_acc)(const char *op, const char *name, const REF_R *a, const wx_fixture *f) {
-    const wx_fixture_tensor *t = wx_fixture_get(f, name);
-    double *want = malloc(sizeof(double) * (size_t)t->size);
-    for (int64_t i = 0; i < t->size; i++) want[i] = REF_PREFILL + REF_REPS * t->data[i];
-    char what[128];
-    snprintf(what, sizeof what, "%s %s %s (accumulated x%d)", op, REF_PREC, name, REF_REPS);
-    REF_CLOSE(what, a, want, t->size, REF_RTOL, REF_ATOL);
-    free(want);
-}
+#include "ref_common_impl.h"
 
 /* x (B,H,W,C) ↔ X (B,H,Wf,C,2) against spectral_rfft2_*.wxfx. */
 static void REF_T(rfft2)(wx_ctx *ctx, const wx_fixture *f) {
