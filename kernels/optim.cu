@@ -8,18 +8,21 @@
 // Fixed chunk length of the sum-of-squares partials (the CPU's WX_OPTIM_CHUNK).
 #define WX_OPTIM_CHUNK 16384
 
-// One AdamW step per element, in double as the CPU (torch.optim.AdamW semantics).
+// One AdamW step per element in float, the CPU's operations in the CPU's order (src/ops/optim.c:
+// decay as p − p·(lr·wd), bias correction folded into step_scaled and eps_scaled; torch.optim.AdamW
+// semantics). __fdiv_rn / __fsqrt_rn / __fmul_rn / __fadd_rn keep nvcc from contracting into FMAs.
 __global__ static void adamw_kernel(float *param, float *m, float *v, const float *grad, int64_t n,
-                                    double decay, double beta1, double beta2, double step_size,
-                                    double bc2_sqrt, double eps) {
+                                    float lr_wd, float beta1, float one_m_beta1, float beta2,
+                                    float one_m_beta2, float step_scaled, float eps_scaled) {
     WX_CUDA_FOR(i, n) {
-        double g = grad[i];
-        double p = (double)param[i] * decay;
-        double mi = beta1 * (double)m[i] + (1.0 - beta1) * g;
-        double vi = beta2 * (double)v[i] + (1.0 - beta2) * g * g;
-        m[i] = (float)mi;
-        v[i] = (float)vi;
-        param[i] = (float)(p - step_size * mi / (sqrt(vi) / bc2_sqrt + eps));
+        float g = grad[i], p = param[i];
+        float mi = __fadd_rn(__fmul_rn(beta1, m[i]), __fmul_rn(one_m_beta1, g));
+        float vi = __fadd_rn(__fmul_rn(beta2, v[i]), __fmul_rn(one_m_beta2, __fmul_rn(g, g)));
+        m[i] = mi;
+        v[i] = vi;
+        p = __fsub_rn(p, __fmul_rn(p, lr_wd));
+        float den = __fadd_rn(__fsqrt_rn(vi), eps_scaled);
+        param[i] = __fsub_rn(p, __fdiv_rn(__fmul_rn(step_scaled, mi), den));
     }
 }
 
@@ -38,11 +41,11 @@ extern "C" wx_status wx_cuda_adamw_forward(wx_ctx *ctx, float *param, float *m, 
     if (n == 0) return WX_OK;
     wx_cuda_state *st;
     WX_TRY(wx_cuda_state_get(ctx, &st));
-    double decay = 1.0 - lr * weight_decay;
     double step_size = lr / (1.0 - pow(beta1, (double)step));
     double bc2_sqrt = sqrt(1.0 - pow(beta2, (double)step));
     adamw_kernel<<<wx_cuda_blocks(n), WX_CUDA_THREADS, 0, st->stream>>>(
-        param, m, v, grad, n, decay, beta1, beta2, step_size, bc2_sqrt, eps);
+        param, m, v, grad, n, (float)(lr * weight_decay), (float)beta1, (float)(1.0 - beta1),
+        (float)beta2, (float)(1.0 - beta2), (float)(step_size * bc2_sqrt), (float)(eps * bc2_sqrt));
     WX_CUDA_LAUNCHED("adamw_kernel");
     return WX_OK;
 }
