@@ -98,134 +98,6 @@ void wx_gc_init_params(wx_gc *m, uint64_t seed) {
     for (size_t i = 0; i < sizeof list2 / sizeof *list2; i++) mlp_init(&r, p, list2[i]);
 }
 
-/* ---- arena layout ---- */
-
-static int64_t al(int64_t n) { return (n + 15) / 16 * 16; }
-
-typedef struct {
-    float *base; /* NULL: count only */
-    int64_t off;
-} carver;
-
-static float *carve(carver *c, int64_t n) {
-    float *p = c->base ? c->base + c->off : NULL;
-    c->off += al(n);
-    return p;
-}
-
-static void carve_mlp(carver *c, wx_gc_mlp_tape *t, const wx_gc *m, int64_t rows, int64_t out) {
-    for (int64_t i = 0; i < m->c.hidden_layers; i++) t->pre[i] = carve(c, rows * m->D);
-    t->z = carve(c, rows * out);
-    t->mean = carve(c, rows);
-    t->rstd = carve(c, rows);
-}
-
-static void carve_step(carver *c, wx_gc_step_tape *t, const wx_gc *m, int64_t e, int64_t nr) {
-    carve_mlp(c, &t->edge, m, e, m->D);
-    carve_mlp(c, &t->node, m, nr, m->D);
-    t->agg = carve(c, nr * m->D);
-}
-
-/* One tape for b samples. */
-static void carve_tape(carver *c, wx_gc_tape *t, const wx_gc *m, int64_t b) {
-    const int64_t D = m->D, ng = b * m->ng, nm = b * m->nm;
-    t->gin = carve(c, ng * (m->cin + 3));
-    carve_mlp(c, &t->emb_grid, m, ng, D);
-    carve_mlp(c, &t->emb_mesh, m, nm, D);
-    carve_mlp(c, &t->emb_g2m, m, b * m->eg, D);
-    t->vg0 = carve(c, ng * D);
-    t->vm0 = carve(c, nm * D);
-    t->eg0 = carve(c, b * m->eg * D);
-    carve_step(c, &t->enc, m, b * m->eg, nm);
-    carve_mlp(c, &t->enc_grid, m, ng, D);
-    t->vg1 = carve(c, ng * D);
-    carve_mlp(c, &t->emb_mesh_e, m, b * m->em, D);
-    for (int64_t s = 0; s < m->S; s++) {
-        float *p = carve(c, b * m->em * D);
-        if (c->base) t->em[s] = p;
-    }
-    for (int64_t s = 0; s <= m->S; s++) {
-        float *p = carve(c, nm * D);
-        if (c->base) t->vm[s] = p;
-    }
-    if (!m->checkpoint)
-        for (int64_t s = 0; s < m->S; s++) {
-            wx_gc_step_tape tmp, *st = c->base ? &t->proc[s] : &tmp;
-            carve_step(c, st, m, b * m->em, nm);
-        }
-    carve_mlp(c, &t->emb_m2g, m, b * m->ed, D);
-    t->ed0 = carve(c, b * m->ed * D);
-    carve_step(c, &t->dec, m, b * m->ed, ng);
-    t->vg2 = carve(c, ng * D);
-    /* Output MLP: no LayerNorm, and its output is not needed in backward. */
-    for (int64_t i = 0; i < m->c.hidden_layers; i++) t->out.pre[i] = carve(c, ng * D);
-    t->out.z = t->out.mean = t->out.rstd = NULL;
-}
-
-static int64_t max3(int64_t a, int64_t b, int64_t c) { return a > b ? (a > c ? a : c) : (b > c ? b : c); }
-
-/* Everything that is not a tape: static inputs, scratch, predict buffers. */
-static void carve_rest(carver *c, wx_gc *m, int64_t b) {
-    const int64_t D = m->D, fin = m->cin + 3, wout = m->cout > D ? m->cout : D;
-    const int64_t emax = max3(m->eg, m->em, m->ed), nmax = m->ng > m->nm ? m->ng : m->nm;
-    const int64_t rows = b * (emax > nmax ? emax : nmax);
-    m->in.min = carve(c, b * m->nm * fin);
-    m->in.fg2m = carve(c, b * m->eg * 4);
-    m->in.fmesh = carve(c, b * m->em * 4);
-    m->in.fm2g = carve(c, b * m->ed * 4);
-    /* channels-last grid input and its grad (the MLP inputs are never concatenated) */
-    int64_t catw = b * m->ng * (fin > m->cout ? fin : m->cout);
-    m->s.cat = carve(c, catw);
-    m->s.dcat = carve(c, catw);
-    m->s.ga = carve(c, b * emax * D);
-    m->s.gb = carve(c, b * emax * D);
-    m->s.h0 = carve(c, rows * D);
-    m->s.h1 = carve(c, rows * D);
-    m->s.dh = carve(c, rows * D);
-    m->s.upd = carve(c, rows * wout);
-    m->s.dupd = carve(c, rows * wout);
-    m->s.dz = carve(c, rows * wout);
-    m->s.dvg = carve(c, b * m->ng * D);
-    m->s.dvm = carve(c, b * m->nm * D);
-    m->s.dtmp = carve(c, b * nmax * D);
-    m->s.dem = carve(c, b * emax * D);
-    /* predict: one shared MLP tape, two alternating latents per kind */
-    m->s.mlp_pre = carve(c, m->c.hidden_layers * rows * D);
-    m->s.mlp_z = carve(c, rows * wout);
-    m->s.mlp_stat = carve(c, 2 * rows);
-    for (int i = 0; i < 2; i++) {
-        m->s.pv[i] = carve(c, b * m->nm * D);
-        m->s.pe[i] = carve(c, b * emax * D);
-    }
-    m->pred.gin = carve(c, b * m->ng * fin);
-    m->pred.vg0 = carve(c, b * m->ng * D);
-    m->pred.enc.agg = carve(c, b * nmax * D);
-    if (m->checkpoint) carve_step(c, &m->s.step, m, b * m->em, b * m->nm);
-}
-
-/* Points the predict tape at the shared scratch; latents alias as the forward order allows. */
-static void pred_tape_wire(wx_gc *m) {
-    wx_gc_tape *t = &m->pred;
-    wx_gc_mlp_tape sh;
-    memset(&sh, 0, sizeof sh);
-    const int64_t emax = max3(m->eg, m->em, m->ed), nmax = m->ng > m->nm ? m->ng : m->nm;
-    const int64_t rows = m->max_batch * (emax > nmax ? emax : nmax);
-    for (int64_t i = 0; i < m->c.hidden_layers; i++) sh.pre[i] = m->s.mlp_pre + i * rows * m->D;
-    sh.z = m->s.mlp_z, sh.mean = m->s.mlp_stat, sh.rstd = m->s.mlp_stat + rows;
-    t->emb_grid = t->emb_mesh = t->emb_g2m = t->enc.edge = t->enc.node = t->enc_grid = sh;
-    t->emb_mesh_e = t->emb_m2g = t->dec.edge = t->dec.node = t->out = sh;
-    t->vg1 = t->vg2 = t->vg0;
-    t->dec.agg = t->enc.agg;
-    t->vm0 = m->s.pv[0];
-    t->eg0 = m->s.pe[0];
-    t->ed0 = m->s.pe[0];
-    for (int64_t s = 0; s < m->S; s++) {
-        t->em[s] = m->s.pe[s % 2];
-        t->proc[s] = (wx_gc_step_tape){sh, sh, t->enc.agg};
-    }
-    for (int64_t s = 0; s <= m->S; s++) t->vm[s] = m->s.pv[(s + 1) % 2];
-}
-
 static void fill_static(wx_gc *m) {
     const int64_t fin = m->cin + 3, b = m->max_batch;
     for (int64_t q = 0; q < b; q++) {
@@ -260,9 +132,25 @@ wx_status wx_gc_static_refresh(wx_gc *m) {
     return m->ops ? wx_gc_ops_upload(m) : WX_OK; /* device copies can fail */
 }
 
+/* The parameters of a predict-only model: data without gradients, in the backend's memory when
+ * it is a device's (as wx_params_alloc_on places them). */
+static wx_status params_alloc(wx_gc *m) {
+    wx_params *p = &m->params;
+    if (!m->predict_only) return wx_params_alloc_on(p, m->be, m->ctx);
+    const size_t bytes = sizeof(float) * (size_t)(p->len ? p->len : 1);
+    if (m->be->on_device) {
+        p->be = m->be, p->be_ctx = m->ctx;
+        p->data = wx_backend_alloc(m->be, m->ctx, bytes, "model parameters");
+        return p->data ? WX_OK : WX_ERR_RUN;
+    }
+    p->data = calloc(1, bytes);
+    return p->data ? WX_OK
+                   : wx_error_set(WX_ERR_RUN, "model parameters: cannot allocate %zu bytes", bytes);
+}
+
 /* Parameters in the backend's memory (device for CUDA), initialised on the host and uploaded. */
 static wx_status init_params_on(wx_gc *m, uint64_t seed) {
-    WX_TRY(wx_params_alloc_on(&m->params, m->be, m->ctx));
+    WX_TRY(params_alloc(m));
     float *dev = m->params.data, *host;
     WX_TRY(wx_params_host_begin(&m->params, &host));
     m->params.data = host;
@@ -303,15 +191,6 @@ static wx_status build_graphs(wx_gc *m) {
     return WX_OK;
 }
 
-void wx_gc_arena_bytes(const wx_gc *m, int64_t *tape_bytes, int64_t *other_bytes) {
-    carver c = {NULL, 0};
-    wx_gc_tape t;
-    memset(&t, 0, sizeof t);
-    carve_tape(&c, &t, m, m->max_batch);
-    *tape_bytes = c.off * (int64_t)sizeof(float);
-    *other_bytes = (m->arena_len - (int64_t)m->max_tapes * c.off) * (int64_t)sizeof(float);
-}
-
 static void tape_arrays(wx_gc_tape *t, int64_t S) {
     t->em = wx_calloc((size_t)S, sizeof(float *));
     t->vm = wx_calloc((size_t)S + 1, sizeof(float *));
@@ -328,6 +207,13 @@ wx_gc *wx_gc_create(wx_ctx *ctx, const wx_backend *be, const wx_gc_config *cfg, 
 wx_gc *wx_gc_create_path(wx_ctx *ctx, const wx_backend *be, const wx_gc_config *cfg,
                          uint64_t seed, int64_t max_batch, int max_tapes, int checkpoint,
                          int ops) {
+    return wx_gc_create_chunked(ctx, be, cfg, seed, max_batch, max_tapes, checkpoint, ops, 0);
+}
+
+/* Graphs, parameter table, chunk plan and the arena's length: everything but the allocations. */
+static wx_gc *gc_plan(wx_ctx *ctx, const wx_backend *be, const wx_gc_config *cfg,
+                      int64_t max_batch, int max_tapes, int checkpoint, int ops,
+                      int64_t chunk_rows) {
     if (max_batch < 1 || max_tapes < 0) {
         wx_error_set(WX_ERR_USAGE, "graphcast: batch %lld, tapes %d: expected batch >= 1, "
                      "tapes >= 0", (long long)max_batch, max_tapes);
@@ -341,6 +227,7 @@ wx_gc *wx_gc_create_path(wx_ctx *ctx, const wx_backend *be, const wx_gc_config *
     }
     wx_gc *m = wx_calloc(1, sizeof *m);
     m->ctx = ctx, m->be = be, m->c = *cfg, m->checkpoint = checkpoint;
+    m->predict_only = max_tapes == 0;
     if (wx_gc_config_derive(&m->c) != WX_OK || build_graphs(m) != WX_OK || sender_csr(m) != WX_OK) {
         wx_gc_destroy(m);
         return NULL;
@@ -357,12 +244,37 @@ wx_gc *wx_gc_create_path(wx_ctx *ctx, const wx_backend *be, const wx_gc_config *
     m->tapes = wx_calloc((size_t)(max_tapes ? max_tapes : 1), sizeof *m->tapes);
     for (int t = 0; t < max_tapes; t++) tape_arrays(&m->tapes[t], m->S);
     tape_arrays(&m->pred, m->S);
-    carver c = {NULL, 0};
-    wx_gc_tape tmp;
-    memset(&tmp, 0, sizeof tmp);
-    for (int t = 0; t < max_tapes; t++) carve_tape(&c, &tmp, m, max_batch);
-    carve_rest(&c, m, max_batch);
-    m->arena_len = c.off;
+    if (ops && m->predict_only) { /* chunks aligned as the GEMM kernels' row blocks */
+        int64_t emax = m->eg > m->em ? m->eg : m->em, nmax = m->ng > m->nm ? m->ng : m->nm;
+        emax = emax > m->ed ? emax : m->ed;
+        int64_t r = chunk_rows > 0 ? chunk_rows : WX_GC_CHUNK_ROWS;
+        int64_t most = max_batch * (emax > nmax ? emax : nmax); /* no chunk beyond all rows */
+        r = r < most ? r : most;
+        m->chunk_rows = (r + WX_GC_CHUNK_ALIGN - 1) / WX_GC_CHUNK_ALIGN * WX_GC_CHUNK_ALIGN;
+    }
+    m->arena_len = wx_gc_arena_carve(m, NULL);
+    return m;
+}
+
+wx_status wx_gc_count_bytes(const wx_gc_config *cfg, int64_t max_batch, int max_tapes,
+                            int checkpoint, int ops, int64_t chunk_rows, wx_gc_bytes *out) {
+    memset(out, 0, sizeof *out);
+    wx_gc *m = gc_plan(NULL, wx_backend_cpu(), cfg, max_batch, max_tapes, checkpoint, ops,
+                       chunk_rows);
+    if (!m) return wx_error_wrap(WX_ERR_RUN, "graphcast memory count: ");
+    out->arena = m->arena_len * (int64_t)sizeof(float);
+    out->ops = ops ? wx_gc_ops_bytes(m) : 0;
+    out->params = (m->predict_only ? 1 : 2) * m->params.len * (int64_t)sizeof(float);
+    out->total = out->arena + out->ops + out->params;
+    wx_gc_destroy(m);
+    return WX_OK;
+}
+
+wx_gc *wx_gc_create_chunked(wx_ctx *ctx, const wx_backend *be, const wx_gc_config *cfg,
+                            uint64_t seed, int64_t max_batch, int max_tapes, int checkpoint,
+                            int ops, int64_t chunk_rows) {
+    wx_gc *m = gc_plan(ctx, be, cfg, max_batch, max_tapes, checkpoint, ops, chunk_rows);
+    if (!m) return NULL;
     if (ops) { /* in the backend's memory; on failure its message names the size and device */
         m->arena = wx_backend_alloc(be, ctx, sizeof(float) * (size_t)m->arena_len,
                                     "graphcast activation arena");
@@ -380,11 +292,7 @@ wx_gc *wx_gc_create_path(wx_ctx *ctx, const wx_backend *be, const wx_gc_config *
         wx_gc_destroy(m);
         return NULL;
     }
-    c = (carver){m->arena, 0};
-    for (int t = 0; t < max_tapes; t++) carve_tape(&c, &m->tapes[t], m, max_batch);
-    carve_rest(&c, m, max_batch);
-    WX_ASSERT(c.off == m->arena_len);
-    pred_tape_wire(m);
+    WX_ASSERT(wx_gc_arena_carve(m, m->arena) == m->arena_len);
     if (ops) {
         /* graphs and static inputs uploaded once, here */
         if (wx_gc_ops_init(m) != WX_OK || init_params_on(m, seed) != WX_OK) {
@@ -394,7 +302,7 @@ wx_gc *wx_gc_create_path(wx_ctx *ctx, const wx_backend *be, const wx_gc_config *
         return m;
     }
     fill_static(m);
-    if (wx_params_alloc(&m->params) != WX_OK) {
+    if (params_alloc(m) != WX_OK) {
         wx_gc_destroy(m);
         return NULL;
     }

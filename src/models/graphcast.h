@@ -97,6 +97,8 @@ typedef struct {
     const wx_backend *be;
     wx_gc_config c;
     int checkpoint;            /* recompute processor steps in backward */
+    int predict_only;          /* max_tapes 0: no backward scratch, no gradients */
+    int64_t chunk_rows;        /* predict-only ops path: rows per chunk (graphcast_ops_pred.c) */
     struct wx_gc_ops *ops;     /* NULL: fused CPU path; else the ops path (graphcast_ops.h) */
     wx_mesh_graphs g;
     int64_t ng, nm, eg, em, ed, D, cin, cout, S;
@@ -124,6 +126,7 @@ typedef struct {
         float *mlp_pre, *mlp_z, *mlp_stat; /* shared MLP tape for predict */
         float *pv[2], *pe[2];  /* predict: alternating mesh node / edge latents */
         wx_gc_step_tape step;  /* checkpointing: one step's recomputed tape */
+        float *ec;             /* predict-only ops path: (chunk_rows, D) a chunk's edge latents */
     } s;
 } wx_gc;
 
@@ -142,6 +145,25 @@ wx_gc *wx_gc_create(wx_ctx *ctx, const wx_backend *be, const wx_gc_config *c, ui
  * or on the CPU when the environment has WX_GC_OPS=1 (a debug/test switch). */
 wx_gc *wx_gc_create_path(wx_ctx *ctx, const wx_backend *be, const wx_gc_config *c, uint64_t seed,
                          int64_t max_batch, int max_tapes, int checkpoint, int ops);
+/* The same with the chunk size of a predict-only ops-path model (max_tapes 0, ops 1): rows per
+ * chunk, 0 = WX_GC_CHUNK_ROWS, rounded up to a multiple of WX_GC_CHUNK_ALIGN (a multiple of the
+ * GEMM kernels' row blocks: 24 in OpenBLAS's Zen sgemm, 16 or 32 elsewhere). Ignored otherwise.
+ * On the CPU backend with one thread the results do not depend on it
+ * (tests/unit/test_graphcast_predict.c). */
+#define WX_GC_CHUNK_ALIGN 384
+#define WX_GC_CHUNK_ROWS (170 * WX_GC_CHUNK_ALIGN) /* 65,280 */
+wx_gc *wx_gc_create_chunked(wx_ctx *ctx, const wx_backend *be, const wx_gc_config *c,
+                            uint64_t seed, int64_t max_batch, int max_tapes, int checkpoint,
+                            int ops, int64_t chunk_rows);
+
+/* What wx_gc_create_chunked would allocate, counted without allocating (the graphs are built):
+ * arena (wx_gc_arena_bytes), the ops path's own buffers (wx_gc_ops_bytes, 0 on the fused path)
+ * and the parameters (with gradients unless max_tapes is 0). */
+typedef struct {
+    int64_t arena, ops, params, total;
+} wx_gc_bytes;
+wx_status wx_gc_count_bytes(const wx_gc_config *c, int64_t max_batch, int max_tapes,
+                            int checkpoint, int ops, int64_t chunk_rows, wx_gc_bytes *out);
 void wx_gc_destroy(wx_gc *m);
 /* Writes m->params.data on the host: for host parameters only (wx_gc_create stages it for
  * parameters in device memory). */
@@ -167,17 +189,25 @@ wx_status wx_gc_static_refresh(wx_gc *m);
 static inline void wx_gc_zero_grad(wx_gc *m) { wx_params_zero_grad(&m->params); }
 
 /* ---- internal, shared by graphcast_forward.c, graphcast_backward.c, graphcast_mlp.c ---- */
+/* graphcast_arena.c: the arena's length in floats for m's tapes, batch, path and chunk rows
+ * (base NULL: counted only), or with base the tapes, scratch and static-input pointers placed
+ * in it and the predict tape wired. */
+int64_t wx_gc_arena_carve(wx_gc *m, float *base);
 /* An MLP's input. PLAIN: x (n, in). NODE: [x, agg], both (n, D). EDGE: [x, vs[snd], vr[rcv]] of
  * edge set es for b samples: x (b·E, D), vs (b·ns, D), vr (b·nr, D), snd_ptr/snd_perm the
  * senders' CSR order. Backward outputs: dx (PLAIN: overwrite, nullable; NODE: overwrite or +=
  * with dx_acc; EDGE: same, nullable), dagg (NODE: overwrite), dvs (EDGE: overwrite or += with
  * dvs_acc), dvr (EDGE: +=; may equal dvs). */
-enum { WX_GC_IN_PLAIN, WX_GC_IN_NODE, WX_GC_IN_EDGE };
+/* EDGE_PROJ (ops path, forward only): the edge input with the node projections already made:
+ * x (n, D) edges, vs / vr the projections vs·Wsᵀ / vr·Wrᵀ (rows, fo), isnd / ircv (n) each
+ * edge's row in them (backend memory). */
+enum { WX_GC_IN_PLAIN, WX_GC_IN_NODE, WX_GC_IN_EDGE, WX_GC_IN_EDGE_PROJ };
 typedef struct {
     int kind;
     const float *x, *agg, *vs, *vr;
     const wx_edge_set *es;
     const int32_t *snd_ptr, *snd_perm;
+    const int32_t *isnd, *ircv;
     int64_t b;
     float *dx, *dagg, *dvs, *dvr;
     int dx_acc, dvs_acc;

@@ -65,7 +65,9 @@ wx_status wx_gc_ops_upload(wx_gc *m) {
         WX_TRY(up_index_batched(m, o->snd[i], es->senders, E, ns));
         WX_TRY(up_index_batched(m, o->rcv[i], es->receivers, E, nr));
         WX_TRY(up_csr_batched(m, o->rptr[i], o->rperm[i], es->row_ptr, es->perm, nr, E));
-        WX_TRY(up_csr_batched(m, o->sptr[i], o->sperm[i], m->snd_ptr[i], m->snd_perm[i], ns, E));
+        if (!m->predict_only) /* senders' CSR: backward only */
+            WX_TRY(up_csr_batched(m, o->sptr[i], o->sperm[i], m->snd_ptr[i], m->snd_perm[i], ns,
+                                  E));
     }
     WX_TRY(up_repeat(m, o->grid_feat, m->g.grid_features, m->ng * 3));
     /* mesh-node input [0 … 0 | structural] per sample, built on the host once */
@@ -100,12 +102,19 @@ static wx_status ops_buffers(wx_gc *m, wx_gc_ops *o, int64_t *bytes) {
         BUF(o->rcv[i], E, "receivers");
         BUF(o->rptr[i], B * es->n_receivers + 1, "receiver CSR");
         BUF(o->rperm[i], E, "receiver CSR order");
+        if (m->predict_only) continue; /* the senders' CSR is for backward */
         BUF(o->sptr[i], B * es->n_senders + 1, "sender CSR");
         BUF(o->sperm[i], E, "sender CSR order");
     }
     BUF(o->grid_feat, B * m->ng * 3 + 1, "grid features");
     BUF(o->w3, 3 * D * D, "layer-0 weight blocks");
-    BUF(o->dw3, 3 * D * D, "layer-0 weight-gradient blocks");
+    if (!m->predict_only) BUF(o->dw3, 3 * D * D, "layer-0 weight-gradient blocks");
+    if (m->chunk_rows) { /* predict-only: senders' projections in the arena's s.gb (carved for
+                          * them), receivers' in the sums' buffer (graphcast_ops_pred.c) */
+        o->own_pn = 0;
+        if (!bytes) o->pa = m->s.gb, o->pb = NULL;
+        return WX_OK;
+    }
     /* the node projections fit in the arena's s.gb (B·max E rows, unused on this path) when
      * 2·max N ≤ max E, as in every GraphCast graph (m2g alone has 3 edges per grid node) */
     if (2 * nmax(m) <= emax(m)) {
@@ -172,6 +181,10 @@ static wx_status split_cols(wx_gc *m, float *dst, const float *w, int parts, int
     return m->be->concat_backward(m->ctx, blk, w, cs, parts, fo);
 }
 
+wx_status wx_gc_ops_split_w0(wx_gc *m, const wx_gc_mlp *k, int parts, int64_t fo) {
+    return split_cols(m, m->ops->w3, P(k->w[0]), parts, fo);
+}
+
 /* pre (n, fo) = layer 0 of MLP k on the input, bias included (no activation):
  *   PLAIN  x·W0ᵀ + b0
  *   NODE   v·Wvᵀ + b0 + agg·Waᵀ                               W0 = [Wv | Wa]
@@ -187,6 +200,15 @@ static wx_status layer0_forward(wx_gc *m, const wx_gc_mlp *k, float *pre, int64_
     if (in->kind == WX_GC_IN_PLAIN)
         return be->linear_forward(ctx, pre, in->x, P(k->w[0]), P(k->b[0]), n, k->in, fo);
     const float *w = o->w3, *w1 = o->w3 + fo * D, *w2 = o->w3 + 2 * fo * D;
+    if (in->kind == WX_GC_IN_EDGE_PROJ) {
+        /* the EDGE sum below with the projections made by the caller (w3 split by it) */
+        WX_ASSERT(k->in == 3 * D);
+        WX_TRY(be->linear_forward(ctx, pre, in->x, w, P(k->b[0]), n, D, fo));
+        WX_TRY(be->gather_rows_forward(ctx, m->s.ga, in->vs, in->isnd, n, fo));
+        WX_TRY(be->add_forward(ctx, pre, pre, m->s.ga, n * fo));
+        WX_TRY(be->gather_rows_forward(ctx, m->s.ga, in->vr, in->ircv, n, fo));
+        return be->add_forward(ctx, pre, pre, m->s.ga, n * fo);
+    }
     if (in->kind == WX_GC_IN_NODE) {
         WX_ASSERT(k->in == 2 * D);
         WX_TRY(split_cols(m, o->w3, P(k->w[0]), 2, fo));

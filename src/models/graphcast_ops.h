@@ -74,5 +74,11 @@ wx_status wx_gc_ops_mlp_backward(wx_gc *m, const wx_gc_mlp *k, const float *dy,
                                  const wx_gc_mlp_tape *t, const wx_gc_mlp_in *in, int64_t n);
 /* Index 0..2 of edge set es in m->g. */
 int wx_gc_ops_edge_index(const wx_gc *m, const wx_edge_set *es);
+/* The column blocks of W0 (fo, parts·D) of MLP k into ops->w3 (parts, fo, D). */
+wx_status wx_gc_ops_split_w0(wx_gc *m, const wx_gc_mlp *k, int parts, int64_t fo);
+
+/* wx_gc_ops_predict of a predict-only model (graphcast_ops_pred.c): the same network in row
+ * chunks of m->chunk_rows, the same bits. */
+wx_status wx_gc_ops_predict_chunked(wx_gc *m, float *y, const float *x, int64_t b);
 
 #endif

@@ -120,6 +120,7 @@ wx_status wx_gc_ops_forward(wx_gc *m, float *y, const float *x, int64_t b) {
 
 wx_status wx_gc_ops_predict(wx_gc *m, float *y, const float *x, int64_t b) {
     WX_TRY(check_batch(m, b));
+    if (m->chunk_rows) return wx_gc_ops_predict_chunked(m, y, x, b); /* predict-only model */
     return ops_run(m, y, x, b, &m->pred);
 }
 

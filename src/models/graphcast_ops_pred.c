@@ -1,0 +1,128 @@
+/* GraphCast ops path for models created for prediction only (max_tapes 0): the forward of
+ * graphcast_ops_net.c in row chunks, so that of the large grid↔mesh edge sets only one
+ * (edges, latent) buffer exists (the edge MLP's outputs, which the sum over each receiver's
+ * edges needs all at once) and inference needs a fraction of a training model's memory.
+ *
+ * Every MLP runs over its rows (nodes or edges, all samples) in chunks of m->chunk_rows rows, a
+ * multiple of WX_GC_CHUNK_ALIGN: the GEMM kernels work on fixed row blocks from a call's first
+ * row, and a row's bits can depend on its place in a block (seen with OpenBLAS's sgemm), so
+ * chunks start where the unchunked call has a block boundary and every row meets the same
+ * kernels, the same ops in the same order as on the unchunked path. An edge set's embedded edges
+ * (g2m, m2g: they feed nothing but the edge MLP) exist for one chunk only; the node projections
+ * are made once per node set as before, the receivers' into the sums' buffer (free until the sum
+ * is taken); the sum runs once over the batched CSR as before; the processor's edge residual is
+ * in place. So predictions are bitwise those of a training model on the CPU backend
+ * (tests/unit/test_graphcast_predict.c, several chunk sizes). On cuBLAS a GEMM's algorithm may
+ * change with the row count: there GPU results match the CPU within fp32 tolerance only. */
+#include "models/graphcast_ops.h"
+
+static int64_t min2(int64_t a, int64_t b) { return a < b ? a : b; }
+
+static const wx_edge_set *edge_set(const wx_gc *m, int i) {
+    return i == 0 ? &m->g.g2m : (i == 1 ? &m->g.mesh : &m->g.m2g);
+}
+
+/* ---- the chunked forward ---- */
+
+static wx_gc_mlp_in plain_in(const float *x) {
+    return (wx_gc_mlp_in){.kind = WX_GC_IN_PLAIN, .x = x};
+}
+
+/* y (n, out) = MLP k (x (n, win)), row chunks; with res: y = res + MLP (y may be res). */
+static wx_status plain_rows(wx_gc *m, const wx_gc_mlp *k, float *y, const float *x, int64_t win,
+                            const float *res, int64_t n) {
+    const wx_gc_mlp_tape *t = &m->pred.emb_grid; /* the shared predict tape */
+    for (int64_t r0 = 0; r0 < n; r0 += m->chunk_rows) {
+        const int64_t c = min2(m->chunk_rows, n - r0);
+        wx_gc_mlp_in in = plain_in(x + r0 * win);
+        if (!res) {
+            WX_TRY(wx_gc_ops_mlp_forward(m, k, y + r0 * k->out, t, &in, c));
+            continue;
+        }
+        WX_TRY(wx_gc_ops_mlp_forward(m, k, m->s.upd, t, &in, c));
+        WX_TRY(m->be->add_forward(m->ctx, y + r0 * k->out, res + r0 * k->out, m->s.upd,
+                                  c * k->out));
+    }
+    return WX_OK;
+}
+
+/* y (n, D) = v + MLP k ([v, agg]) (y may be v), row chunks. */
+static wx_status node_rows(wx_gc *m, const wx_gc_mlp *k, float *y, const float *v,
+                           const float *agg, int64_t n) {
+    const int64_t D = m->D;
+    for (int64_t r0 = 0; r0 < n; r0 += m->chunk_rows) {
+        const int64_t c = min2(m->chunk_rows, n - r0);
+        wx_gc_mlp_in in = {.kind = WX_GC_IN_NODE, .x = v + r0 * D, .agg = agg + r0 * D};
+        WX_TRY(wx_gc_ops_mlp_forward(m, k, m->s.upd, &m->pred.emb_grid, &in, c));
+        WX_TRY(m->be->add_forward(m->ctx, y + r0 * D, v + r0 * D, m->s.upd, c * D));
+    }
+    return WX_OK;
+}
+
+/* One message-passing step's edge half over edge set i for b samples:
+ *   e' = MLP k ([e, vs[snd], vr[rcv]]) (into s.pe[1]);  agg (b·Nr, D) = Σ_rcv e';
+ *   with resid: e += e'.
+ * e (b·E, D), or NULL: each chunk's e = MLP emb (its static features). */
+static wx_status edge_rows(wx_gc *m, int i, const wx_gc_mlp *emb, float *e, const wx_gc_mlp *k,
+                           const float *vs, const float *vr, float *agg, int resid, int64_t b) {
+    const wx_backend *be = m->be;
+    wx_ctx *ctx = m->ctx;
+    wx_gc_ops *o = m->ops;
+    const wx_edge_set *es = edge_set(m, i);
+    const float *feat = i == 0 ? m->in.fg2m : (i == 1 ? m->in.fmesh : m->in.fm2g);
+    const int64_t D = m->D, n = b * es->n_edges, nr = b * es->n_receivers;
+    const int64_t fo = k->nlin == 1 ? k->out : k->hidden;
+    float *upd = m->s.pe[1], *pb = agg; /* agg is written by the sum only, after the chunks */
+    /* W0 = [We | Ws | Wr] into o->w3 (the embedder is PLAIN: it leaves w3 alone) and the node
+     * projections, each one GEMM over its nodes as on the unchunked path */
+    WX_TRY(wx_gc_ops_split_w0(m, k, 3, fo));
+    WX_TRY(be->linear_forward(ctx, o->pa, vs, o->w3 + fo * D, NULL, b * es->n_senders, D, fo));
+    WX_TRY(be->linear_forward(ctx, pb, vr, o->w3 + 2 * fo * D, NULL, nr, D, fo));
+    for (int64_t r0 = 0; r0 < n; r0 += m->chunk_rows) {
+        const int64_t c = min2(m->chunk_rows, n - r0);
+        float *ec = e ? e + r0 * D : m->s.ec;
+        if (!e) WX_TRY(plain_rows(m, emb, ec, feat + r0 * 4, 4, NULL, c));
+        wx_gc_mlp_in in = {.kind = WX_GC_IN_EDGE_PROJ, .x = ec, .vs = o->pa, .vr = pb,
+                           .isnd = o->snd[i] + r0, .ircv = o->rcv[i] + r0};
+        WX_TRY(wx_gc_ops_mlp_forward(m, k, upd + r0 * D, &m->pred.emb_grid, &in, c));
+    }
+    WX_TRY(be->segment_sum_forward(ctx, agg, upd, o->rptr[i], o->rperm[i], nr, n, D));
+    return resid ? be->add_forward(ctx, e, e, upd, n * D) : WX_OK;
+}
+
+wx_status wx_gc_ops_predict_chunked(wx_gc *m, float *y, const float *x, int64_t b) {
+    const wx_backend *be = m->be;
+    wx_ctx *ctx = m->ctx;
+    const wx_gc_modules *o = &m->mod;
+    const wx_gc_tape *t = &m->pred;
+    const int64_t D = m->D, ng = b * m->ng, nm = b * m->nm, fin = m->cin + 3;
+    const int64_t H = m->c.nlat, W = m->c.nlon;
+    float *vg = t->vg0, *agg = t->enc.agg, *em = t->em[0];
+    /* grid nodes: x(B,Cin,H,W) → channels-last (B·Ng, Cin); each chunk's [x | structural]
+     * into pred.gin, embedded into vg */
+    WX_TRY(be->unpatchify_backward(ctx, m->s.cat, x, b, m->cin, H, W, 1));
+    for (int64_t r0 = 0; r0 < ng; r0 += m->chunk_rows) {
+        const int64_t c = min2(m->chunk_rows, ng - r0);
+        const float *gxs[2] = {m->s.cat + r0 * m->cin, m->ops->grid_feat + r0 * 3};
+        const int64_t gcs[2] = {m->cin, 3};
+        WX_TRY(be->concat_forward(ctx, t->gin, gxs, gcs, 2, c));
+        WX_TRY(plain_rows(m, &o->emb_grid, vg + r0 * D, t->gin, fin, NULL, c));
+    }
+    /* ---- grid2mesh_gnn ---- */
+    WX_TRY(plain_rows(m, &o->emb_mesh, t->vm0, m->in.min, fin, NULL, nm));
+    WX_TRY(edge_rows(m, 0, &o->emb_g2m, NULL, &o->enc_edge, vg, t->vm0, agg, 0, b));
+    WX_TRY(node_rows(m, &o->enc_mesh, t->vm[0], t->vm0, agg, nm));
+    WX_TRY(plain_rows(m, &o->enc_grid, vg, vg, D, vg, ng)); /* orphan grid update, in place */
+    /* ---- mesh_gnn: edge residual in place ---- */
+    WX_TRY(plain_rows(m, &o->emb_mesh_e, em, m->in.fmesh, 4, NULL, b * m->em));
+    for (int64_t s = 0; s < m->S; s++) {
+        WX_TRY(edge_rows(m, 1, NULL, em, &o->proc_edge[s], t->vm[s], t->vm[s], agg, s + 1 < m->S,
+                         b));
+        WX_TRY(node_rows(m, &o->proc_node[s], t->vm[s + 1], t->vm[s], agg, nm));
+    }
+    /* ---- mesh2grid_gnn; the output MLP into s.cat (free again) ---- */
+    WX_TRY(edge_rows(m, 2, &o->emb_m2g, NULL, &o->dec_edge, t->vm[m->S], vg, agg, 0, b));
+    WX_TRY(node_rows(m, &o->dec_grid, vg, vg, agg, ng));
+    WX_TRY(plain_rows(m, &o->out, m->s.cat, vg, D, NULL, ng));
+    return be->unpatchify_forward(ctx, y, m->s.cat, b, m->cout, H, W, 1);
+}
