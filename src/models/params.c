@@ -17,7 +17,7 @@ void wx_params_free(wx_params *p) {
         p->data = p->grad = NULL;
     }
     free(p->data);
-    free(p->grad);
+    if (!p->grad_borrowed) free(p->grad);
     memset(p, 0, sizeof *p);
 }
 
@@ -74,6 +74,15 @@ wx_status wx_params_alloc_on(wx_params *p, const wx_backend *be, wx_ctx *ctx) {
         return WX_ERR_RUN;
     }
     return WX_OK;
+}
+
+void wx_params_borrow_grad(wx_params *p, float *buf) {
+    WX_ASSERT(!on_backend(p) && p->grad && buf);
+    if (buf == p->grad) return;
+    memcpy(buf, p->grad, sizeof(float) * (size_t)(p->len ? p->len : 1));
+    if (!p->grad_borrowed) free(p->grad);
+    p->grad = buf;
+    p->grad_borrowed = 1;
 }
 
 wx_status wx_params_host_begin(wx_params *p, float **host) {

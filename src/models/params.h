@@ -54,6 +54,7 @@ typedef struct {
      * them (wx_params_alloc_on), e.g. device memory for CUDA. */
     const struct wx_backend *be;
     struct wx_ctx *be_ctx;
+    int grad_borrowed; /* grad belongs to someone else (wx_params_borrow_grad): not freed here */
 } wx_params;
 
 void wx_params_init(wx_params *p);
@@ -68,6 +69,11 @@ wx_status wx_params_alloc(wx_params *p);
 /* The same in the memory of backend `be` (host for the CPU table, device for CUDA); free,
  * zero_grad and set_f64 then go through be. be NULL = wx_params_alloc. */
 wx_status wx_params_alloc_on(wx_params *p, const struct wx_backend *be, struct wx_ctx *ctx);
+/* Moves the (host) gradient into buf (len floats, owned by the caller and outliving p's use of
+ * it): copies it, frees the old buffer, and grad is buf from now on. The data-parallel trainer
+ * uses it to put the gradient where the other ranks can read it (node shared memory). Models
+ * must reach gradients through p->grad (wx_params_grad), never through a pointer kept aside. */
+void wx_params_borrow_grad(wx_params *p, float *buf);
 /* Host-side writing of data on any backend: host_begin returns a host buffer holding data (the
  * buffer itself when data is host memory), host_end copies it back and frees it. */
 wx_status wx_params_host_begin(wx_params *p, float **host);

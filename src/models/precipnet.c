@@ -170,7 +170,9 @@ wx_status wx_precip_backward(wx_precip *m, float *dx, const float *dy) {
                                    wx_params_grad(&m->params, m->conv_b), m->da, z,
                                    wx_params_tensor(&m->params, m->conv_w), b, m->c, m->h, m->w,
                                    m->c));
-    /* z = backbone(x) */
+    /* z = backbone(x). The backbone views our gradient buffer, which a data-parallel trainer
+     * may have moved (wx_params_borrow_grad) since the view was made. */
+    m->backbone->params.grad = m->params.grad;
     return wx_fcn_backward(m->backbone, dx, m->dz);
 }
 

@@ -62,34 +62,57 @@ wx_status wx_dist_allgather_u32(uint32_t v, uint32_t *out);
 void wx_dist_split(int64_t n, int size, int64_t *off, int64_t *cnt);
 
 /* ---- bucketed gradient all-reduce -------------------------------------------------------------
- * The flat gradient buffer grad (len) is cut into contiguous buckets of about bucket_bytes. A
- * backward produces gradients from the last layer to the first, i.e. from high offsets to low in
- * the parameter layout, so wx_grad_sync_ready(s, lo) says "grad[lo, len) is final": every bucket
- * lying wholly inside it starts its all-reduce at once (a ring of non-blocking point-to-point
- * messages, reduce-scatter then all-gather, distributed.c says why not MPI_Iallreduce),
- * overlapping the rest of the backward; wx_grad_sync_progress advances the buckets in flight
- * between layers. wx_grad_sync_finish starts what is left and completes all, so grad is the mean
- * gradient over the global batch on every rank (the 1/N is folded into the last addition).
- * Extra memory: (len / N) floats of receive space.
+ * The flat gradient buffer grad (len) is averaged over the ranks by wx_grad_sync_finish, so grad
+ * is the mean gradient over the global batch on every rank, with the same bits everywhere and
+ * run to run for a given rank count (each chunk is summed on one rank in a fixed order and copied
+ * to the others; the 1/N is folded into the sum).
  *
- * Each chunk of a bucket is summed on one rank, in a fixed order, and copied to the others, so a
- * given rank count gives the same result run to run and the same bits on every rank. */
+ * Two methods (grad_sync.c says why):
+ *  - node shared memory, when every rank runs on one node and the caller passes grad = NULL: the
+ *    sync allocates the gradient itself, as this rank's segment of an MPI-3 shared window
+ *    (wx_grad_sync_buffer; the caller moves its gradient there, e.g. wx_params_borrow_grad), and
+ *    the finish reads the other ranks' gradients in place, no messages. Nothing starts early.
+ *  - a ring of non-blocking point-to-point messages otherwise (or with WXCAST_ALLREDUCE=ring):
+ *    grad is cut into contiguous buckets of about bucket_bytes. A backward produces gradients
+ *    from the last layer to the first, i.e. from high offsets to low in the parameter layout, so
+ *    wx_grad_sync_ready(s, lo) says "grad[lo, len) is final": every bucket lying wholly inside it
+ *    starts at once (reduce-scatter then all-gather, overlapping the rest of the backward);
+ *    wx_grad_sync_progress advances the buckets in flight between layers; finish starts what is
+ *    left and completes all. Extra memory: (len / N) floats of receive space.
+ * grad = NULL on one rank, or across nodes, gives a plain allocated buffer. */
 typedef struct wx_grad_sync wx_grad_sync;
 
 wx_status wx_grad_sync_create(float *grad, int64_t len, int64_t bucket_bytes, wx_grad_sync **out);
 void wx_grad_sync_destroy(wx_grad_sync *s);
+/* The gradient buffer the sync reduces: grad as given, or the one it allocated for grad = NULL
+ * (valid until destroy). */
+float *wx_grad_sync_buffer(wx_grad_sync *s);
+/* WX_GRAD_SYNC_SHM, WX_GRAD_SYNC_RING or WX_GRAD_SYNC_NONE (one rank), for the log. */
+#define WX_GRAD_SYNC_SHM "node shared memory"
+#define WX_GRAD_SYNC_RING "a ring of MPI messages"
+#define WX_GRAD_SYNC_NONE "none (one rank)"
+const char *wx_grad_sync_method(const wx_grad_sync *s);
+/* Message buckets (1 for shared memory). */
 int wx_grad_sync_buckets(const wx_grad_sync *s);
 /* Buckets per finish that had already been started by wx_grad_sync_ready (i.e. overlapped the
- * backward), averaged over the finishes so far. */
+ * backward), averaged over the finishes so far; 0 for shared memory. */
 double wx_grad_sync_started_early(const wx_grad_sync *s);
-/* Marks grad[lo, len) final: starts the all-reduce of every bucket inside it not yet started. */
+/* Marks grad[lo, len) final: starts the all-reduce of every bucket inside it not yet started
+ * (ring; a no-op for shared memory). */
 wx_status wx_grad_sync_ready(wx_grad_sync *s, int64_t lo);
 /* Advances the buckets in flight as far as the arrived messages allow (MPI_Testall, additions,
  * next ring step); cheap when nothing has arrived, call between layers. */
 wx_status wx_grad_sync_progress(wx_grad_sync *s);
-/* Starts every remaining bucket and completes all: grad is the mean over the ranks. */
+/* Completes the all-reduce (collective: every rank calls it once per step): grad is the mean. */
 wx_status wx_grad_sync_finish(wx_grad_sync *s);
-/* Seconds spent inside MPI calls (start, progress, wait) since the last reset. */
+/* ZeRO-1 through the sync (instead of finish): reduce_scatter leaves in grad[off, off + cnt) the
+ * mean of this rank's shard (wx_dist_split's layout); allgather, once each rank has updated its
+ * shard of data (len), copies every shard to every rank. Over the shared segments when the sync
+ * has them (the spent gradient shard carries the update), else wx_dist_reduce_scatter_avg and
+ * wx_dist_allgather_shards. */
+wx_status wx_grad_sync_reduce_scatter(wx_grad_sync *s);
+wx_status wx_grad_sync_allgather(wx_grad_sync *s, float *data);
+/* Seconds spent inside the all-reduce (start, progress, wait) since the last reset. */
 double wx_grad_sync_seconds(const wx_grad_sync *s);
 void wx_grad_sync_reset_clock(wx_grad_sync *s);
 

@@ -2,6 +2,7 @@
 
 #include <math.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -130,7 +131,7 @@ static wx_status reduce_grads(wx_trainer *t, double *sumsq) {
     wx_params *p = t->m->params;
     *sumsq = 0;
     if (t->zero1) {
-        WX_TRY(wx_dist_reduce_scatter_avg(p->grad, p->len));
+        WX_TRY(wx_grad_sync_reduce_scatter(t->sync));
         WX_TRY(t->be->grad_norm_forward(t->ctx, sumsq, p->grad + t->shard_off, t->shard_len));
         return wx_dist_allreduce_f64(sumsq, 1, WX_DIST_SUM);
     }
@@ -199,7 +200,7 @@ static wx_status train_step(wx_trainer *t, const float *x, const float *tg, doub
     }
     if (t->zero1) {
         double c1 = wx_time_now();
-        WX_TRY(wx_dist_allgather_shards(p->data, p->len));
+        WX_TRY(wx_grad_sync_allgather(t->sync, p->data));
         t->comm_s += wx_time_now() - c1;
     }
     t->st.step++;
@@ -339,27 +340,35 @@ wx_status wx_train_run(const wx_train_config *c, const wx_train_opts *o, wx_trai
                     (long long)t.ds.ntrain, (long long)t.ds.nvalid, (long long)t.bpe,
                     (long long)c->batch_size, (long long)t.total, (long long)t.st.step);
         int buckets = wx_grad_sync_buckets(t.sync);
-        double early = 0;
-        const char *via = t.dev ? " (through host copies)" : "";
+        /* Buckets start during the backward with the host ring and NCCL; a device gradient goes
+         * through host copies after the backward; shared memory reduces it all at the end. */
+        int overlaps = !t.dev && !strcmp(wx_grad_sync_method(t.sync), WX_GRAD_SYNC_RING);
+        char via[128];
+        snprintf(via, sizeof via, "%s%s", wx_grad_sync_method(t.sync), t.dev ? ", through host copies" : "");
 #if WX_HAVE_CUDA
-        if (t.nccl) buckets = wx_nccl_sync_buckets(t.nccl), via = " (NCCL)";
+        if (t.nccl) buckets = wx_nccl_sync_buckets(t.nccl), overlaps = 1, snprintf(via, sizeof via, "NCCL");
 #endif
-        if (t.nranks > 1)
-            wx_log_info("data parallel over %d ranks on %s: %lld samples per rank per step, "
-                        "gradients in %d bucket(s)%s%s", t.nranks, t.be->name, (long long)t.batch,
-                        buckets, via, t.zero1 ? ", AdamW state sharded (ZeRO-1)" : "");
+        if (t.nranks > 1 && t.zero1)
+            wx_log_info("data parallel over %d ranks on %s: %lld samples per rank per step, AdamW "
+                        "state sharded (ZeRO-1): gradients reduce-scattered, parameters all-gathered",
+                        t.nranks, t.be->name, (long long)t.batch);
+        else if (t.nranks > 1)
+            wx_log_info("data parallel over %d ranks on %s: %lld samples per rank per step, gradient "
+                        "all-reduce by %s in %d bucket(s)", t.nranks, t.be->name, (long long)t.batch,
+                        via, buckets);
         s = loop(&t, sum);
-        early = wx_grad_sync_started_early(t.sync);
+        double early = wx_grad_sync_started_early(t.sync);
 #if WX_HAVE_CUDA
         if (t.nccl) early = wx_nccl_sync_started_early(t.nccl);
 #endif
-        if (s == WX_OK && t.nranks > 1 && !t.zero1)
+        if (s == WX_OK && t.nranks > 1 && !t.zero1 && overlaps)
             wx_log_info("gradient all-reduce: %.1f of %d bucket(s) per step started during the backward",
                         early, buckets);
         if (s == WX_OK) s = debug_dump(&t, "params.last", t.m->params->data, t.m->params->len);
     }
     wx_status ms = wx_metrics_close(t.metrics);
     if (s == WX_OK) s = ms;
+    t.failed_alone = s != WX_OK && wx_dist_active() && !wx_dist_failure_is_agreed();
     wx_trainer_teardown(&t);
     return s;
 }

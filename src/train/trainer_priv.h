@@ -35,6 +35,7 @@ typedef struct {
     int zero1;                /* m and v hold only this rank's shard [shard_off, +shard_len) */
     int64_t shard_off, shard_len;
     wx_grad_sync *sync;       /* MPI all-reduce of the host gradient (of hgrad on a device) */
+    int failed_alone;         /* this rank failed without the others knowing: the CLI aborts the job */
     double comm_s;            /* seconds in MPI during the last step */
     int64_t first_step;       /* the step this run started from */
     float *adam_m, *adam_v;   /* (shard_len) in the backend's memory */

@@ -156,9 +156,13 @@ static wx_status setup_grad_sync(wx_trainer *t) {
     wx_params *p = t->m->params;
     const int64_t bucket = t->o->bucket_bytes > 0 ? t->o->bucket_bytes : WX_DIST_BUCKET_BYTES_DEFAULT;
     if (!t->dev) {
-        WX_TRY(wx_grad_sync_create(p->grad, p->len, bucket, &t->sync));
-        if (t->nranks > 1 && !t->zero1) /* overlap the all-reduce with the rest of the backward */
-            p->grad_ready = grad_ready, p->grad_ready_arg = t->sync;
+        if (t->nranks < 2) return wx_grad_sync_create(p->grad, p->len, bucket, &t->sync);
+        /* The sync places the gradient (node shared memory when the ranks share a node, so the
+         * reductions read the other ranks' gradients in place), and with the ring its buckets
+         * start while the backward goes on (not with ZeRO-1: it reduce-scatters at the end). */
+        WX_TRY(wx_grad_sync_create(NULL, p->len, bucket, &t->sync));
+        wx_params_borrow_grad(p, wx_grad_sync_buffer(t->sync));
+        if (!t->zero1) p->grad_ready = grad_ready, p->grad_ready_arg = t->sync;
         return WX_OK;
     }
 #if WX_HAVE_CUDA
@@ -226,7 +230,6 @@ static wx_status setup_local(wx_trainer *t) {
     if (!t->adam_v) return WX_ERR_RUN;
     if (t->dev && !(t->dsumsq = wx_backend_alloc(t->be, t->ctx, sizeof(double), "gradient norm")))
         return WX_ERR_RUN;
-    WX_TRY(setup_grad_sync(t));
     make_groups(t, c->opt.weight_decay);
     int64_t hw = m->h * m->w;
     WX_TRY(wx_batch_stage_init(&t->stage, t->be, t->ctx, t->batch * m->in_channels * hw,
@@ -300,6 +303,8 @@ static wx_status setup_root(wx_trainer *t, float *hp, float *adam_m, float *adam
  * (scattered by shard with ZeRO-1) and the step/epoch/data-order state. */
 wx_status wx_trainer_setup(wx_trainer *t) {
     WX_TRY(wx_dist_agree(setup_local(t)));
+    /* Collective (communicators, a shared window): only once every rank's local setup went well. */
+    WX_TRY(wx_dist_agree(setup_grad_sync(t)));
     wx_params *p = t->m->params;
     const size_t bytes = sizeof(float) * (size_t)p->len;
     int split = t->zero1;
@@ -342,7 +347,9 @@ void wx_trainer_teardown(wx_trainer *t) {
     wx_nccl_sync_destroy(t->nccl);
 #endif
     wx_ctx_destroy(t->ctx);
-    wx_grad_sync_destroy(t->sync);
+    /* Freeing a shared-memory sync is collective: a rank that failed alone leaves it to the process
+     * end, since the CLI aborts the job while the other ranks wait in the all-reduce. */
+    if (!t->failed_alone) wx_grad_sync_destroy(t->sync);
     free(t->hgrad);
     free(t->groups);
     free(t->model_text);

@@ -12,6 +12,7 @@
 
 #include "core/wx_timer.h"
 #include "train/checkpoint.h"
+#include "train/distributed.h"
 #include "train_toy.h"
 #include "wx_build_config.h"
 #include "wx_test.h"
@@ -171,12 +172,12 @@ __attribute__((unused)) static double mpi_dump_diff(const char *a, const char *b
 }
 
 /* mpi_train with WXCAST_DEBUG_DUMP=<tmp>/<dir>/dump; prints the time, and stderr on failure. */
-__attribute__((unused)) static int mpi_run_dumped(const char *dir, int np, const char *args,
-                                                  const char *tag) {
-    char env[1100], path[1024];
+__attribute__((unused)) static int mpi_run_dumped_env(const char *dir, int np, const char *extra_env,
+                                                      const char *args, const char *tag) {
+    char env[1400], path[1024];
     snprintf(path, sizeof path, "%s/%s/dump", mpi_tmp, dir);
     wx_mkdir_p(path);
-    snprintf(env, sizeof env, "WXCAST_DEBUG_DUMP=%s", path);
+    snprintf(env, sizeof env, "WXCAST_DEBUG_DUMP=%s %s", path, extra_env ? extra_env : "");
     double secs;
     int rc = mpi_train(np, dir, env, args, tag, &secs);
     printf("%s/%s: %d rank(s), exit %d, %.1f s\n", dir, tag, np ? np : 1, rc, secs);
@@ -188,6 +189,11 @@ __attribute__((unused)) static int mpi_run_dumped(const char *dir, int np, const
         free(e);
     }
     return rc;
+}
+
+/* mpi_run_dumped_env without extra environment. */
+__attribute__((unused)) static int mpi_run_dumped(const char *dir, int np, const char *args, const char *tag) {
+    return mpi_run_dumped_env(dir, np, NULL, args, tag);
 }
 
 __attribute__((unused)) static void mpi_cleanup(void) {

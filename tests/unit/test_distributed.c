@@ -105,6 +105,54 @@ static void check_ranks(void) {
     WX_CHECK(ok && err < 1e-6, "rounded values: the mean within %.2g of its largest magnitude (<= 1e-6)", err);
     WX_CHECK(wx_dist_allgather_u32(h, hs) == WX_OK && hs[0] == hs[1] && hs[1] == hs[2],
              "rounded values: the same bits on every rank (FNV hashes %08x %08x %08x)", hs[0], hs[1], hs[2]);
+    /* Node shared memory (grad NULL: the sync allocates the gradient in a window shared by the 3
+     * ranks of this one-node job): the exact mean of the integer pattern, then rounded values
+     * whose bits must agree on every rank, twice in a row with the same buffer. */
+    WX_CHECK(wx_grad_sync_create(NULL, LEN, 143 * sizeof(float), &s) == WX_OK &&
+                 !strcmp(wx_grad_sync_method(s), WX_GRAD_SYNC_SHM), "grad NULL on one node: %s",
+             wx_grad_sync_method(s));
+    float *sg = wx_grad_sync_buffer(s);
+    bad = sg[0] != 0 || sg[LEN - 1] != 0; /* handed out zeroed */
+    for (int64_t i = 0; i < LEN; i++) sg[i] = grad_val(r, i);
+    ok = wx_grad_sync_ready(s, 500) == WX_OK && wx_grad_sync_progress(s) == WX_OK && wx_grad_sync_finish(s) == WX_OK;
+    for (int64_t i = 0; i < LEN; i++)
+        bad += sg[i] != (grad_val(0, i) + grad_val(1, i) + grad_val(2, i)) * (1.0f / 3.0f);
+    WX_CHECK(ok && bad == 0, "shared memory: the rank mean on every element (%d wrong)", bad);
+    for (int64_t i = 0; i < LEN; i++) sg[i] = sinf(0.37f * (float)i + (float)r) * 1.3e-3f;
+    ok = wx_grad_sync_finish(s) == WX_OK;
+    uint32_t hm = 2166136261u, hms[3];
+    double errm = 0;
+    for (int64_t i = 0; i < LEN; i++) {
+        double want = 0;
+        for (int q = 0; q < n; q++) want += (double)(sinf(0.37f * (float)i + (float)q) * 1.3e-3f) / n;
+        errm = fabs(sg[i] - want) > errm ? fabs(sg[i] - want) : errm;
+        uint32_t u;
+        memcpy(&u, &sg[i], sizeof u);
+        hm = (hm ^ u) * 16777619u;
+    }
+    errm /= big;
+    WX_CHECK(ok && errm < 1e-6, "shared memory, rounded values: mean within %.2g (<= 1e-6)", errm);
+    WX_CHECK(wx_dist_allgather_u32(hm, hms) == WX_OK && hms[0] == hms[1] && hms[1] == hms[2],
+             "shared memory: the same bits on every rank (%08x %08x %08x)", hms[0], hms[1], hms[2]);
+    wx_grad_sync_destroy(s);
+    /* The ring on request, with its own buffer */
+    setenv("WXCAST_ALLREDUCE", "ring", 1);
+    ok = wx_grad_sync_create(NULL, LEN, 143 * sizeof(float), &s) == WX_OK &&
+         !strcmp(wx_grad_sync_method(s), WX_GRAD_SYNC_RING) && wx_grad_sync_buckets(s) == 7;
+    sg = ok ? wx_grad_sync_buffer(s) : NULL;
+    for (int64_t i = 0; sg && i < LEN; i++) sg[i] = grad_val(r, i);
+    ok = ok && wx_grad_sync_finish(s) == WX_OK;
+    bad = 0;
+    for (int64_t i = 0; sg && i < LEN; i++)
+        bad += sg[i] != (grad_val(0, i) + grad_val(1, i) + grad_val(2, i)) * (1.0f / 3.0f);
+    WX_CHECK(ok && bad == 0, "WXCAST_ALLREDUCE=ring: the ring, 7 buckets, the rank mean (%d wrong)", bad);
+    wx_grad_sync_destroy(s);
+    setenv("WXCAST_ALLREDUCE", "tree", 1);
+    s = NULL;
+    wx_status bst = wx_grad_sync_create(NULL, LEN, 4096, &s);
+    WX_CHECK(bst == WX_ERR_USAGE && strstr(wx_error_message(), "WXCAST_ALLREDUCE=tree") && !s,
+             "WXCAST_ALLREDUCE=tree: usage error naming it (%s)", wx_error_message());
+    unsetenv("WXCAST_ALLREDUCE");
     /* ZeRO-1 collectives on an uneven length */
     enum { ZL = 1001 };
     float *z = malloc(sizeof(float) * ZL);

@@ -13,15 +13,16 @@
 int main(void) {
     int rc = mpi_setup(gct_archive_write);
     if (rc) return rc == 77 ? 77 : (WX_CHECK(0, "setup: %s", wx_error_message()), wx_test_summary());
-    const char *dirs[] = {"G1", "G2", "GZ"};
-    for (int i = 0; i < 3; i++) mpi_write_run_dir_opt(dirs[i], gct_model_yaml, 10, 4, "3.0e-3", "32", NULL);
+    const char *dirs[] = {"G1", "G2", "GZ", "GS"};
+    for (int i = 0; i < 4; i++) mpi_write_run_dir_opt(dirs[i], gct_model_yaml, 10, 4, "3.0e-3", "32", NULL);
     WX_CHECK(mpi_run_dumped("G1", 0, "train.yaml --metrics m.jsonl --max-steps 5", "run") == 0, "1 process");
-    WX_CHECK(mpi_run_dumped("G2", 2, "train.yaml --metrics m.jsonl --max-steps 5 --bucket-mb 0.05", "run") == 0,
-             "2 ranks, small buckets");
+    WX_CHECK(mpi_run_dumped_env("G2", 2, "WXCAST_ALLREDUCE=ring", "train.yaml --metrics m.jsonl --max-steps 5 "
+                                "--bucket-mb 0.05", "run") == 0, "2 ranks, ring all-reduce, small buckets");
     WX_CHECK(mpi_run_dumped("GZ", 2, "train.yaml --metrics m.jsonl --max-steps 5 --zero1", "run") == 0,
              "2 ranks, ZeRO-1");
     char *log = mpi_slurp("G2", "run.err");
-    WX_CHECK(strstr(log, "over 2 ranks") && !strstr(log, "gradients in 1 bucket"), "several gradient buckets");
+    WX_CHECK(strstr(log, "over 2 ranks") && strstr(log, WX_GRAD_SYNC_RING) && !strstr(log, " in 1 bucket(s)"),
+             "several gradient buckets");
     /* The decoder's and processor's buckets are handed to MPI during the backward (the encoder,
      * laid out first but partly differentiated before the embedders, waits for the end). */
     const char *ov = strstr(log, "gradient all-reduce: ");
@@ -30,6 +31,15 @@ int main(void) {
     WX_CHECK(ov && sscanf(ov, "gradient all-reduce: %lf of %d", &early, &nb) == 2, "overlap reported");
     WX_CHECK(nb >= 2 && early >= 1, "%.1f of %d buckets started during the backward", early, nb);
     free(log);
+    /* The default on one node: node shared memory, the same bits as the ring on 2 ranks
+     * ((g0 + g1) · 1/2 either way). */
+    WX_CHECK(mpi_run_dumped("GS", 2, "train.yaml --metrics m.jsonl --max-steps 5", "run") == 0,
+             "2 ranks, shared-memory all-reduce");
+    log = mpi_slurp("GS", "run.err");
+    WX_CHECK(strstr(log, WX_GRAD_SYNC_SHM) != NULL, "GS: the all-reduce is node shared memory");
+    free(log);
+    WX_CHECK(mpi_dump_diff("GS", "G2", "params.last") == 0 && mpi_same_bits("GS", "params.last", 2),
+             "shared memory vs ring: parameters after 5 steps bitwise equal, the same on both ranks");
     double dg = mpi_dump_diff("G2", "G1", "grad.first"), dp = mpi_dump_diff("G2", "G1", "params.last");
     double dz = mpi_dump_diff("GZ", "G2", "params.last");
     WX_CHECK(dg <= 1e-6, "first-step gradient, 2 ranks vs 1: rel L2 %.3g <= 1e-6", dg);

@@ -48,13 +48,17 @@ static double ckpt_diff(const wx_checkpoint *a, const wx_checkpoint *b, wx_ckpt_
 
 static void check_equivalence(void) {
     WX_CHECK(mpi_run_dumped("A1", 0, "train.yaml --metrics m.jsonl --max-steps 5", "run") == 0, "1 process");
-    WX_CHECK(mpi_run_dumped("A2", 2, "train.yaml --metrics m.jsonl --max-steps 5 --bucket-mb 0.02", "run") == 0,
-             "2 ranks, small buckets");
+    WX_CHECK(mpi_run_dumped_env("A2", 2, "WXCAST_ALLREDUCE=ring", "train.yaml --metrics m.jsonl --max-steps 5 "
+                                "--bucket-mb 0.02", "run") == 0, "2 ranks, ring all-reduce, small buckets");
+    WX_CHECK(mpi_run_dumped("S2", 2, "train.yaml --metrics m.jsonl --max-steps 5", "run") == 0,
+             "2 ranks, default all-reduce (node shared memory)");
     WX_CHECK(mpi_run_dumped("Z2", 2, "train.yaml --metrics m.jsonl --max-steps 5 --zero1", "run") == 0,
-             "2 ranks, ZeRO-1");
+             "2 ranks, ZeRO-1 (node shared memory)");
+    WX_CHECK(mpi_run_dumped_env("ZR", 2, "WXCAST_ALLREDUCE=ring", "train.yaml --metrics m.jsonl --max-steps 5 "
+                                "--zero1", "run") == 0, "2 ranks, ZeRO-1 through MPI collectives");
     char *log = mpi_slurp("A2", "run.err");
-    WX_CHECK(strstr(log, "over 2 ranks") && strstr(log, "bucket(s)") && !strstr(log, "gradients in 1 bucket"),
-             "the 2-rank run reports several gradient buckets");
+    WX_CHECK(strstr(log, "over 2 ranks") && strstr(log, WX_GRAD_SYNC_RING) && !strstr(log, " in 1 bucket(s)"),
+             "the ring run reports several gradient buckets");
     /* The backward hands finished buckets to MPI: with 0.02 MB buckets all but the ones holding
      * the embedding (finished last) start before the final wait. */
     const char *ov = strstr(log, "gradient all-reduce: ");
@@ -64,10 +68,29 @@ static void check_equivalence(void) {
     WX_CHECK(nb > 2 && early >= 0.5 * nb, "%.1f of %d buckets started during the backward", early, nb);
     free(log);
 
+    log = mpi_slurp("S2", "run.err");
+    WX_CHECK(strstr(log, "over 2 ranks") && strstr(log, WX_GRAD_SYNC_SHM), "one node: the default all-reduce "
+             "is node shared memory");
+    free(log);
+    /* On 2 ranks both methods compute (g0 + g1) · 1/2 for every element (addition commutes), so
+     * the shared-memory run must reproduce the ring run bit for bit. */
+    int64_t ns = 0, na = 0;
+    float *ps = mpi_floats("S2", "dump/params.last.rank0", &ns), *pa = mpi_floats("A2", "dump/params.last.rank0", &na);
+    WX_CHECK(ps && pa && ns == na && ns > 0 && !memcmp(ps, pa, sizeof(float) * (size_t)ns),
+             "parameters after 5 steps: shared memory and ring bitwise equal (%lld floats)", (long long)ns);
+    free(ps);
+    free(pa);
+    WX_CHECK(mpi_same_bits("S2", "grad.first", 2) && mpi_same_bits("S2", "params.last", 2),
+             "shared memory: the same gradient and parameter bits on both ranks");
+    WX_CHECK(mpi_dump_diff("S2", "A1", "grad.first") <= 1e-6, "shared memory: first-step gradient vs 1 rank <= 1e-6");
+
     worst_grad = mpi_dump_diff("A2", "A1", "grad.first");
     WX_CHECK(worst_grad <= 1e-6, "first-step gradient, 2 ranks vs 1: rel L2 %.3g <= 1e-6", worst_grad);
     worst_param = mpi_dump_diff("A2", "A1", "params.last");
     WX_CHECK(worst_param <= 1e-6, "parameters after 5 steps, 2 ranks vs 1: rel L2 %.3g <= 1e-6", worst_param);
+    /* ZeRO-1's shard sums are (g0 + g1) · 1/2 over shared memory and in MPI_Reduce_scatter alike. */
+    WX_CHECK(mpi_dump_diff("Z2", "ZR", "params.last") == 0 && mpi_same_bits("ZR", "params.last", 2),
+             "ZeRO-1: shared memory and MPI collectives give the same parameter bits");
     worst_zero = mpi_dump_diff("Z2", "A2", "params.last");
     WX_CHECK(worst_zero <= 1e-6, "parameters after 5 steps, ZeRO-1 vs plain: rel L2 %.3g <= 1e-6", worst_zero);
     WX_CHECK(mpi_dump_diff("Z2", "A1", "params.last") <= 1e-6, "ZeRO-1 vs 1 process <= 1e-6");
@@ -151,8 +174,8 @@ static void check_resume(void) {
 int main(void) {
     int rc = mpi_setup(toy_archive_write);
     if (rc) return rc == 77 ? 77 : (WX_CHECK(0, "setup: %s", wx_error_message()), wx_test_summary());
-    const char *dirs[] = {"A1", "A2", "Z2", "B1", "B4"};
-    for (int i = 0; i < 5; i++) mpi_write_run_dir(dirs[i], toy_model_yaml, STEPS, 4, NULL);
+    const char *dirs[] = {"A1", "A2", "S2", "Z2", "ZR", "B1", "B4"};
+    for (int i = 0; i < 7; i++) mpi_write_run_dir(dirs[i], toy_model_yaml, STEPS, 4, NULL);
     check_equivalence();
     check_resume();
     printf("worst: gradient %.3g, parameters %.3g, ZeRO-1 %.3g, losses %.3g, resumed losses %.3g\n",

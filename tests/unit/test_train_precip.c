@@ -28,6 +28,7 @@
 #include "models/precipnet.h"
 #include "ops/wx_ctx.h"
 #include "train/checkpoint.h"
+#include "wx_build_config.h"
 #include "train/train_config.h"
 #include "train/train_model.h"
 #include "train_toy_ext.h"
@@ -372,6 +373,40 @@ static void check_forecast(const char *wind) {
     nc_close(nc);
 }
 
+/* The precip stage data parallel (2 ranks × 2 samples vs 1 × 4): the PrecipNet's backbone views
+ * the model's gradient buffer, which the trainer moves into node shared memory under MPI; the
+ * losses of 10 steps must follow the one-process run within 1e-6. */
+static void check_mpi(void) {
+#if WX_HAVE_MPI
+    char args[1024];
+    double l1[16], l2[16];
+    int n1 = 0, n2 = 0;
+    char wind[512];
+    snprintf(wind, sizeof wind, "%s/W/ckpt/pretrain/best.ckpt", tmp);
+    write_dir("M1", wind);
+    write_dir("M2", wind);
+    const char *dirs[] = {"M1", "M2"};
+    for (int k = 0; k < 2; k++) {
+        snprintf(args, sizeof args, "cd %s/%s && env OMP_NUM_THREADS=1 %s %s --quiet train train.yaml "
+                 "--stage precip --max-steps 10 --threads 1 --metrics m.jsonl >run.out 2>run.err", tmp,
+                 dirs[k], k ? "mpirun --allow-run-as-root --oversubscribe --bind-to none -np 2" : "",
+                 WX_BINARY);
+        int rc = system(args);
+        WX_CHECK(WIFEXITED(rc) && WEXITSTATUS(rc) == 0, "precip stage on %d rank(s)", k + 1);
+        snprintf(args, sizeof args, "%s/%s/m.jsonl", tmp, dirs[k]);
+        char *s = slurp(args);
+        int *n = k ? &n2 : &n1;
+        double *l = k ? l2 : l1;
+        for (char *line = strtok(s, "\n"); line; line = strtok(NULL, "\n"))
+            if (strstr(line, "\"phase\":\"train\"") && *n < 16) l[(*n)++] = num_after(line, "\"loss\":");
+        free(s);
+    }
+    double worst = n1 == 10 && n2 == 10 ? 0 : INFINITY;
+    for (int i = 0; i < n1 && i < n2; i++) worst = fmax(worst, fabs(l2[i] - l1[i]) / fabs(l1[i]));
+    WX_CHECK(worst <= 1e-6, "precip stage, 2 ranks vs 1: 10 losses within %.3g relative (<= 1e-6)", worst);
+#endif
+}
+
 int main(void) {
     if (!WX_CHECK(mkdtemp(tmp) != NULL, "mkdtemp")) return wx_test_summary();
     snprintf(archive, sizeof archive, "%s/archive", tmp);
@@ -389,6 +424,7 @@ int main(void) {
         check_valid_rmse();
         check_errors();
         check_forecast(wind);
+        check_mpi();
     }
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf %s", tmp);
