@@ -8,6 +8,9 @@
  *   gcc -O2 -fopenmp -I src -I BUILD/generated tests/bench/gc_bytes.c BUILD/libwxcore.a \
  *       $(pkg-config --libs openblas fftw3f fftw3 netcdf yaml-0.1 libpng zlib) \
  *       -lfftw3f_threads -lfftw3_threads -leccodes -lm -o gc_bytes
+ *   (a CUDA-enabled BUILD: compile with -c to gc_bytes.o, then link as bench_cuda is linked:
+ *    cd BUILD/tests && g++ gc_bytes.o -o gc_bytes @CMakeFiles/bench_cuda.dir/linkLibs.rsp \
+ *        -L/usr/local/cuda/targets/x86_64-linux/lib/stubs -L/usr/local/cuda/targets/x86_64-linux/lib)
  * Run: ./gc_bytes MODEL.yaml [RES LEVEL] [BATCH] */
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,7 +25,7 @@ static int row(const wx_gc_config *c, int64_t batch, int tapes, int ckpt, int op
     wx_gc_bytes n;
     if (wx_gc_count_bytes(c, batch, tapes, ckpt, ops, 0, &n) != WX_OK)
         return fprintf(stderr, "gc_bytes: %s\n", wx_error_message()), 1;
-    printf("%-34s arena %9.3f GiB  ops %7.3f GiB  params %6.3f GiB  total %9.3f GiB "
+    printf("%-38s arena %9.3f GiB  ops %7.3f GiB  params %6.3f GiB  total %9.3f GiB "
            "(%lld bytes)\n", what, gib(n.arena), gib(n.ops), gib(n.params), gib(n.total),
            (long long)n.total);
     return 0;
