@@ -149,7 +149,7 @@ static void mode_train(wx_ctx *ctx, int steps) {
     const int warm = 3;
     double *t = malloc(sizeof(double) * (size_t)steps);
     double *tf = malloc(sizeof(double) * (size_t)steps), *tb = malloc(sizeof(double) * (size_t)steps);
-    double *tc = malloc(sizeof(double) * (size_t)steps);
+    double *tc = malloc(sizeof(double) * (size_t)steps), *ta = malloc(sizeof(double) * (size_t)steps);
     float loss = 0;
     for (int s = 0; s < warm + steps; s++) {
         double t0 = now_s(), c0 = cpu_s();
@@ -169,6 +169,7 @@ static void mode_train(wx_ctx *ctx, int steps) {
             tc[s - warm] = (c3 - c0) * 1e3;
             tf[s - warm] = (t1 - t0) * 1e3;
             tb[s - warm] = (t2 - t1) * 1e3;
+            ta[s - warm] = (t3 - t2) * 1e3;
         }
     }
     double gemm, fft;
@@ -181,14 +182,15 @@ static void mode_train(wx_ctx *ctx, int steps) {
     for (size_t i = 0; i < sizeof(float) * (size_t)p->len; i++)
         hash = (hash ^ bytes[i]) * 1099511628211ull;
     printf("{\"mode\": \"train\", \"batch\": %lld, \"params\": %lld, \"step_ms\": %.3f, "
-           "\"fwd_loss_ms\": %.3f, \"bwd_ms\": %.3f, \"step_cpu_ms\": %.3f, \"steps\": %d, "
+           "\"fwd_loss_ms\": %.3f, \"bwd_ms\": %.3f, \"adamw_ms\": %.3f, \"step_cpu_ms\": %.3f, "
+           "\"steps\": %d, "
            "\"loss\": %.6f, "
            "\"gemm_gflop\": %.4f, \"fft_gflop\": %.4f, \"rss_base_mb\": %.1f, "
            "\"peak_rss_mb\": %.1f, \"param_hash\": \"%016llx\"}\n",
            (long long)b, (long long)wx_fcn_param_total(m), ms, median(tf, steps),
-           median(tb, steps), median(tc, steps), steps, loss, gemm / 1e9, fft / 1e9, base, peak_rss_mb(),
+           median(tb, steps), median(ta, steps), median(tc, steps), steps, loss, gemm / 1e9, fft / 1e9, base, peak_rss_mb(),
            (unsigned long long)hash);
-    free(t), free(tf), free(tb), free(tc), free(x), free(tg), free(y), free(dy), free(am), free(av);
+    free(t), free(tf), free(tb), free(tc), free(ta), free(x), free(tg), free(y), free(dy), free(am), free(av);
     wx_fcn_destroy(m);
 }
 
