@@ -251,6 +251,7 @@ static wx_gc *gc_plan(wx_ctx *ctx, const wx_backend *be, const wx_gc_config *cfg
         int64_t most = max_batch * (emax > nmax ? emax : nmax); /* no chunk beyond all rows */
         r = r < most ? r : most;
         m->chunk_rows = (r + WX_GC_CHUNK_ALIGN - 1) / WX_GC_CHUNK_ALIGN * WX_GC_CHUNK_ALIGN;
+        wx_gc_pred_plan(m);
     }
     m->arena_len = wx_gc_arena_carve(m, NULL);
     return m;
@@ -330,6 +331,7 @@ void wx_gc_destroy(wx_gc *m) {
     for (int i = 0; i < 3; i++) free(m->snd_ptr[i]), free(m->snd_perm[i]);
     free(m->mod.proc_edge);
     free(m->mod.proc_node);
+    wx_gc_pred_plan_free(m);
     wx_params_free(&m->params);
     wx_mesh_graphs_free(&m->g);
     free(m);

@@ -99,6 +99,11 @@ typedef struct {
     int checkpoint;            /* recompute processor steps in backward */
     int predict_only;          /* max_tapes 0: no backward scratch, no gradients */
     int64_t chunk_rows;        /* predict-only ops path: rows per chunk (graphcast_ops_pred.c) */
+    struct {                   /* its per-edge-set sums chunk by chunk (host plan): chunk k of the
+                                * B·E edge rows adds to receivers rlo[k] … rlo[k]+nrr[k]−1 */
+        int64_t nch, xrows;    /* chunks; rows of s.pe[1] (chunk + receivers) it needs */
+        int64_t *rlo, *nrr, *poff, *qoff; /* (nch); offsets into ops->cptr / ops->cperm */
+    } cs[3];
     struct wx_gc_ops *ops;     /* NULL: fused CPU path; else the ops path (graphcast_ops.h) */
     wx_mesh_graphs g;
     int64_t ng, nm, eg, em, ed, D, cin, cout, S;

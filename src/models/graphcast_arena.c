@@ -83,7 +83,7 @@ static void carve_rest_chunked(carver *c, wx_gc *m, int64_t b) {
     m->in.fm2g = carve(c, b * m->ed * 4);
     m->s.cat = carve(c, b * m->ng * (fin > m->cout ? fin : m->cout));
     m->s.ga = carve(c, R * D);                                /* gathered projections */
-    m->s.gb = carve(c, (b * nmax > R ? b * nmax : R) * D); /* ops->pa */
+    m->s.gb = carve(c, ((b * nmax > R ? b * nmax : R) + b * nmax) * D); /* ops->pa | ops->pb */
     m->s.h0 = carve(c, R * D);
     m->s.h1 = m->c.hidden_layers > 1 ? carve(c, R * D) : NULL;
     m->s.upd = carve(c, R * wout);
@@ -93,7 +93,8 @@ static void carve_rest_chunked(carver *c, wx_gc *m, int64_t b) {
     m->s.pv[0] = carve(c, b * m->nm * D);
     m->s.pv[1] = carve(c, b * m->nm * D);
     m->s.pe[0] = carve(c, b * m->em * D); /* mesh edge latents, residual in place */
-    m->s.pe[1] = carve(c, b * max3(m->eg, m->em, m->ed) * D); /* an edge set's MLP outputs */
+    /* one chunk's edge-MLP outputs and the running sums of its receivers */
+    m->s.pe[1] = carve(c, max3(m->cs[0].xrows, m->cs[1].xrows, m->cs[2].xrows) * D);
     m->s.ec = carve(c, R * D);
     m->pred.gin = carve(c, R * fin);
     m->pred.vg0 = carve(c, b * m->ng * D);

@@ -76,6 +76,7 @@ wx_status wx_gc_ops_upload(wx_gc *m) {
     for (int64_t v = 0; v < m->nm; v++)
         memcpy(o->stage + v * fin + m->cin, m->g.mesh_features + 3 * v, 3 * sizeof(float));
     WX_TRY(up_repeat(m, m->in.min, o->stage, nmin));
+    if (m->chunk_rows) WX_TRY(wx_gc_pred_upload(m));
     WX_TRY(up_repeat(m, m->in.fg2m, m->g.g2m.features, m->eg * 4));
     WX_TRY(up_repeat(m, m->in.fmesh, m->g.mesh.features, m->em * 4));
     return up_repeat(m, m->in.fm2g, m->g.m2g.features, m->ed * 4);
@@ -109,11 +110,11 @@ static wx_status ops_buffers(wx_gc *m, wx_gc_ops *o, int64_t *bytes) {
     BUF(o->grid_feat, B * m->ng * 3 + 1, "grid features");
     BUF(o->w3, 3 * D * D, "layer-0 weight blocks");
     if (!m->predict_only) BUF(o->dw3, 3 * D * D, "layer-0 weight-gradient blocks");
-    if (m->chunk_rows) { /* predict-only: senders' projections in the arena's s.gb (carved for
-                          * them), receivers' in the sums' buffer (graphcast_ops_pred.c) */
+    if (m->chunk_rows) { /* predict-only: the node projections in the arena's s.gb (carved for
+                          * them), the chunks' CSRs (graphcast_ops_pred.c) */
         o->own_pn = 0;
-        if (!bytes) o->pa = m->s.gb, o->pb = NULL;
-        return WX_OK;
+        if (!bytes) o->pa = m->s.gb, o->pb = m->s.gb + max2(B * nmax(m), m->chunk_rows) * D;
+        return wx_gc_pred_buffers(m, o, bytes);
     }
     /* the node projections fit in the arena's s.gb (B·max E rows, unused on this path) when
      * 2·max N ≤ max E, as in every GraphCast graph (m2g alone has 3 edges per grid node) */
@@ -162,6 +163,8 @@ void wx_gc_ops_free(wx_gc *m) {
     }
     be->mem_free(m->ctx, o->grid_feat);
     be->mem_free(m->ctx, o->w3), be->mem_free(m->ctx, o->dw3);
+    for (int i = 0; i < 3; i++) be->mem_free(m->ctx, o->cptr[i]), be->mem_free(m->ctx, o->cperm[i]);
+    be->mem_free(m->ctx, o->ident);
     if (o->own_pn) be->mem_free(m->ctx, o->pa), be->mem_free(m->ctx, o->pb);
     free(o->stage);
     free(o->istage);

@@ -39,6 +39,9 @@ typedef struct wx_gc_ops {
     float *pa, *pb;              /* (B·max(Ng, Nm), D) node projections, their grads, node temps;
                                   * in the arena's s.gb unless own_pn */
     int own_pn;
+    /* predict-only models (graphcast_ops_pred.c): per edge set the chunks' CSRs over
+     * [chunk edges | running sums], concatenated; ident (B·max N) = 0, 1, … */
+    int32_t *cptr[3], *cperm[3], *ident;
     float *stage;                /* host staging for uploads (largest static input) */
     int32_t *istage;             /* host staging for the batched index arrays */
 } wx_gc_ops;
@@ -77,8 +80,15 @@ int wx_gc_ops_edge_index(const wx_gc *m, const wx_edge_set *es);
 /* The column blocks of W0 (fo, parts·D) of MLP k into ops->w3 (parts, fo, D). */
 wx_status wx_gc_ops_split_w0(wx_gc *m, const wx_gc_mlp *k, int parts, int64_t fo);
 
-/* wx_gc_ops_predict of a predict-only model (graphcast_ops_pred.c): the same network in row
- * chunks of m->chunk_rows, the same bits. */
+/* Predict-only models (graphcast_ops_pred.c): wx_gc_pred_plan makes m->cs (host) once
+ * m->chunk_rows is set, before the arena is carved; wx_gc_pred_buffers counts (bytes not NULL:
+ * added to *bytes) or allocates the chunks' CSRs in o, wx_gc_pred_upload fills them. */
+void wx_gc_pred_plan(wx_gc *m);
+void wx_gc_pred_plan_free(wx_gc *m);
+wx_status wx_gc_pred_buffers(wx_gc *m, wx_gc_ops *o, int64_t *bytes);
+wx_status wx_gc_pred_upload(wx_gc *m);
+/* wx_gc_ops_predict of a predict-only model: the same network in row chunks of m->chunk_rows,
+ * the same bits. */
 wx_status wx_gc_ops_predict_chunked(wx_gc *m, float *y, const float *x, int64_t b);
 
 #endif

@@ -14,12 +14,129 @@
  * in place. So predictions are bitwise those of a training model on the CPU backend
  * (tests/unit/test_graphcast_predict.c, several chunk sizes). On cuBLAS a GEMM's algorithm may
  * change with the row count: there GPU results match the CPU within fp32 tolerance only. */
+#include <stdlib.h>
+#include <string.h>
+
 #include "models/graphcast_ops.h"
 
 static int64_t min2(int64_t a, int64_t b) { return a < b ? a : b; }
 
 static const wx_edge_set *edge_set(const wx_gc *m, int i) {
     return i == 0 ? &m->g.g2m : (i == 1 ? &m->g.mesh : &m->g.m2g);
+}
+
+/* ---- the chunks' sums (host plan, device CSRs) ----
+ * Chunk k of edge set i covers the batched edge rows [k·R, k·R + c) (R = chunk_rows) and adds
+ * to the receivers they reach, rlo … rlo + nrr − 1 (batched numbering). Its segment sum runs
+ * over X = [the chunk's edge-MLP outputs (c rows) | those receivers' running sums (nrr rows)],
+ * each receiver's row list being its running sum first, then its edges of the chunk in
+ * increasing order: the receivers' CSR order (ops/graph_csr.h), so every sum adds the same
+ * values in the same order as the one segment sum of the unchunked path (0 + s = s exactly). */
+
+static int64_t receiver(const wx_edge_set *es, int64_t j) { /* batched edge j's receiver */
+    return j / es->n_edges * es->n_receivers + es->receivers[j % es->n_edges];
+}
+
+void wx_gc_pred_plan(wx_gc *m) {
+    const int64_t R = m->chunk_rows;
+    for (int i = 0; i < 3; i++) {
+        const wx_edge_set *es = edge_set(m, i);
+        const int64_t n = m->max_batch * es->n_edges, nch = (n + R - 1) / R;
+        m->cs[i].nch = nch, m->cs[i].xrows = 1;
+        m->cs[i].rlo = wx_malloc(sizeof(int64_t) * (size_t)(nch + 1));
+        m->cs[i].nrr = wx_malloc(sizeof(int64_t) * (size_t)(nch + 1));
+        m->cs[i].poff = wx_malloc(sizeof(int64_t) * (size_t)(nch + 1));
+        m->cs[i].qoff = wx_malloc(sizeof(int64_t) * (size_t)(nch + 1));
+        int64_t po = 0, qo = 0;
+        for (int64_t k = 0; k < nch; k++) {
+            const int64_t a = k * R, c = min2(R, n - a);
+            int64_t lo = receiver(es, a), hi = lo;
+            for (int64_t j = a; j < a + c; j++) {
+                const int64_t r = receiver(es, j);
+                lo = r < lo ? r : lo, hi = r > hi ? r : hi;
+            }
+            m->cs[i].rlo[k] = lo, m->cs[i].nrr[k] = hi - lo + 1;
+            m->cs[i].poff[k] = po, m->cs[i].qoff[k] = qo;
+            po += hi - lo + 2, qo += c + hi - lo + 1;
+            m->cs[i].xrows = c + hi - lo + 1 > m->cs[i].xrows ? c + hi - lo + 1 : m->cs[i].xrows;
+        }
+        m->cs[i].poff[nch] = po, m->cs[i].qoff[nch] = qo;
+    }
+}
+
+void wx_gc_pred_plan_free(wx_gc *m) {
+    for (int i = 0; i < 3; i++) {
+        free(m->cs[i].rlo), free(m->cs[i].nrr), free(m->cs[i].poff), free(m->cs[i].qoff);
+        memset(&m->cs[i], 0, sizeof m->cs[i]);
+    }
+}
+
+wx_status wx_gc_pred_buffers(wx_gc *m, wx_gc_ops *o, int64_t *bytes) {
+    const int64_t B = m->max_batch, nmax = m->ng > m->nm ? m->ng : m->nm;
+#define BUF(ptr, count, what)                                                                 \
+    do {                                                                                      \
+        const size_t n_ = sizeof(*(ptr)) * (size_t)(count);                                   \
+        if (bytes) {                                                                          \
+            *bytes += (int64_t)n_;                                                            \
+        } else {                                                                              \
+            (ptr) = wx_backend_alloc(m->be, m->ctx, n_, "graphcast " what);                   \
+            if (!(ptr)) return WX_ERR_RUN;                                                    \
+        }                                                                                     \
+    } while (0)
+    for (int i = 0; i < 3; i++) {
+        BUF(o->cptr[i], m->cs[i].poff[m->cs[i].nch] + 1, "chunk sums' CSR");
+        BUF(o->cperm[i], m->cs[i].qoff[m->cs[i].nch] + 1, "chunk sums' CSR order");
+    }
+    BUF(o->ident, B * nmax + 1, "row numbers");
+#undef BUF
+    return WX_OK;
+}
+
+wx_status wx_gc_pred_upload(wx_gc *m) {
+    wx_gc_ops *o = m->ops;
+    const int64_t B = m->max_batch, R = m->chunk_rows, nmax = m->ng > m->nm ? m->ng : m->nm;
+    int64_t most = B * nmax + 1;
+    for (int i = 0; i < 3; i++) {
+        const int64_t q = m->cs[i].qoff[m->cs[i].nch];
+        most = most > q ? most : q;
+    }
+    int32_t *h = wx_malloc(sizeof(int32_t) * (size_t)most), *pos = NULL;
+    wx_status st = WX_OK;
+    for (int i = 0; i < 3 && st == WX_OK; i++) {
+        const wx_edge_set *es = edge_set(m, i);
+        const int64_t n = B * es->n_edges, nch = m->cs[i].nch;
+        int32_t *ptr = wx_malloc(sizeof(int32_t) * (size_t)(m->cs[i].poff[nch] + 1));
+        for (int64_t k = 0; k < nch; k++) {
+            const int64_t a = k * R, c = min2(R, n - a);
+            const int64_t lo = m->cs[i].rlo[k], nrr = m->cs[i].nrr[k];
+            int32_t *p = ptr + m->cs[i].poff[k], *q = h + m->cs[i].qoff[k];
+            for (int64_t r = 0; r <= nrr; r++) p[r] = 1; /* each receiver's running sum */
+            for (int64_t j = a; j < a + c; j++) p[receiver(es, j) - lo]++;
+            int32_t run = 0; /* counts → offsets; p[nrr] = c + nrr */
+            for (int64_t r = 0; r <= nrr; r++) {
+                const int32_t cnt = r < nrr ? p[r] : 0;
+                p[r] = run, run += cnt;
+            }
+            pos = realloc(pos, sizeof(int32_t) * (size_t)(nrr + 1));
+            WX_ASSERT(pos != NULL);
+            for (int64_t r = 0; r < nrr; r++) {
+                q[p[r]] = (int32_t)(c + r); /* X row of receiver r's running sum */
+                pos[r] = p[r] + 1;
+            }
+            for (int64_t j = a; j < a + c; j++) q[pos[receiver(es, j) - lo]++] = (int32_t)(j - a);
+        }
+        st = m->be->copy_h2d(m->ctx, o->cptr[i], ptr,
+                             sizeof(int32_t) * (size_t)m->cs[i].poff[nch]);
+        if (st == WX_OK)
+            st = m->be->copy_h2d(m->ctx, o->cperm[i], h,
+                                 sizeof(int32_t) * (size_t)m->cs[i].qoff[nch]);
+        free(ptr);
+    }
+    for (int64_t j = 0; j < B * nmax && st == WX_OK; j++) h[j] = (int32_t)j;
+    if (st == WX_OK)
+        st = m->be->copy_h2d(m->ctx, o->ident, h, sizeof(int32_t) * (size_t)(B * nmax));
+    free(h), free(pos);
+    return st;
 }
 
 /* ---- the chunked forward ---- */
@@ -59,8 +176,8 @@ static wx_status node_rows(wx_gc *m, const wx_gc_mlp *k, float *y, const float *
     return WX_OK;
 }
 
-/* One message-passing step's edge half over edge set i for b samples:
- *   e' = MLP k ([e, vs[snd], vr[rcv]]) (into s.pe[1]);  agg (b·Nr, D) = Σ_rcv e';
+/* One message-passing step's edge half over edge set i for b samples, chunk by chunk:
+ *   e' = MLP k ([e, vs[snd], vr[rcv]]);  agg (b·Nr, D) = Σ_rcv e' (running sums);
  *   with resid: e += e'.
  * e (b·E, D), or NULL: each chunk's e = MLP emb (its static features). */
 static wx_status edge_rows(wx_gc *m, int i, const wx_gc_mlp *emb, float *e, const wx_gc_mlp *k,
@@ -70,24 +187,32 @@ static wx_status edge_rows(wx_gc *m, int i, const wx_gc_mlp *emb, float *e, cons
     wx_gc_ops *o = m->ops;
     const wx_edge_set *es = edge_set(m, i);
     const float *feat = i == 0 ? m->in.fg2m : (i == 1 ? m->in.fmesh : m->in.fm2g);
-    const int64_t D = m->D, n = b * es->n_edges, nr = b * es->n_receivers;
+    const int64_t D = m->D, n = b * es->n_edges, R = m->chunk_rows;
     const int64_t fo = k->nlin == 1 ? k->out : k->hidden;
-    float *upd = m->s.pe[1], *pb = agg; /* agg is written by the sum only, after the chunks */
+    float *x = m->s.pe[1]; /* [chunk outputs | running sums] */
     /* W0 = [We | Ws | Wr] into o->w3 (the embedder is PLAIN: it leaves w3 alone) and the node
      * projections, each one GEMM over its nodes as on the unchunked path */
     WX_TRY(wx_gc_ops_split_w0(m, k, 3, fo));
     WX_TRY(be->linear_forward(ctx, o->pa, vs, o->w3 + fo * D, NULL, b * es->n_senders, D, fo));
-    WX_TRY(be->linear_forward(ctx, pb, vr, o->w3 + 2 * fo * D, NULL, nr, D, fo));
-    for (int64_t r0 = 0; r0 < n; r0 += m->chunk_rows) {
-        const int64_t c = min2(m->chunk_rows, n - r0);
-        float *ec = e ? e + r0 * D : m->s.ec;
-        if (!e) WX_TRY(plain_rows(m, emb, ec, feat + r0 * 4, 4, NULL, c));
-        wx_gc_mlp_in in = {.kind = WX_GC_IN_EDGE_PROJ, .x = ec, .vs = o->pa, .vr = pb,
-                           .isnd = o->snd[i] + r0, .ircv = o->rcv[i] + r0};
-        WX_TRY(wx_gc_ops_mlp_forward(m, k, upd + r0 * D, &m->pred.emb_grid, &in, c));
+    WX_TRY(be->linear_forward(ctx, o->pb, vr, o->w3 + 2 * fo * D, NULL, b * es->n_receivers, D,
+                              fo));
+    WX_TRY(be->mem_zero(ctx, agg, sizeof(float) * (size_t)(m->max_batch * es->n_receivers * D)));
+    for (int64_t c0 = 0, ch = 0; c0 < n; c0 += R, ch++) {
+        /* rows beyond b·E (a smaller batch) are not computed; the chunk's sums over them land
+         * in receivers of samples ≥ b, which nothing reads */
+        const int64_t c = min2(R, n - c0), cfull = min2(R, m->max_batch * es->n_edges - c0);
+        const int64_t lo = m->cs[i].rlo[ch], nrr = m->cs[i].nrr[ch];
+        float *ec = e ? e + c0 * D : m->s.ec;
+        if (!e) WX_TRY(plain_rows(m, emb, ec, feat + c0 * 4, 4, NULL, c));
+        wx_gc_mlp_in in = {.kind = WX_GC_IN_EDGE_PROJ, .x = ec, .vs = o->pa, .vr = o->pb,
+                           .isnd = o->snd[i] + c0, .ircv = o->rcv[i] + c0};
+        WX_TRY(wx_gc_ops_mlp_forward(m, k, x, &m->pred.emb_grid, &in, c));
+        if (resid) WX_TRY(be->add_forward(ctx, ec, ec, x, c * D));
+        WX_TRY(be->gather_rows_forward(ctx, x + cfull * D, agg, o->ident + lo, nrr, D));
+        WX_TRY(be->segment_sum_forward(ctx, agg + lo * D, x, o->cptr[i] + m->cs[i].poff[ch],
+                                       o->cperm[i] + m->cs[i].qoff[ch], nrr, cfull + nrr, D));
     }
-    WX_TRY(be->segment_sum_forward(ctx, agg, upd, o->rptr[i], o->rperm[i], nr, n, D));
-    return resid ? be->add_forward(ctx, e, e, upd, n * D) : WX_OK;
+    return WX_OK;
 }
 
 wx_status wx_gc_ops_predict_chunked(wx_gc *m, float *y, const float *x, int64_t b) {

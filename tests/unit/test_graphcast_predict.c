@@ -63,7 +63,7 @@ static void check_no_training(wx_gc *m, const float *x, float *y, const char *wh
              "%s: no gradients, no backward scratch", what);
     if (m->ops)
         WX_CHECK(!m->ops->dw3 && !m->ops->sptr[0] && !m->ops->sperm[1] && !m->ops->sperm[2] &&
-                     !m->ops->pb && m->chunk_rows > 0,
+                     m->chunk_rows > 0,
                  "%s: no weight-gradient blocks, no senders' CSR (backward only)", what);
     WX_CHECK(wx_gc_run_forward(m, y, x, 1) == WX_ERR_USAGE &&
                  wx_gc_run_backward(m, NULL, y) == WX_ERR_USAGE,
