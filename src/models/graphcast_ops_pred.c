@@ -1,19 +1,19 @@
 /* GraphCast ops path for models created for prediction only (max_tapes 0): the forward of
- * graphcast_ops_net.c in row chunks, so that of the large grid↔mesh edge sets only one
- * (edges, latent) buffer exists (the edge MLP's outputs, which the sum over each receiver's
- * edges needs all at once) and inference needs a fraction of a training model's memory.
+ * graphcast_ops_net.c in row chunks, so that no (edges, latent) buffer of the large grid↔mesh
+ * edge sets exists and inference needs a fraction of a training model's memory.
  *
  * Every MLP runs over its rows (nodes or edges, all samples) in chunks of m->chunk_rows rows, a
  * multiple of WX_GC_CHUNK_ALIGN: the GEMM kernels work on fixed row blocks from a call's first
  * row, and a row's bits can depend on its place in a block (seen with OpenBLAS's sgemm), so
  * chunks start where the unchunked call has a block boundary and every row meets the same
  * kernels, the same ops in the same order as on the unchunked path. An edge set's embedded edges
- * (g2m, m2g: they feed nothing but the edge MLP) exist for one chunk only; the node projections
- * are made once per node set as before, the receivers' into the sums' buffer (free until the sum
- * is taken); the sum runs once over the batched CSR as before; the processor's edge residual is
- * in place. So predictions are bitwise those of a training model on the CPU backend
- * (tests/unit/test_graphcast_predict.c, several chunk sizes). On cuBLAS a GEMM's algorithm may
- * change with the row count: there GPU results match the CPU within fp32 tolerance only. */
+ * (g2m, m2g: they feed nothing but the edge MLP) and its MLP outputs exist for one chunk only;
+ * the node projections are made once per node set as before; the sums over each receiver's
+ * edges continue from chunk to chunk in the receivers' CSR order (below); the processor's edge
+ * residual is in place. So predictions are bitwise those of a training model on the CPU backend
+ * with one thread (tests/unit/test_graphcast_predict.c, several chunk sizes). On cuBLAS a GEMM's
+ * algorithm may change with the row count: there GPU results match the CPU within fp32
+ * tolerance only. */
 #include <stdlib.h>
 #include <string.h>
 
