@@ -180,7 +180,7 @@ I="-Isrc -Ikernels -Itests/support -I$LB/generated \$(pkg-config --cflags openbl
 CF="-O2 -std=gnu11 -fopenmp -Wall -Wno-unused-parameter \$I"
 objs=()
 for f in src/core/wx_error.c src/backend/wx_backend_cpu.c src/backend/wx_backend_mem.c src/backend/wx_ctx.c \
-         src/backend/wx_batch_stage.c \
+         src/backend/wx_batch_stage.c src/backend/wx_cuda_module.c \
          src/models/params.c tests/support/wx_test.c; do
   o=$LB/obj/\$(basename \$f .c).o; cc \$CF -c \$f -o \$o; objs+=(\$o)
 done
@@ -198,7 +198,8 @@ for p in \${pids[@]}; do wait \$p; done   # each wait fails the script (set -e) 
 libs="\$(pkg-config --libs-only-L openblas fftw3f) -lcublas -lcublasLt -lcufft -lnccl -lcudart -lopenblas -lfftw3f_threads -lfftw3_threads -lfftw3f -lfftw3 -lgomp -lm -lstdc++"
 for t in cuda_basic cuda_ops cuda_host; do
   cc \$CF -c tests/unit/test_\$t.c -o $LB/obj/test_\$t.o
-  nvcc -arch=sm_90 -o $LB/test_\$t $LB/obj/test_\$t.o \${objs[@]} -Xcompiler -fopenmp \$libs
+  # --export-dynamic: the CUDA units are linked in, and wx_cuda() finds their table by dlsym
+  nvcc -arch=sm_90 -o $LB/test_\$t $LB/obj/test_\$t.o \${objs[@]} -Xcompiler -fopenmp -Xlinker --export-dynamic \$libs
 done
 EOF
   run_step "lean build" $(( $(left) < 300 ? $(left) - 60 : 240 )) "$LOGS/build.log" bash "$LB/build.sh" \

@@ -4,10 +4,7 @@
 
 #include "core/wx_error.h"
 #include "ops/wx_ops.h"
-#include "wx_build_config.h"
-#if WX_HAVE_CUDA
-#include "wx_cuda_backend.h"
-#endif
+#include "backend/wx_cuda_api.h"
 
 wx_ctx *wx_ctx_create(int threads) {
     wx_ctx *ctx = wx_calloc(1, sizeof *ctx);
@@ -19,8 +16,6 @@ void wx_ctx_destroy(wx_ctx *ctx) {
     if (!ctx) return;
     wx_cpu_fft_cache_free(ctx);
     wx_cpu_fft_cache_free_f64(ctx);
-#if WX_HAVE_CUDA
-    wx_cuda_state_free(ctx->cuda);
-#endif
+    if (ctx->cuda) wx_cuda()->state_free(ctx->cuda); /* only the module makes one */
     free(ctx);
 }

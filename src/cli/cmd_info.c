@@ -22,9 +22,7 @@
 #if WX_HAVE_MPI
 #include <mpi.h>
 #endif
-#if WX_HAVE_CUDA
-#include "wx_cuda_basic.h"
-#endif
+#include "backend/wx_cuda_api.h"
 
 typedef struct {
     char eccodes[32], netcdf[128], mpi[256], cuda_devices[1024];
@@ -62,8 +60,14 @@ static void lib_info_get(lib_info *li) {
     first_line(li->mpi);
 #endif
 #if WX_HAVE_CUDA
-    wx_cuda_versions(&li->cuda_runtime, &li->cuda_driver);
-    li->cuda_count = wx_cuda_device_report(li->cuda_devices, sizeof li->cuda_devices);
+    /* The only command that loads the CUDA module without being asked for a device: it reports it. */
+    const wx_cuda_api *cuda = wx_cuda();
+    if (!cuda) {
+        snprintf(li->cuda_devices, sizeof li->cuda_devices, "%s", wx_error_message());
+        return;
+    }
+    cuda->versions(&li->cuda_runtime, &li->cuda_driver);
+    li->cuda_count = cuda->device_report(li->cuda_devices, sizeof li->cuda_devices);
     /* Trailing newline off; inner newlines stay (one line per device). */
     size_t n = strlen(li->cuda_devices);
     while (n && li->cuda_devices[n - 1] == '\n') li->cuda_devices[--n] = 0;

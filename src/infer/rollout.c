@@ -12,8 +12,9 @@
 #include "train/checkpoint.h"
 #include "train/train_model.h"
 #include "wx_build_config.h"
+#include "backend/wx_cuda_api.h"
 #if WX_HAVE_CUDA
-#include "wx_cuda_backend.h"
+#include "wx_cuda_backend.h" /* wx_cuda_precision */
 #endif
 
 /* One channel list of the DATA section: - {name, units, mean, std}. */
@@ -122,8 +123,10 @@ static wx_status setup_backend(wx_rollout *r, const wx_rollout_opts *o) {
     r->dev = r->be->on_device;
 #if WX_HAVE_CUDA
     if (wx_backend_is_cuda(r->be)) {
-        WX_TRY(wx_cuda_ctx_attach(r->ctx, 0));
-        WX_TRY(wx_cuda_set_precision(r->ctx, o->bf16 ? WX_CUDA_BF16 : WX_CUDA_FP32));
+        const wx_cuda_api *cuda = wx_cuda();
+        if (!cuda) return WX_ERR_RUN;
+        WX_TRY(cuda->ctx_attach(r->ctx, 0));
+        WX_TRY(cuda->set_precision(r->ctx, o->bf16 ? WX_CUDA_BF16 : WX_CUDA_FP32));
     }
 #else
     (void)o;

@@ -13,6 +13,7 @@
 #include "core/wx_progress.h"
 #include "core/wx_timer.h"
 #include "ops/wx_ops.h"
+#include "backend/wx_cuda_api.h"
 #include "train/trainer_priv.h"
 #include "train/validate.h"
 
@@ -141,7 +142,7 @@ static wx_status reduce_grads(wx_trainer *t, double *sumsq) {
     }
     const size_t bytes = sizeof(float) * (size_t)p->len;
 #if WX_HAVE_CUDA
-    if (t->nccl) WX_TRY(wx_nccl_sync_finish(t->nccl)); /* the compute stream waits for it */
+    if (t->nccl) WX_TRY(wx_cuda()->nccl_sync_finish(t->nccl)); /* the compute stream waits for it */
 #endif
     if (t->hgrad) { /* through the host: the same MPI sums as a CPU run's */
         WX_TRY(t->be->copy_d2h(t->ctx, t->hgrad, p->grad, bytes));
@@ -346,7 +347,7 @@ wx_status wx_train_run(const wx_train_config *c, const wx_train_opts *o, wx_trai
         char via[128];
         snprintf(via, sizeof via, "%s%s", wx_grad_sync_method(t.sync), t.dev ? ", through host copies" : "");
 #if WX_HAVE_CUDA
-        if (t.nccl) buckets = wx_nccl_sync_buckets(t.nccl), overlaps = 1, snprintf(via, sizeof via, "NCCL");
+        if (t.nccl) buckets = wx_cuda()->nccl_sync_buckets(t.nccl), overlaps = 1, snprintf(via, sizeof via, "NCCL");
 #endif
         if (t.nranks > 1 && t.zero1)
             wx_log_info("data parallel over %d ranks on %s: %lld samples per rank per step, AdamW "
@@ -359,7 +360,7 @@ wx_status wx_train_run(const wx_train_config *c, const wx_train_opts *o, wx_trai
         s = loop(&t, sum);
         double early = wx_grad_sync_started_early(t.sync);
 #if WX_HAVE_CUDA
-        if (t.nccl) early = wx_nccl_sync_started_early(t.nccl);
+        if (t.nccl) early = wx_cuda()->nccl_sync_started_early(t.nccl);
 #endif
         if (s == WX_OK && t.nranks > 1 && !t.zero1 && overlaps)
             wx_log_info("gradient all-reduce: %.1f of %d bucket(s) per step started during the backward",

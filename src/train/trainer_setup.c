@@ -10,9 +10,9 @@
 #include "core/wx_fs.h"
 #include "core/wx_log.h"
 #include "train/trainer_priv.h"
+#include "backend/wx_cuda_api.h"
 #if WX_HAVE_CUDA
-#include "wx_cuda_backend.h"
-#include "wx_cuda_basic.h"
+#include "wx_cuda_backend.h" /* wx_cuda_precision */
 #endif
 
 static void make_groups(wx_trainer *t, double wd) {
@@ -118,7 +118,7 @@ static wx_status grad_ready(void *arg, int64_t lo) {
 }
 
 #if WX_HAVE_CUDA
-static wx_status nccl_ready(void *arg, int64_t lo) { return wx_nccl_sync_ready(arg, lo); }
+static wx_status nccl_ready(void *arg, int64_t lo) { return wx_cuda()->nccl_sync_ready(arg, lo); }
 #endif
 
 /* The backend and its settings: the config's device (or the test hook's backend), one GPU per
@@ -139,11 +139,13 @@ static wx_status setup_backend(wx_trainer *t, const char *what) {
                             "state stays on every GPU (drop --zero1)", what, t->be->name);
 #if WX_HAVE_CUDA
     if (wx_backend_is_cuda(t->be)) { /* one process per GPU: the rank's index on its node picks the device */
+        const wx_cuda_api *cuda = wx_cuda();
+        if (!cuda) return WX_ERR_RUN;
         int count = 0;
-        WX_TRY(wx_cuda_device_count(&count));
+        WX_TRY(cuda->device_count(&count));
         if (count < 1) return wx_error_set(WX_ERR_RUN, "%s: no CUDA device visible", what);
-        WX_TRY(wx_cuda_ctx_attach(t->ctx, wx_dist_local_rank() % count));
-        WX_TRY(wx_cuda_set_precision(t->ctx, c->bf16 ? WX_CUDA_BF16 : WX_CUDA_FP32));
+        WX_TRY(cuda->ctx_attach(t->ctx, wx_dist_local_rank() % count));
+        WX_TRY(cuda->set_precision(t->ctx, c->bf16 ? WX_CUDA_BF16 : WX_CUDA_FP32));
     }
 #endif
     return WX_OK;
@@ -344,7 +346,7 @@ void wx_trainer_teardown(wx_trainer *t) {
         t->be->mem_free(t->ctx, t->dsumsq);
     }
 #if WX_HAVE_CUDA
-    wx_nccl_sync_destroy(t->nccl);
+    if (t->nccl) wx_cuda()->nccl_sync_destroy(t->nccl); /* a sync exists only if the module does */
 #endif
     wx_ctx_destroy(t->ctx);
     /* Freeing a shared-memory sync is collective: a rank that failed alone leaves it to the process

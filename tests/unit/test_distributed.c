@@ -25,6 +25,31 @@
 /* Rank r's gradient element i: a deterministic integer pattern. */
 static float grad_val(int r, int64_t i) { return (float)((i * 7 + r * 13) % 29) - 14.0f; }
 
+/* Rank r's rounded value i (sums of these round in float). */
+static float rounded_val(int r, int64_t i) { return sinf(0.37f * (float)i + (float)r) * 1.3e-3f; }
+
+/* After an all-reduce of rounded_val over n ranks: g is the mean within 1e-6 of its largest
+ * magnitude (single elements may cancel) and holds the same bits on every rank. */
+static void check_rounded_mean(const float *g, int64_t len, int n, int ok, const char *what) {
+    double err = 0, big = 0;
+    uint32_t h = 2166136261u, hs[3];
+    for (int64_t i = 0; i < len; i++) {
+        double want = 0;
+        for (int q = 0; q < n; q++) want += (double)rounded_val(q, i) / n;
+        err = fabs(g[i] - want) > err ? fabs(g[i] - want) : err;
+        big = fabs(want) > big ? fabs(want) : big;
+        uint32_t u;
+        memcpy(&u, &g[i], sizeof u);
+        h = (h ^ u) * 16777619u;
+    }
+    err /= big;
+    WX_CHECK(ok && err < 1e-6, "%s, rounded values: the mean within %.2g of its largest magnitude (<= 1e-6)",
+             what, err);
+    WX_CHECK(wx_dist_allgather_u32(h, hs) == WX_OK && hs[0] == hs[1] && hs[1] == hs[2],
+             "%s, rounded values: the same bits on every rank (FNV hashes %08x %08x %08x)", what, hs[0],
+             hs[1], hs[2]);
+}
+
 static void check_size1(void) {
     WX_CHECK(wx_dist_size() == 1 && wx_dist_rank() == 0 && !wx_dist_active(), "one process: rank 0 of 1");
     float x[5] = {1, 2, 3, 4, 5};
@@ -86,25 +111,11 @@ static void check_ranks(void) {
     wx_grad_sync_destroy(s);
     /* Values whose sums round, in 7 uneven buckets: the ring sums each chunk on one rank and
      * copies it, so every rank must hold the same bits (and the mean to float rounding). */
-    for (int64_t i = 0; i < LEN; i++) g[i] = sinf(0.37f * (float)i + (float)r) * 1.3e-3f;
+    for (int64_t i = 0; i < LEN; i++) g[i] = rounded_val(r, i);
     ok = wx_grad_sync_create(g, LEN, 143 * sizeof(float), &s) == WX_OK && wx_grad_sync_buckets(s) == 7;
     ok &= wx_grad_sync_ready(s, 600) == WX_OK && wx_grad_sync_finish(s) == WX_OK;
     wx_grad_sync_destroy(s);
-    double err = 0, big = 0; /* max error over the largest |mean|: single elements may cancel */
-    uint32_t h = 2166136261u, hs[3];
-    for (int64_t i = 0; i < LEN; i++) {
-        double want = 0;
-        for (int q = 0; q < n; q++) want += (double)(sinf(0.37f * (float)i + (float)q) * 1.3e-3f) / n;
-        err = fabs(g[i] - want) > err ? fabs(g[i] - want) : err;
-        big = fabs(want) > big ? fabs(want) : big;
-        uint32_t u;
-        memcpy(&u, &g[i], sizeof u);
-        h = (h ^ u) * 16777619u;
-    }
-    err /= big;
-    WX_CHECK(ok && err < 1e-6, "rounded values: the mean within %.2g of its largest magnitude (<= 1e-6)", err);
-    WX_CHECK(wx_dist_allgather_u32(h, hs) == WX_OK && hs[0] == hs[1] && hs[1] == hs[2],
-             "rounded values: the same bits on every rank (FNV hashes %08x %08x %08x)", hs[0], hs[1], hs[2]);
+    check_rounded_mean(g, LEN, n, ok, "ring");
     /* Node shared memory (grad NULL: the sync allocates the gradient in a window shared by the 3
      * ranks of this one-node job): the exact mean of the integer pattern, then rounded values
      * whose bits must agree on every rank, twice in a row with the same buffer. */
@@ -118,22 +129,9 @@ static void check_ranks(void) {
     for (int64_t i = 0; i < LEN; i++)
         bad += sg[i] != (grad_val(0, i) + grad_val(1, i) + grad_val(2, i)) * (1.0f / 3.0f);
     WX_CHECK(ok && bad == 0, "shared memory: the rank mean on every element (%d wrong)", bad);
-    for (int64_t i = 0; i < LEN; i++) sg[i] = sinf(0.37f * (float)i + (float)r) * 1.3e-3f;
+    for (int64_t i = 0; i < LEN; i++) sg[i] = rounded_val(r, i);
     ok = wx_grad_sync_finish(s) == WX_OK;
-    uint32_t hm = 2166136261u, hms[3];
-    double errm = 0;
-    for (int64_t i = 0; i < LEN; i++) {
-        double want = 0;
-        for (int q = 0; q < n; q++) want += (double)(sinf(0.37f * (float)i + (float)q) * 1.3e-3f) / n;
-        errm = fabs(sg[i] - want) > errm ? fabs(sg[i] - want) : errm;
-        uint32_t u;
-        memcpy(&u, &sg[i], sizeof u);
-        hm = (hm ^ u) * 16777619u;
-    }
-    errm /= big;
-    WX_CHECK(ok && errm < 1e-6, "shared memory, rounded values: mean within %.2g (<= 1e-6)", errm);
-    WX_CHECK(wx_dist_allgather_u32(hm, hms) == WX_OK && hms[0] == hms[1] && hms[1] == hms[2],
-             "shared memory: the same bits on every rank (%08x %08x %08x)", hms[0], hms[1], hms[2]);
+    check_rounded_mean(sg, LEN, n, ok, "shared memory");
     wx_grad_sync_destroy(s);
     /* The ring on request, with its own buffer */
     setenv("WXCAST_ALLREDUCE", "ring", 1);
