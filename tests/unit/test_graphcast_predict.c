@@ -1,10 +1,11 @@
 /* GraphCast models created for prediction only (max_tapes 0: rollouts and forecasts,
  * wx_train_model_load), which allocate no backward scratch and no gradients and, on the ops path,
- * run every MLP in row chunks (graphcast_ops_pred.c):
- *   - ops path: predictions bitwise equal to a training model's predict (the unchunked path) for
- *     chunk sizes from the smallest (WX_GC_CHUNK_ALIGN rows: the tiny model's m2g edges in 3
- *     chunks at batch 2, the mid one's in 19) to unchunked, at batch 2 and at batch 1 of a batch-2 model, on two
- *     configurations (one with 2 hidden layers);
+ * run every MLP and every per-receiver sum in row chunks (graphcast_ops_pred.c):
+ *   - ops path: predictions bitwise equal to a training model's predict (the unchunked path,
+ *     1 thread) for chunk sizes from the smallest (WX_GC_CHUNK_ALIGN rows: the tiny model's m2g
+ *     edges in 3 chunks at batch 2, the mid one's in 19) to unchunked, at batch 2 and at batch 1
+ *     of a batch-2 model (the last chunk cut short), on two configurations (one with 2 hidden
+ *     layers);
  *   - fused CPU path: predict-only bitwise equal to the training model's predict;
  *   - training refused (forward with recording, backward), every training buffer absent;
  *   - wx_gc_count_bytes (the dry count docs/graphcast.md quotes) equal to what the model holds,
