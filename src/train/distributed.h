@@ -112,6 +112,11 @@ wx_status wx_grad_sync_finish(wx_grad_sync *s);
  * wx_dist_allgather_shards. */
 wx_status wx_grad_sync_reduce_scatter(wx_grad_sync *s);
 wx_status wx_grad_sync_allgather(wx_grad_sync *s, float *data);
+/* Σ g² in double of what the last reduction produced, when it computed it on the way (node shared
+ * memory: each rank sums its own chunk): after finish, of the whole mean gradient (the ranks'
+ * parts added in rank order, the same bits on every rank); after reduce_scatter, of this rank's
+ * shard. Returns 1 and sets *sumsq, or 0 when the caller must compute it. */
+int wx_grad_sync_sumsq(const wx_grad_sync *s, double *sumsq);
 /* Seconds spent inside the all-reduce (start, progress, wait) since the last reset. */
 double wx_grad_sync_seconds(const wx_grad_sync *s);
 void wx_grad_sync_reset_clock(wx_grad_sync *s);

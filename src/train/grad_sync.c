@@ -64,6 +64,8 @@ struct wx_grad_sync {
     double seconds;
     int64_t early, rounds; /* buckets started before finish, summed over finishes; finishes */
     int owns;             /* grad was allocated here (malloc) */
+    int have_sumsq;       /* the last reduction left sumsq (shared memory only) */
+    double sumsq;         /* Σ g² of the last mean gradient (finish) or of this rank's shard */
     int shm;              /* grad is this rank's segment of win, read by every rank */
     MPI_Comm node;        /* shm: the ranks sharing win (= comm's ranks, same order) */
     MPI_Win win;
@@ -118,6 +120,9 @@ static wx_status ring_advance(wx_grad_sync *s, int b) {
     return WX_OK;
 }
 
+/* Byte offset of a segment's partial Σ g²: after the gradient (len floats), 64-byte aligned. */
+static size_t shm_sumsq_offset(int64_t len) { return (sizeof(float) * (size_t)(len + 1) + 63) / 64 * 64; }
+
 /* Memory written by any rank before the fence is visible to every rank after it (the MPI-3
  * shared-memory idiom: a passive-target epoch stays open; Win_sync orders this rank's loads and
  * stores, the barrier orders the ranks). */
@@ -147,7 +152,8 @@ static wx_status shm_setup(wx_grad_sync *s) {
     /* Each segment on its own pages, placed by its owner's first touch (its NUMA node). */
     MPI_Info_set(info, "alloc_shared_noncontig", "true");
     float *base = NULL;
-    MPI_Aint bytes = (MPI_Aint)(sizeof(float) * (size_t)(s->len + 1));
+    /* The gradient, then (at a 64-byte boundary) its owner's partial Σ g² (one double). */
+    MPI_Aint bytes = (MPI_Aint)(shm_sumsq_offset(s->len) + 64);
     int rc = MPI_Win_allocate_shared(bytes, (int)sizeof(float), info, s->node, &base, &s->win);
     MPI_Info_free(&info);
     if (rc != MPI_SUCCESS) {
@@ -166,6 +172,11 @@ static wx_status shm_setup(wx_grad_sync *s) {
     return WX_OK;
 }
 
+/* Rank q's partial Σ g², after its gradient in its segment. */
+static double *shm_partial(const wx_grad_sync *s, int q) {
+    return (double *)((char *)s->seg[q] + shm_sumsq_offset(s->len));
+}
+
 /* Rank q's chunk of the buffer: the ZeRO-1 shard layout (wx_dist_split). */
 static void shm_chunk(const wx_grad_sync *s, int q, int64_t *off, int64_t *cnt) {
     int64_t base = s->len / s->n, rem = s->len % s->n;
@@ -182,6 +193,10 @@ static wx_status shm_reduce_own(wx_grad_sync *s) {
     float *mine = s->seg[s->rank], acc[BLK];
     int64_t a, k;
     shm_chunk(s, s->rank, &a, &k);
+    /* Σ g² of the chunk on the way (the clipping norm needs it, and a separate pass costs a read
+     * of the whole gradient per rank): eight accumulators, element i into i mod 8, added in a fixed
+     * order, so the value is the same run to run. */
+    double q8[8] = {0};
     WX_TRY(shm_fence(s)); /* every rank's backward has written its gradient */
     for (int64_t i0 = a; i0 < a + k; i0 += BLK) {
         const int64_t m = a + k - i0 < BLK ? a + k - i0 : BLK;
@@ -190,16 +205,29 @@ static wx_status shm_reduce_own(wx_grad_sync *s) {
             const float *x = s->seg[q] + i0;
             for (int64_t i = 0; i < m; i++) acc[i] += x[i];
         }
-        for (int64_t i = 0; i < m; i++) mine[i0 + i] = acc[i] * sc;
+        for (int64_t i = 0; i < m; i++) acc[i] *= sc;
+        memcpy(mine + i0, acc, sizeof(float) * (size_t)m);
+        int64_t i = 0;
+        for (; i + 8 <= m; i += 8) /* BLK is a multiple of 8: every block starts at lane 0 */
+            for (int l = 0; l < 8; l++) q8[l] += (double)acc[i + l] * (double)acc[i + l];
+        for (; i < m; i++) q8[i & 7] += (double)acc[i] * (double)acc[i];
     }
+    double sum = 0;
+    for (int l = 0; l < 8; l++) sum += q8[l];
+    *shm_partial(s, s->rank) = sum;
+    s->sumsq = sum, s->have_sumsq = 1;
     return WX_OK;
 }
 
 /* Every rank's chunk q of dst (len) from chunk q of rank q's segment, where its owner has put
  * it; dst may be this rank's own segment. The closing fence: nobody reads this rank's segment
  * any more, so the next backward may overwrite it. */
-static wx_status shm_gather(wx_grad_sync *s, float *dst) {
-    WX_TRY(shm_fence(s)); /* every owner's chunk is in place */
+static wx_status shm_gather(wx_grad_sync *s, float *dst, int total_sumsq) {
+    WX_TRY(shm_fence(s)); /* every owner's chunk (and partial Σ g²) is in place */
+    if (total_sumsq) { /* in rank order: the same bits on every rank */
+        s->sumsq = 0;
+        for (int q = 0; q < s->n; q++) s->sumsq += *shm_partial(s, q);
+    }
     for (int q = 0; q < s->n; q++) {
         int64_t a, k;
         shm_chunk(s, q, &a, &k);
@@ -275,6 +303,10 @@ void wx_grad_sync_destroy(wx_grad_sync *s) {
 }
 
 float *wx_grad_sync_buffer(wx_grad_sync *s) { return s->grad; }
+int wx_grad_sync_sumsq(const wx_grad_sync *s, double *sumsq) {
+    if (s->have_sumsq) *sumsq = s->sumsq;
+    return s->have_sumsq;
+}
 const char *wx_grad_sync_method(const wx_grad_sync *s) {
     if (!wx_dist_active()) return WX_GRAD_SYNC_NONE;
     return s->shm ? WX_GRAD_SYNC_SHM : WX_GRAD_SYNC_RING;
@@ -323,7 +355,7 @@ wx_status wx_grad_sync_finish(wx_grad_sync *s) {
     if (s->shm) {
         double t0 = wx_time_now();
         wx_status st = shm_reduce_own(s);
-        if (st == WX_OK) st = shm_gather(s, s->grad);
+        if (st == WX_OK) st = shm_gather(s, s->grad, 1);
         s->rounds++;
         s->seconds += wx_time_now() - t0;
         return st;
@@ -362,7 +394,7 @@ wx_status wx_grad_sync_allgather(wx_grad_sync *s, float *data) {
         int64_t a, k;
         shm_chunk(s, s->rank, &a, &k);
         memcpy(s->grad + a, data + a, sizeof(float) * (size_t)k);
-        st = shm_gather(s, data);
+        st = shm_gather(s, data, 0);
     } else {
         st = wx_dist_allgather_shards(data, s->len);
     }
@@ -389,8 +421,13 @@ void wx_grad_sync_destroy(wx_grad_sync *s) {
     free(s);
 }
 float *wx_grad_sync_buffer(wx_grad_sync *s) { return s->grad; }
+int wx_grad_sync_sumsq(const wx_grad_sync *s, double *sumsq) {
+    if (s->have_sumsq) *sumsq = s->sumsq;
+    return s->have_sumsq;
+}
 const char *wx_grad_sync_method(const wx_grad_sync *s) { return WX_GRAD_SYNC_NONE; }
 int wx_grad_sync_buckets(const wx_grad_sync *s) { return 1; }
+int wx_grad_sync_sumsq(const wx_grad_sync *s, double *sumsq) { return 0; }
 double wx_grad_sync_started_early(const wx_grad_sync *s) { return 0; }
 wx_status wx_grad_sync_ready(wx_grad_sync *s, int64_t lo) { return WX_OK; }
 wx_status wx_grad_sync_progress(wx_grad_sync *s) { return WX_OK; }

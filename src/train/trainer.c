@@ -133,11 +133,13 @@ static wx_status reduce_grads(wx_trainer *t, double *sumsq) {
     *sumsq = 0;
     if (t->zero1) {
         WX_TRY(wx_grad_sync_reduce_scatter(t->sync));
-        WX_TRY(t->be->grad_norm_forward(t->ctx, sumsq, p->grad + t->shard_off, t->shard_len));
+        if (!wx_grad_sync_sumsq(t->sync, sumsq)) /* the shared-memory reduction has it already */
+            WX_TRY(t->be->grad_norm_forward(t->ctx, sumsq, p->grad + t->shard_off, t->shard_len));
         return wx_dist_allreduce_f64(sumsq, 1, WX_DIST_SUM);
     }
     if (!t->dev) {
         WX_TRY(wx_grad_sync_finish(t->sync));
+        if (wx_grad_sync_sumsq(t->sync, sumsq)) return WX_OK;
         return t->be->grad_norm_forward(t->ctx, sumsq, p->grad, p->len);
     }
     const size_t bytes = sizeof(float) * (size_t)p->len;
