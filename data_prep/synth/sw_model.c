@@ -7,7 +7,7 @@
 
 #define DAY 86400.0
 #define NTEND 12
-#define NWORK 16
+#define NWORK 19
 
 void wx_sw_params_default(wx_sw_params *p, int trunc, int nlat, int nlon) {
     memset(p, 0, sizeof *p);
@@ -73,6 +73,7 @@ wx_status wx_sw_model_init(wx_sw_model *m, const wx_sw_params *p, double t0_doy,
         m->q[k] = wx_calloc(ns, sizeof(wx_cplx));
     }
     m->heq = wx_calloc(ns, sizeof(wx_cplx));
+    m->lheat = wx_calloc(ns, sizeof(wx_cplx));
     m->orog_phi = wx_calloc(ns, sizeof(wx_cplx));
     m->tend = wx_calloc((size_t)NTEND * ns, sizeof(wx_cplx));
     m->coef = wx_calloc((size_t)8 * ns, sizeof(wx_cplx));
@@ -150,6 +151,7 @@ wx_status wx_sw_model_clone(wx_sw_model *dst, const wx_sw_model *src) {
         memcpy(dst->q[k], src->q[k], b);
     }
     memcpy(dst->heq, src->heq, b);
+    memcpy(dst->lheat, src->lheat, b);
     memcpy(dst->precip_acc, src->precip_acc, sizeof(double) * src->ngrid);
     dst->nsteps = src->nsteps;
     wx_sw_model_grid(dst);
@@ -184,7 +186,7 @@ void wx_sw_model_free(wx_sw_model *m) {
         }
         free(m->q[k]);
     }
-    wx_cplx *sc[] = {m->heq, m->orog_phi, m->tend, m->coef};
+    wx_cplx *sc[] = {m->heq, m->lheat, m->orog_phi, m->tend, m->coef};
     for (unsigned i = 0; i < sizeof sc / sizeof *sc; i++) free(sc[i]);
     double *gr[] = {m->orog, m->lsm, m->gq, m->gorog, m->precip_acc, m->ucos[0], m->ucos[1],
                     m->vcos[0], m->vcos[1], m->gvort[0], m->gvort[1], m->gh[0], m->gh[1],
@@ -254,7 +256,7 @@ static void tendencies(wx_sw_model *m) {
     if (utc < 0) utc += DAY;
     wx_sw_model_grid(m);
     double *w = m->work;
-    wx_sw_anal_item it[11];
+    wx_sw_anal_item it[12];
     for (int l = 0; l < WX_SW_NLAYER; l++) {
         double *A = w + (6 * l) * ng, *B = A + ng, *E = B + ng, *Ah = E + ng, *Bh = Ah + ng;
         const double *u = m->ucos[l], *v = m->vcos[l], *z = m->gvort[l], *h = m->gh[l];
@@ -278,7 +280,14 @@ static void tendencies(wx_sw_model *m) {
     /* moisture (carried by the lower layer), its sources, and the diurnal heating: a thickness
      * source following the sun, stronger over land; evaporation toward 90 % of saturation,
      * condensation above 85 % */
-    double *Aq = w + 12 * ng, *Bq = Aq + ng, *Q = Bq + ng, *S = Q + ng;
+    double *Aq = w + 12 * ng, *Bq = Aq + ng, *Q = Bq + ng, *S = Q + ng, *Lh = S + ng;
+    double *hu_old = Lh + ng, *hl_old = hu_old + ng;
+    if (p->h_min > 0) {
+        /* the refill is a damping: from the previous level, as the drag, because a damping
+         * evaluated at the centre of a leapfrog step amplifies its computational mode */
+        wx_sw_synth_item hs[2] = {{m->h[0][0], NULL, hu_old}, {m->h[0][1], NULL, hl_old}};
+        wx_sw_spec_synth_many(sp, 2, hs);
+    }
     const double tau_e = 1.0 * DAY, tau_c = 3 * 3600.0;
     /* cos zenith = sin φ sin δ + cos φ cos δ cos(hour angle), the hour angle per column */
     double dec = wx_sw_declination(doy), sdec = sin(dec), cdec = cos(dec);
@@ -302,12 +311,21 @@ static void tendencies(wx_sw_model *m) {
             if (cond < 0) cond = 0;
             S[k] = evap - cond;
             m->precip_acc[k] += cond * p->dt;
+            if (p->latent > 0) Lh[k] = p->latent / 1000 * cond;
+            if (p->h_min > 0) { /* refill a layer about to vanish from the other one */
+                double hu = p->depth[0] + hu_old[k], hl = p->depth[1] + hl_old[k];
+                if (hl < p->h_min) Q[k] -= (p->h_min - hl) / p->tau_hmin;
+                if (hu < p->h_min) Q[k] += (p->h_min - hu) / p->tau_hmin;
+            }
         }
     }
     it[8] = (wx_sw_anal_item){Aq, Bq, m->tend + 8 * (size_t)ns, 0};
     it[9] = (wx_sw_anal_item){Q, NULL, m->tend + 9 * (size_t)ns, 0};
     it[10] = (wx_sw_anal_item){S, NULL, m->tend + 10 * (size_t)ns, 0};
-    wx_sw_spec_anal_many(sp, 11, it);
+    /* the latent item only when switched on: a different batch could change the default bits */
+    int nanal = 11;
+    if (p->latent > 0) it[nanal++] = (wx_sw_anal_item){Lh, NULL, m->tend + 11 * (size_t)ns, 0};
+    wx_sw_spec_anal_many(sp, nanal, it);
     for (int l = 0; l < WX_SW_NLAYER; l++) {
         wx_cplx *t = m->tend + (size_t)4 * l * ns;
         for (int k = 0; k < ns; k++) {
@@ -317,6 +335,19 @@ static void tendencies(wx_sw_model *m) {
         }
     }
     wx_cplx *tq = m->tend + 8 * (size_t)ns, *tQ = tq + ns, *tS = tQ + ns;
+    if (p->latent > 0) {
+        /* low-passed in space (grid-scale latent heating feeding its own convergence is CISK at
+         * the truncation) and relaxed in time, like a relaxed Betts–Miller adjustment */
+        const wx_cplx *tL = m->tend + 11 * (size_t)ns;
+        double r = 1 - exp(-p->dt / p->latent_tau), nf = p->latent_n;
+        for (int mm = 0; mm <= p->trunc; mm++)
+            for (int n = mm; n <= p->trunc; n++) {
+                int k = sp->off[mm] + n - mm;
+                double filt = nf > 0 ? exp(-(n / nf) * (n / nf)) : 1;
+                m->lheat[k] += r * (filt * tL[k] - m->lheat[k]);
+                tQ[k] += m->lheat[k];
+            }
+    }
     tQ[0] = 0; /* heating moves mass between the layers, never adds it */
     for (int k = 0; k < ns; k++) tq[k] = -tq[k] + tS[k];
 }

@@ -33,6 +33,14 @@ typedef struct {
     double tau_hdiff;      /* ∇⁸ e-folding time at wavenumber T (s) */
     double orog_scale;     /* fraction of the orography height the lower layer feels */
     double diurnal_amp;    /* diurnal heating amplitude (m/day of thickness) over land */
+    /* Optional physics (0 = off, the defaults; docs/synth.md "More chaos"): latent heating moves
+     * `latent` m of thickness from the lower to the upper layer per kg m⁻² condensed, low-passed
+     * in space (Gaussian filter e^{-(n/latent_n)²}) and relaxed in time (latent_tau s), global
+     * mean removed; a layer thinner than h_min is refilled from the other one within tau_hmin s
+     * (where an isentrope would meet the ground), so a thin lower layer can carry a steep
+     * interface without vanishing. */
+    double latent, latent_tau, latent_n;
+    double h_min, tau_hmin;
     uint64_t seed;
 } wx_sw_params;
 
@@ -46,6 +54,7 @@ typedef struct {
     /* two time levels (previous 0, current 1) of each prognostic, spectral (nspec) */
     wx_cplx *vort[2][WX_SW_NLAYER], *div[2][WX_SW_NLAYER], *h[2][WX_SW_NLAYER], *q[2];
     wx_cplx *heq;           /* (nspec) equilibrium upper-thickness anomaly */
+    wx_cplx *lheat;         /* (nspec) relaxed latent heating (m s⁻¹ of thickness) */
     wx_cplx *orog_phi;      /* (nspec) g·(orography felt by the lower layer) */
     wx_cplx *tend;          /* (12, nspec) explicit tendencies and transform scratch */
     wx_cplx *coef;          /* (8, nspec) wind coefficients */

@@ -39,6 +39,14 @@ static const wx_cfg_field fields[] = {
     {"jet_width", WX_CFG_FLOAT, 0, 2, 60, "12", "half-width of the equilibrium baroclinic zone (tanh scale, degrees latitude)", NULL},
     {"twin_log", WX_CFG_STR, 0, WX_CFG_NO_RANGE, "", "if set: no files; twin runs (the second scaled by 1 + perturbation, 1e-6 if 0) after the spin-up, daily z500 rms difference in double precision written to this text file", NULL},
     {"steps_per_6h", WX_CFG_INT, 0, 0, 1000, "0", "model steps per 6 hours (0: 4.5*truncation/21 rounded up)", NULL},
+    {"jet_latitude", WX_CFG_FLOAT, 0, 20, 70, "45", "mean latitude of the equilibrium baroclinic zone (degrees)", NULL},
+    {"lower_depth", WX_CFG_FLOAT, 0, 500, 20000, "3000", "mean thickness of the lower layer (m); the internal wave speed is kept", NULL},
+    {"wave_speed", WX_CFG_FLOAT, 0, 10, 200, "60", "internal gravity-wave speed (m/s): sets the Rossby radius", NULL},
+    {"latent_heating", WX_CFG_FLOAT, 0, 0, 1000, "0", "thickness moved from the lower to the upper layer per mm of condensation (m; 0: off)", NULL},
+    {"latent_hours", WX_CFG_FLOAT, 0, 0.1, 1000, "6", "relaxation time of the latent heating (hours)", NULL},
+    {"latent_truncation", WX_CFG_FLOAT, 0, 0, 1000, "21", "total wavenumber of the Gaussian low-pass of the latent heating (0: none)", NULL},
+    {"min_thickness", WX_CFG_FLOAT, 0, 0, 10000, "0", "a layer thinner than this is refilled from the other one (m; 0: off)", NULL},
+    {"min_thickness_hours", WX_CFG_FLOAT, 0, 0.1, 1000, "3", "time scale of that refill (hours)", NULL},
     {"ke_spectrum", WX_CFG_STR, 0, WX_CFG_NO_RANGE, "", "if set: file receiving the time-mean kinetic-energy spectrum (text)", NULL},
     WX_CFG_END,
 };
@@ -310,6 +318,20 @@ static wx_status run(const wx_yaml *root, wx_synth_opts *opts, out_state *o, wx_
     if (d > 0) p.tau_hdiff = d * 3600;
     WX_TRY(wx_cfg_double(root, fields, "baroclinicity", &p.teq_dh));
     WX_TRY(wx_cfg_double(root, fields, "jet_width", &p.jet_width));
+    double c_wave;
+    WX_TRY(wx_cfg_double(root, fields, "jet_latitude", &p.jet_lat));
+    WX_TRY(wx_cfg_double(root, fields, "lower_depth", &p.depth[1]));
+    WX_TRY(wx_cfg_double(root, fields, "wave_speed", &c_wave));
+    /* the same formulas as wx_sw_params_default (same bits for the defaults) */
+    p.g_red = c_wave * c_wave * (p.depth[0] + p.depth[1]) / (p.depth[0] * p.depth[1]);
+    p.t_scale = p.g_red * 6000.0 / 45.0; /* 45 K per 6000 m, whatever `baroclinicity` */
+    WX_TRY(wx_cfg_double(root, fields, "latent_heating", &p.latent));
+    WX_TRY(wx_cfg_double(root, fields, "latent_hours", &d));
+    p.latent_tau = d * 3600;
+    WX_TRY(wx_cfg_double(root, fields, "latent_truncation", &p.latent_n));
+    WX_TRY(wx_cfg_double(root, fields, "min_thickness", &p.h_min));
+    WX_TRY(wx_cfg_double(root, fields, "min_thickness_hours", &d));
+    p.tau_hmin = d * 3600;
     WX_TRY(wx_cfg_int(root, fields, "steps_per_6h", &per6));
     if (per6 > 0) p.dt = 21600.0 / per6;
     const char *ke_path, *twin_path;

@@ -4,7 +4,10 @@
  * - twin_log: runs the twins on the model state instead of writing files; one line per day,
  *   finite, positive; at day 0 the difference is linear in the perturbation (1e-3 gives 1000×
  *   the 1e-6 value to 1e-6 relative), the default perturbation is 1e-6, and the unperturbed
- *   twin of the log is the model itself (a perturbation-free log would be all zero). */
+ *   twin of the log is the model itself (a perturbation-free log would be all zero);
+ * - the session-4 physics keys (jet_latitude, lower_depth, wave_speed, latent_heating and its
+ *   time/filter, min_thickness and its time) at their defaults give the same bytes as no key, and
+ *   each of jet_latitude, lower_depth, latent_heating and min_thickness changes the world. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,6 +83,23 @@ int main(void) {
     WX_CHECK(same_file(a, b) == 1, "jet_width: 12 (the default) gives the same file as no key");
     snprintf(b, sizeof b, "%s/w8/synth_pl500_200301.nc", dir);
     WX_CHECK(same_file(a, b) == 0, "jet_width: 8 changes the world");
+
+    /* session-4 keys */
+    run(dir, "defaults4", "days: 1\njet_latitude: 45\nlower_depth: 3000\nwave_speed: 60\n"
+        "latent_heating: 0\nlatent_hours: 6\nlatent_truncation: 21\nmin_thickness: 0\n"
+        "min_thickness_hours: 3\n", &o);
+    snprintf(a, sizeof a, "%s/plain/synth_pl500_200301.nc", dir);
+    snprintf(b, sizeof b, "%s/defaults4/synth_pl500_200301.nc", dir);
+    WX_CHECK(same_file(a, b) == 1, "the new keys at their defaults give the same file as no key");
+    const char *changed[][2] = {{"lat55", "days: 1\njet_latitude: 55\n"},
+                                {"h1500", "days: 1\nlower_depth: 1500\nmin_thickness: 800\n"},
+                                {"latent", "days: 1\nlatent_heating: 50\n"},
+                                {"refill", "days: 1\nmin_thickness: 2900\n"}};
+    for (int i = 0; i < 4; i++) {
+        run(dir, changed[i][0], changed[i][1], &o);
+        snprintf(b, sizeof b, "%s/%s/synth_pl500_200301.nc", dir, changed[i][0]);
+        WX_CHECK(same_file(a, b) == 0, "%s changes the world", changed[i][1] + 8);
+    }
 
     /* twin_log */
     double v6[16], v3[16], vd[16];
