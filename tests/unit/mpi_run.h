@@ -126,17 +126,25 @@ __attribute__((unused)) static double mpi_rel_max(const float *a, const float *b
 }
 
 /* The per-step training losses of a metrics file: loss[step] for step 1..max (NaN where absent). */
-__attribute__((unused)) static void mpi_losses(const char *dir, const char *file, double *loss, int max) {
-    for (int i = 0; i <= max; i++) loss[i] = NAN;
+/* The value of metric `key` (e.g. "\"loss\":") of every training step 1..max of a metrics file
+ * (NAN where missing). */
+__attribute__((unused)) static void mpi_metric(const char *dir, const char *file, const char *key,
+                                               double *v, int max) {
+    for (int i = 0; i <= max; i++) v[i] = NAN;
     char *s = mpi_slurp(dir, file);
+    size_t kl = strlen(key);
     for (char *line = strtok(s, "\n"); line; line = strtok(NULL, "\n")) {
         if (!strstr(line, "\"phase\":\"train\"")) continue;
-        const char *p = strstr(line, "\"step\":"), *q = strstr(line, "\"loss\":");
+        const char *p = strstr(line, "\"step\":"), *q = strstr(line, key);
         if (!p || !q) continue;
         int step = atoi(p + 7);
-        if (step >= 1 && step <= max) loss[step] = atof(q + 7);
+        if (step >= 1 && step <= max) v[step] = atof(q + kl);
     }
     free(s);
+}
+
+__attribute__((unused)) static void mpi_losses(const char *dir, const char *file, double *loss, int max) {
+    mpi_metric(dir, file, "\"loss\":", loss, max);
 }
 
 /* Every rank's dump <dir>/dump/<what>.rank<r> (WXCAST_DEBUG_DUMP) has the same bytes. */
