@@ -325,6 +325,9 @@ static wx_status gc_loss_backward(wx_train_model *tm, const wx_train_loss *loss,
                                   const float *targets, const wx_time *t1, int64_t k, int64_t b,
                                   double *loss_out) {
     gc_impl *im = tm->impl;
+    if (im->max_rollout < 1)
+        return wx_error_set(WX_ERR_USAGE, "graphcast: this model was made for prediction only "
+                            "(no rollout steps to train)");
     WX_ASSERT(k >= 1 && k <= im->max_rollout && b >= 1 && b <= im->maxb);
     if (loss->kind == WX_LOSS_REL_L2)
         return wx_error_set(WX_ERR_USAGE, "graphcast trains with loss.type graphcast (or "
@@ -506,23 +509,28 @@ wx_status wx_train_model_gc_create(const wx_yaml *map, const char *path, wx_ctx 
         return st;
     }
     size_t n = (size_t)(max_batch * cout * hw), nx = (size_t)(max_batch * cin * hw);
+    /* A model made for prediction only (max_rollout 0: forecasts, rollouts) has no gradient
+     * buffers, host or device: at 0.25° each is 0.3–0.5 GB per sample. */
+    const int train = max_rollout > 0;
     im->out = wx_malloc(sizeof(float) * n);
-    im->pred = wx_malloc(sizeof(float) * n * (size_t)max_rollout);
-    im->dout = wx_malloc(sizeof(float) * n);
-    im->dpred = wx_malloc(sizeof(float) * n);
+    im->pred = train ? wx_malloc(sizeof(float) * n * (size_t)max_rollout) : NULL;
+    im->dout = train ? wx_malloc(sizeof(float) * n) : NULL;
+    im->dpred = train ? wx_malloc(sizeof(float) * n) : NULL;
     im->xa = wx_malloc(sizeof(float) * nx);
     im->xb = wx_malloc(sizeof(float) * nx);
-    im->ga = wx_malloc(sizeof(float) * nx);
-    im->gb = wx_malloc(sizeof(float) * nx);
+    im->ga = train ? wx_malloc(sizeof(float) * nx) : NULL;
+    im->gb = train ? wx_malloc(sizeof(float) * nx) : NULL;
     if (im->gc->ops) { /* staging for the ops path (device memory on CUDA) */
         im->be = be, im->ctx = ctx;
         im->hx = wx_malloc(sizeof(float) * nx);
         im->hy = wx_malloc(sizeof(float) * (nx > n ? nx : n));
         im->d_in = wx_backend_alloc(be, ctx, sizeof(float) * nx, "graphcast input");
         im->d_out = wx_backend_alloc(be, ctx, sizeof(float) * n, "graphcast output");
-        im->d_dout = wx_backend_alloc(be, ctx, sizeof(float) * n, "graphcast output gradient");
-        im->d_dx = wx_backend_alloc(be, ctx, sizeof(float) * nx, "graphcast input gradient");
-        if (!im->d_in || !im->d_out || !im->d_dout || !im->d_dx) {
+        if (train) {
+            im->d_dout = wx_backend_alloc(be, ctx, sizeof(float) * n, "graphcast output gradient");
+            im->d_dx = wx_backend_alloc(be, ctx, sizeof(float) * nx, "graphcast input gradient");
+        }
+        if (!im->d_in || !im->d_out || (train && (!im->d_dout || !im->d_dx))) {
             gc_destroy(tm);
             free(tm);
             return WX_ERR_RUN; /* message set by wx_backend_alloc */

@@ -358,6 +358,11 @@ int main(void) {
                 WX_CHECK(!memcmp(ya, yb, sizeof(float) * (size_t)(2 * 4 * hw)) &&
                              lm->data.dt_s == 21600 && !strcmp(lm->data.names[2], "z500"),
                          "wx_train_model_load: same prediction, dt and channel names");
+                /* loaded for prediction (no rollout steps, no gradient buffers): training is refused */
+                double lv = 0;
+                wx_status ts = lm->ops->loss_backward(lm, &loss, x, tg, ds.t1, 1, 2, &lv);
+                WX_CHECK(ts == WX_ERR_USAGE && strstr(wx_error_message(), "prediction only"),
+                         "a loaded (predict-only) model refuses loss_backward: %s", wx_error_message());
                 free(ya), free(yb);
                 wx_train_model_destroy(lm);
             }
