@@ -421,10 +421,6 @@ void wx_grad_sync_destroy(wx_grad_sync *s) {
     free(s);
 }
 float *wx_grad_sync_buffer(wx_grad_sync *s) { return s->grad; }
-int wx_grad_sync_sumsq(const wx_grad_sync *s, double *sumsq) {
-    if (s->have_sumsq) *sumsq = s->sumsq;
-    return s->have_sumsq;
-}
 const char *wx_grad_sync_method(const wx_grad_sync *s) { return WX_GRAD_SYNC_NONE; }
 int wx_grad_sync_buckets(const wx_grad_sync *s) { return 1; }
 int wx_grad_sync_sumsq(const wx_grad_sync *s, double *sumsq) { return 0; }
