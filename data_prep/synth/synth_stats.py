@@ -7,6 +7,10 @@
                                       z500 twin difference vs time, doubling time, saturation;
                                       with --log also the same for a `twin_log` file (the twins
                                       on the model state in double precision)
+  synth_stats.py twinlog TWIN_LOG CLIM_DIR|SAT
+                                      the same for a `twin_log` file alone, the saturation level
+                                      sqrt(2) x climatological std from CLIM_DIR's z500 files
+                                      (streamed, any length) or given in m2 s-2
   synth_stats.py ke KE_TXT PNG        plot of the kinetic-energy spectrum and its slope
 
 Averages over the regular grid are cos(latitude)-weighted; "spread" is the area mean of the
@@ -108,6 +112,28 @@ def twin(da, db, dclim=None, log=None):
         report(d, e, sat, 5)
 
 
+def clim_sat(d):
+    s1 = s2 = w = None
+    n = 0
+    for f in months(d):
+        _, lat, z = read(f, "z")
+        if w is None:
+            w, s1, s2 = weights(lat, z.shape[2]), 0.0, 0.0
+        s1, s2, n = s1 + z.sum(0), s2 + (z * z).sum(0), n + z.shape[0]
+    mean = s1 / n
+    return math.sqrt(2 * float(((s2 / n - mean * mean) * w).sum()))
+
+
+def twinlog(log, clim):
+    try:
+        sat = float(clim)
+    except ValueError:
+        sat = clim_sat(clim)
+    d, e = np.loadtxt(log, unpack=True, ndmin=2)
+    print(f"saturation level sqrt(2) x climatological std = {sat:.1f} m2 s-2")
+    report(d, e, sat, 5)
+
+
 def report(days, err, sat, every):
     print("day  z500 rms difference (m2 s-2)")
     for k in range(0, len(err), every):
@@ -118,8 +144,9 @@ def report(days, err, sat, every):
             return float("nan")
         slope = np.polyfit(days[m], np.log2(err[m]), 1)[0]
         return 1 / slope if slope > 0 else float("inf")
-    print(f"doubling time (fit of log2 error) days 5-15: {doubling(5, 15):.2f} d, "
-          f"days 5-{days[-1]:.0f}: {doubling(5, days[-1]):.2f} d")
+    print(f"doubling time (fit of log2 error) days 0-10: {doubling(0, 10):.2f} d, "
+          f"5-15: {doubling(5, 15):.2f} d, 5-25: {doubling(5, 25):.2f} d, "
+          f"5-{days[-1]:.0f}: {doubling(5, days[-1]):.2f} d (points below a quarter of saturation)")
     half = np.nonzero(err >= 0.5 * sat)[0]
     print("error reaches half the saturation level at day " +
           (f"{days[half[0]]:.1f}" if len(half) else f"> {days[-1]:.0f} (last {err[-1] / sat:.2e} of it)"))
@@ -156,6 +183,8 @@ if __name__ == "__main__":
             log = args[i + 1]
             del args[i:i + 2]
         twin(args[0], args[1], args[2] if len(args) > 2 else None, log)
+    elif len(sys.argv) == 4 and sys.argv[1] == "twinlog":
+        twinlog(sys.argv[2], sys.argv[3])
     elif len(sys.argv) == 4 and sys.argv[1] == "ke":
         ke(sys.argv[2], sys.argv[3])
     else:
