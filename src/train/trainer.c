@@ -50,19 +50,24 @@ static wx_status save(wx_trainer *t, const char *path) {
         return s0;
     }
     int64_t len = p->len;
-    float *m = t->adam_m, *v = t->adam_v;
+    /* This rank's moments (its shard with ZeRO-1) on the host: themselves, or copies on a device
+     * (only rank 0's matter without ZeRO-1). */
+    float *ms = t->adam_m, *vs = t->adam_v, *m, *v;
     wx_status s = WX_OK;
-    if (t->dev) { /* not sharded on a device (setup_local refuses ZeRO-1 there) */
-        m = v = NULL;
-        if (t->rank == 0) s = wx_trainer_host_get(t, t->adam_m, len, &m);
-        if (t->rank == 0 && s == WX_OK) s = wx_trainer_host_get(t, t->adam_v, len, &v);
-    } else if (t->zero1 && t->nranks > 1) {
+    if (t->dev) {
+        ms = vs = NULL;
+        if (t->zero1 || t->rank == 0) s = wx_trainer_host_get(t, t->adam_m, t->shard_len, &ms);
+        if ((t->zero1 || t->rank == 0) && s == WX_OK) s = wx_trainer_host_get(t, t->adam_v, t->shard_len, &vs);
+    }
+    m = ms, v = vs;
+    if (s == WX_OK && t->zero1) {
         m = t->rank == 0 ? wx_malloc(sizeof(float) * (size_t)len) : NULL;
         v = t->rank == 0 ? wx_malloc(sizeof(float) * (size_t)len) : NULL;
-        s = wx_dist_gather_shards(t->adam_m, m, len, 0);
-        if (s == WX_OK) s = wx_dist_gather_shards(t->adam_v, v, len, 0);
+        s = wx_dist_gather_shards(ms, m, len, 0);
+        if (s == WX_OK) s = wx_dist_gather_shards(vs, v, len, 0);
         if (s != WX_OK) {
             free(m), free(v);
+            if (t->dev) free(ms), free(vs);
             wx_trainer_host_put(t, hp, p->data);
             return s;
         }
@@ -74,7 +79,8 @@ static wx_status save(wx_trainer *t, const char *path) {
                            t->m->nstatic, t->m->h, t->m->w, t->m->data.statics};
         s = wx_checkpoint_write(path, &out);
     }
-    if (m != t->adam_m) free(m), free(v);
+    if (m != ms) free(m), free(v);         /* gathered (ZeRO-1) */
+    if (ms != t->adam_m) free(ms), free(vs); /* host copies of device moments */
     wx_trainer_host_put(t, hp, p->data);
     return wx_dist_agree(s);
 }
@@ -131,10 +137,21 @@ static wx_status debug_dump(const wx_trainer *t, const char *what, const float *
 static wx_status reduce_grads(wx_trainer *t, double *sumsq) {
     wx_params *p = t->m->params;
     *sumsq = 0;
-    if (t->zero1) {
+    if (t->zero1) { /* on a device through the host: the whole gradient down, the shard back */
+        const size_t shard = sizeof(float) * (size_t)t->shard_len;
+        if (t->dev) WX_TRY(t->be->copy_d2h(t->ctx, t->hgrad, p->grad, sizeof(float) * (size_t)p->len));
         WX_TRY(wx_grad_sync_reduce_scatter(t->sync));
-        if (!wx_grad_sync_sumsq(t->sync, sumsq)) /* the shared-memory reduction has it already */
-            WX_TRY(t->be->grad_norm_forward(t->ctx, sumsq, p->grad + t->shard_off, t->shard_len));
+        if (t->dev)
+            WX_TRY(t->be->copy_h2d(t->ctx, p->grad + t->shard_off, t->hgrad + t->shard_off, shard));
+        if (!wx_grad_sync_sumsq(t->sync, sumsq)) { /* the shared-memory reduction has it already */
+            if (!t->dev) {
+                WX_TRY(t->be->grad_norm_forward(t->ctx, sumsq, p->grad + t->shard_off, t->shard_len));
+            } else {
+                WX_TRY(t->be->mem_zero(t->ctx, t->dsumsq, sizeof(double)));
+                WX_TRY(t->be->grad_norm_forward(t->ctx, t->dsumsq, p->grad + t->shard_off, t->shard_len));
+                WX_TRY(t->be->copy_d2h(t->ctx, sumsq, t->dsumsq, sizeof(double)));
+            }
+        }
         return wx_dist_allreduce_f64(sumsq, 1, WX_DIST_SUM);
     }
     if (!t->dev) {
@@ -203,7 +220,14 @@ static wx_status train_step(wx_trainer *t, const float *x, const float *tg, doub
     }
     if (t->zero1) {
         double c1 = wx_time_now();
-        WX_TRY(wx_grad_sync_allgather(t->sync, p->data));
+        if (!t->dev) {
+            WX_TRY(wx_grad_sync_allgather(t->sync, p->data));
+        } else { /* this rank's updated shard down, everyone's back up */
+            const size_t shard = sizeof(float) * (size_t)t->shard_len;
+            WX_TRY(t->be->copy_d2h(t->ctx, t->hdata + t->shard_off, p->data + t->shard_off, shard));
+            WX_TRY(wx_grad_sync_allgather(t->sync, t->hdata));
+            WX_TRY(t->be->copy_h2d(t->ctx, p->data, t->hdata, sizeof(float) * (size_t)p->len));
+        }
         t->comm_s += wx_time_now() - c1;
     }
     t->st.step++;

@@ -133,10 +133,6 @@ static wx_status setup_backend(wx_trainer *t, const char *what) {
         return wx_error_set(WX_ERR_USAGE, "%s: key 'precision': bf16 needs the CUDA backend; "
                             "backend '%s' computes in fp32", c->path, t->be->name);
     if (!t->dev) return WX_OK;
-    if (t->o->zero1 && t->nranks > 1)
-        return wx_error_set(WX_ERR_USAGE, "%s: device '%s': --zero1 shards the AdamW state through "
-                            "host MPI and runs on the CPU backend only; on a device the whole "
-                            "state stays on every GPU (drop --zero1)", what, t->be->name);
 #if WX_HAVE_CUDA
     if (wx_backend_is_cuda(t->be)) { /* one process per GPU: the rank's index on its node picks the device */
         const wx_cuda_api *cuda = wx_cuda();
@@ -167,14 +163,22 @@ static wx_status setup_grad_sync(wx_trainer *t) {
         if (!t->zero1) p->grad_ready = grad_ready, p->grad_ready_arg = t->sync;
         return WX_OK;
     }
+    /* (a sync over the device buffer only keeps the clock: it never touches the memory) */
+    if (t->nranks < 2) return wx_grad_sync_create(p->grad, p->len, bucket, &t->sync);
 #if WX_HAVE_CUDA
-    if (t->nranks > 1 && wx_backend_is_cuda(t->be)) {
+    if (!t->zero1 && wx_backend_is_cuda(t->be)) { /* NCCL on the device buffer */
         WX_TRY(wx_grad_sync_nccl_create(t->ctx, p->grad, p->len, bucket, &t->nccl));
         p->grad_ready = nccl_ready, p->grad_ready_arg = t->nccl;
+        return wx_grad_sync_create(p->grad, p->len, bucket, &t->sync);
     }
 #endif
-    if (t->nranks > 1 && !wx_backend_is_cuda(t->be)) t->hgrad = wx_calloc((size_t)p->len + 1, sizeof(float));
-    return wx_grad_sync_create(t->hgrad, p->len, bucket, &t->sync);
+    /* Through host copies (a device without NCCL, and ZeRO-1 on any device): the sync's own host
+     * buffer, node shared memory where the ranks share a node, with the CPU run's sums. ZeRO-1
+     * also brings the parameters back through a host copy for the all-gather. */
+    WX_TRY(wx_grad_sync_create(NULL, p->len, bucket, &t->sync));
+    t->hgrad = wx_grad_sync_buffer(t->sync);
+    if (t->zero1) t->hdata = wx_calloc((size_t)p->len + 1, sizeof(float));
+    return WX_OK;
 }
 
 /* What every rank does on its own: model, data, buffers. */
@@ -317,19 +321,27 @@ wx_status wx_trainer_setup(wx_trainer *t) {
         m = t->rank == 0 || t->dev ? wx_calloc((size_t)p->len + 1, sizeof(float)) : NULL;
         v = t->rank == 0 || t->dev ? wx_calloc((size_t)p->len + 1, sizeof(float)) : NULL;
     }
+    /* where this rank's AdamW shard lands: the moments themselves, or host copies on a device */
+    float *ms = t->adam_m, *vs = t->adam_v;
+    if (split && t->dev) {
+        ms = wx_calloc((size_t)t->shard_len + 1, sizeof(float));
+        vs = wx_calloc((size_t)t->shard_len + 1, sizeof(float));
+    }
     wx_status s = wx_dist_agree(t->rank == 0 ? setup_root(t, hp, m, v) : WX_OK);
     if (s == WX_OK) s = wx_dist_bcast(hp, bytes, 0);
     if (s == WX_OK) s = wx_dist_bcast(&t->st, sizeof t->st, 0);
-    if (s == WX_OK && split) s = wx_dist_scatter_shards(m, t->adam_m, p->len, 0);
-    if (s == WX_OK && split) s = wx_dist_scatter_shards(v, t->adam_v, p->len, 0);
+    if (s == WX_OK && split) s = wx_dist_scatter_shards(m, ms, p->len, 0);
+    if (s == WX_OK && split) s = wx_dist_scatter_shards(v, vs, p->len, 0);
     if (s == WX_OK && !split) s = wx_dist_bcast(m, bytes, 0);
     if (s == WX_OK && !split) s = wx_dist_bcast(v, bytes, 0);
     if (s == WX_OK && t->dev) {
+        const size_t ab = split ? sizeof(float) * (size_t)t->shard_len : bytes;
         s = t->be->copy_h2d(t->ctx, p->data, hp, bytes);
-        if (s == WX_OK) s = t->be->copy_h2d(t->ctx, t->adam_m, m, bytes);
-        if (s == WX_OK) s = t->be->copy_h2d(t->ctx, t->adam_v, v, bytes);
+        if (s == WX_OK) s = t->be->copy_h2d(t->ctx, t->adam_m, split ? ms : m, ab);
+        if (s == WX_OK) s = t->be->copy_h2d(t->ctx, t->adam_v, split ? vs : v, ab);
         s = wx_dist_agree(s);
     }
+    if (split && t->dev) free(ms), free(vs);
     if (split || t->dev) free(m), free(v);
     wx_trainer_host_put(t, hp, p->data);
     return s;
@@ -352,7 +364,7 @@ void wx_trainer_teardown(wx_trainer *t) {
     /* Freeing a shared-memory sync is collective: a rank that failed alone leaves it to the process
      * end, since the CLI aborts the job while the other ranks wait in the all-reduce. */
     if (!t->failed_alone) wx_grad_sync_destroy(t->sync);
-    free(t->hgrad);
+    free(t->hdata); /* hgrad belongs to the sync */
     free(t->groups);
     free(t->model_text);
     free(t->data_text);
