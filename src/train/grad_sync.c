@@ -5,7 +5,9 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statvfs.h>
 
+#include "core/wx_log.h"
 #include "core/wx_timer.h"
 
 #if WX_HAVE_MPI
@@ -133,8 +135,26 @@ static wx_status shm_fence(wx_grad_sync *s) {
     return WX_OK;
 }
 
-/* Sets up the shared window when the whole job is on one node and the environment does not ask
- * for the ring; leaves s->shm 0 (ring) otherwise. */
+/* The directory Open MPI backs shared windows with (its osc_sm_backing_directory). */
+static const char *shm_dir(void) {
+    const char *d = getenv("OMPI_MCA_osc_sm_backing_directory");
+    return d && *d ? d : "/dev/shm";
+}
+
+static double shm_window_bytes(const wx_grad_sync *s) { return (double)shm_sumsq_offset(s->len) + 64; }
+
+/* Whether the backing directory can take every rank's segment (with 8 MB to spare). A window that
+ * does not fit is not refused by Open MPI 4.1: it warns, then the job aborts or hangs (seen with
+ * an 8 MB tmpfs), so the ring is taken instead. */
+static int shm_has_room(const wx_grad_sync *s) {
+    struct statvfs v;
+    if (statvfs(shm_dir(), &v) != 0) return 0;
+    double avail = (double)v.f_bavail * (double)v.f_frsize;
+    return avail >= (double)s->n * (shm_window_bytes(s) + 4096) + 8e6;
+}
+
+/* Sets up the shared window when the whole job is on one node, the window fits its backing
+ * directory and the environment does not ask for the ring; leaves s->shm 0 (ring) otherwise. */
 static wx_status shm_setup(wx_grad_sync *s) {
     const char *want = getenv("WXCAST_ALLREDUCE");
     if (want && *want && strcmp(want, "ring") && strcmp(want, "shm"))
@@ -144,8 +164,16 @@ static wx_status shm_setup(wx_grad_sync *s) {
     MPI_TRY(MPI_Comm_split_type(s->comm, MPI_COMM_TYPE_SHARED, s->rank, MPI_INFO_NULL, &s->node));
     MPI_TRY(MPI_Comm_size(s->node, &node_n));
     local &= node_n == s->n;
+    int room = local ? shm_has_room(s) : 1;
     /* Every rank must take the same path: one allreduce decides. */
-    MPI_TRY(MPI_Allreduce(&local, &every, 1, MPI_INT, MPI_MIN, s->comm));
+    int mine[2] = {local, room}, all[2] = {0, 0};
+    MPI_TRY(MPI_Allreduce(mine, all, 2, MPI_INT, MPI_MIN, s->comm));
+    every = all[0] && all[1];
+    if (all[0] && !all[1] && s->rank == 0)
+        wx_log_warn("gradient all-reduce: not enough room for a %.1f MB shared window per rank in %s "
+                    "(Open MPI's osc_sm_backing_directory; containers often give /dev/shm 64 MB): "
+                    "using the ring of MPI messages (enlarge it, e.g. docker --shm-size, or set "
+                    "WXCAST_ALLREDUCE=ring to silence this)", shm_window_bytes(s) / 1e6, shm_dir());
     if (!every) return WX_OK;
     MPI_Info info;
     MPI_TRY(MPI_Info_create(&info));

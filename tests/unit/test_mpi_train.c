@@ -52,6 +52,11 @@ static void check_equivalence(void) {
                                 "--bucket-mb 0.02", "run") == 0, "2 ranks, ring all-reduce, small buckets");
     WX_CHECK(mpi_run_dumped("S2", 2, "train.yaml --metrics m.jsonl --max-steps 5", "run") == 0,
              "2 ranks, default all-reduce (node shared memory)");
+    /* No room for the shared window where Open MPI would back it (here: a directory that does
+     * not exist; a full /dev/shm hangs Open MPI 4.1): the ring instead, with a warning. */
+    WX_CHECK(mpi_run_dumped_env("SN", 2, "OMPI_MCA_osc_sm_backing_directory=/nonexistent/wx_shm",
+                                "train.yaml --metrics m.jsonl --max-steps 5", "run") == 0,
+             "2 ranks, shared window impossible");
     WX_CHECK(mpi_run_dumped("Z2", 2, "train.yaml --metrics m.jsonl --max-steps 5 --zero1", "run") == 0,
              "2 ranks, ZeRO-1 (node shared memory)");
     WX_CHECK(mpi_run_dumped_env("ZR", 2, "WXCAST_ALLREDUCE=ring", "train.yaml --metrics m.jsonl --max-steps 5 "
@@ -68,6 +73,11 @@ static void check_equivalence(void) {
     WX_CHECK(nb > 2 && early >= 0.5 * nb, "%.1f of %d buckets started during the backward", early, nb);
     free(log);
 
+    log = mpi_slurp("SN", "run.err");
+    WX_CHECK(strstr(log, WX_GRAD_SYNC_RING) && strstr(log, "not enough room") &&
+                 strstr(log, "/nonexistent/wx_shm"), "no room for the window: the ring, with a warning naming the directory");
+    free(log);
+    WX_CHECK(mpi_dump_diff("SN", "S2", "params.last") == 0, "no room for the window: the same parameter bits");
     log = mpi_slurp("S2", "run.err");
     WX_CHECK(strstr(log, "over 2 ranks") && strstr(log, WX_GRAD_SYNC_SHM), "one node: the default all-reduce "
              "is node shared memory");
@@ -184,8 +194,8 @@ static void check_resume(void) {
 int main(void) {
     int rc = mpi_setup(toy_archive_write);
     if (rc) return rc == 77 ? 77 : (WX_CHECK(0, "setup: %s", wx_error_message()), wx_test_summary());
-    const char *dirs[] = {"A1", "A2", "S2", "Z2", "ZR", "B1", "B4"};
-    for (int i = 0; i < 7; i++) mpi_write_run_dir(dirs[i], toy_model_yaml, STEPS, 4, NULL);
+    const char *dirs[] = {"A1", "A2", "S2", "SN", "Z2", "ZR", "B1", "B4"};
+    for (int i = 0; i < 8; i++) mpi_write_run_dir(dirs[i], toy_model_yaml, STEPS, 4, NULL);
     check_equivalence();
     check_resume();
     printf("worst: gradient %.3g, parameters %.3g, ZeRO-1 %.3g, losses %.3g, resumed losses %.3g\n",
