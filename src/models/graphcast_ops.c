@@ -86,30 +86,20 @@ wx_status wx_gc_ops_upload(wx_gc *m) {
  * else allocate into o. */
 static wx_status ops_buffers(wx_gc *m, wx_gc_ops *o, int64_t *bytes) {
     const int64_t B = m->max_batch, D = m->D;
-#define BUF(ptr, count, what)                                                                 \
-    do {                                                                                      \
-        const size_t n_ = sizeof(*(ptr)) * (size_t)(count);                                   \
-        if (bytes) {                                                                          \
-            *bytes += (int64_t)n_;                                                            \
-        } else {                                                                              \
-            (ptr) = wx_backend_alloc(m->be, m->ctx, n_, "graphcast " what);                   \
-            if (!(ptr)) return WX_ERR_RUN;                                                    \
-        }                                                                                     \
-    } while (0)
     for (int i = 0; i < 3; i++) {
         const wx_edge_set *es = edge_set(m, i);
         const int64_t E = B * es->n_edges + 1;
-        BUF(o->snd[i], E, "senders");
-        BUF(o->rcv[i], E, "receivers");
-        BUF(o->rptr[i], B * es->n_receivers + 1, "receiver CSR");
-        BUF(o->rperm[i], E, "receiver CSR order");
+        WX_GC_OPS_BUF(o->snd[i], E, "senders");
+        WX_GC_OPS_BUF(o->rcv[i], E, "receivers");
+        WX_GC_OPS_BUF(o->rptr[i], B * es->n_receivers + 1, "receiver CSR");
+        WX_GC_OPS_BUF(o->rperm[i], E, "receiver CSR order");
         if (m->predict_only) continue; /* the senders' CSR is for backward */
-        BUF(o->sptr[i], B * es->n_senders + 1, "sender CSR");
-        BUF(o->sperm[i], E, "sender CSR order");
+        WX_GC_OPS_BUF(o->sptr[i], B * es->n_senders + 1, "sender CSR");
+        WX_GC_OPS_BUF(o->sperm[i], E, "sender CSR order");
     }
-    BUF(o->grid_feat, B * m->ng * 3 + 1, "grid features");
-    BUF(o->w3, 3 * D * D, "layer-0 weight blocks");
-    if (!m->predict_only) BUF(o->dw3, 3 * D * D, "layer-0 weight-gradient blocks");
+    WX_GC_OPS_BUF(o->grid_feat, B * m->ng * 3 + 1, "grid features");
+    WX_GC_OPS_BUF(o->w3, 3 * D * D, "layer-0 weight blocks");
+    if (!m->predict_only) WX_GC_OPS_BUF(o->dw3, 3 * D * D, "layer-0 weight-gradient blocks");
     if (m->chunk_rows) { /* predict-only: the node projections in the arena's s.gb (carved for
                           * them), the chunks' CSRs (graphcast_ops_pred.c) */
         o->own_pn = 0;
@@ -123,10 +113,9 @@ static wx_status ops_buffers(wx_gc *m, wx_gc_ops *o, int64_t *bytes) {
         if (!bytes) o->pa = m->s.gb, o->pb = m->s.gb + B * nmax(m) * D;
     } else {
         o->own_pn = 1;
-        BUF(o->pa, B * nmax(m) * D, "node projections");
-        BUF(o->pb, B * nmax(m) * D, "node projections");
+        WX_GC_OPS_BUF(o->pa, B * nmax(m) * D, "node projections");
+        WX_GC_OPS_BUF(o->pb, B * nmax(m) * D, "node projections");
     }
-#undef BUF
     return WX_OK;
 }
 

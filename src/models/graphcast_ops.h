@@ -80,6 +80,20 @@ int wx_gc_ops_edge_index(const wx_gc *m, const wx_edge_set *es);
 /* The column blocks of W0 (fo, parts·D) of MLP k into ops->w3 (parts, fo, D). */
 wx_status wx_gc_ops_split_w0(wx_gc *m, const wx_gc_mlp *k, int parts, int64_t fo);
 
+/* In a function with wx_gc *m and int64_t *bytes: count (bytes not NULL: sizeof(*ptr)·count added
+ * to *bytes) or allocate ptr in m's backend memory (returning WX_ERR_RUN, message set, when that
+ * fails). One macro, so the dry count and the allocation cannot drift apart. */
+#define WX_GC_OPS_BUF(ptr, count, what)                                                       \
+    do {                                                                                      \
+        const size_t n_ = sizeof(*(ptr)) * (size_t)(count);                                   \
+        if (bytes) {                                                                          \
+            *bytes += (int64_t)n_;                                                            \
+        } else {                                                                              \
+            (ptr) = wx_backend_alloc(m->be, m->ctx, n_, "graphcast " what);                   \
+            if (!(ptr)) return WX_ERR_RUN;                                                    \
+        }                                                                                     \
+    } while (0)
+
 /* Predict-only models (graphcast_ops_pred.c): wx_gc_pred_plan makes m->cs (host) once
  * m->chunk_rows is set, before the arena is carved; wx_gc_pred_buffers counts (bytes not NULL:
  * added to *bytes) or allocates the chunks' CSRs in o, wx_gc_pred_upload fills them. */

@@ -73,22 +73,11 @@ void wx_gc_pred_plan_free(wx_gc *m) {
 
 wx_status wx_gc_pred_buffers(wx_gc *m, wx_gc_ops *o, int64_t *bytes) {
     const int64_t B = m->max_batch, nmax = m->ng > m->nm ? m->ng : m->nm;
-#define BUF(ptr, count, what)                                                                 \
-    do {                                                                                      \
-        const size_t n_ = sizeof(*(ptr)) * (size_t)(count);                                   \
-        if (bytes) {                                                                          \
-            *bytes += (int64_t)n_;                                                            \
-        } else {                                                                              \
-            (ptr) = wx_backend_alloc(m->be, m->ctx, n_, "graphcast " what);                   \
-            if (!(ptr)) return WX_ERR_RUN;                                                    \
-        }                                                                                     \
-    } while (0)
     for (int i = 0; i < 3; i++) {
-        BUF(o->cptr[i], m->cs[i].poff[m->cs[i].nch] + 1, "chunk sums' CSR");
-        BUF(o->cperm[i], m->cs[i].qoff[m->cs[i].nch] + 1, "chunk sums' CSR order");
+        WX_GC_OPS_BUF(o->cptr[i], m->cs[i].poff[m->cs[i].nch] + 1, "chunk sums' CSR");
+        WX_GC_OPS_BUF(o->cperm[i], m->cs[i].qoff[m->cs[i].nch] + 1, "chunk sums' CSR order");
     }
-    BUF(o->ident, B * nmax + 1, "row numbers");
-#undef BUF
+    WX_GC_OPS_BUF(o->ident, B * nmax + 1, "row numbers");
     return WX_OK;
 }
 

@@ -16,6 +16,7 @@
 #include "core/wx_yaml.h"
 #include "models/graphcast.h"
 #include "wx_fixture.h"
+#include "gc_tiny.h"
 #include "wx_test.h"
 
 static double seen_fwd, seen_grad;
@@ -38,12 +39,7 @@ static wx_status parse(const char *yaml, wx_gc_config *c) {
     return st;
 }
 
-static const char *TINY =
-    "type: graphcast\nresolution: 22.5\nmesh_max_level: 1\nlatent_size: 8\ngnn_msg_steps: 2\n"
-    "surface_variables: [2m_temperature, mean_sea_level_pressure]\n"
-    "atmospheric_variables: [geopotential]\npressure_levels: [500, 850]\n"
-    "forcings: [toa_incident_solar_radiation, day_progress_sin, day_progress_cos]\n"
-    "static_variables: [land_sea_mask]\n";
+static const char *const TINY = GC_TINY_YAML;
 
 static void load_weights(wx_gc *m, const wx_fixture *f) {
     int loaded = 0;

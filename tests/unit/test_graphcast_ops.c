@@ -33,18 +33,14 @@
 #include "train/train_model.h"
 #include "wx_devsim.h"
 #include "wx_fixture.h"
+#include "gc_tiny.h"
 #include "wx_test.h"
 
 #define GRAD_TOL 3e-5 /* ops vs fused parameter gradients: see the header comment */
 
 static double seen_vs_fused, seen_vs_ref_fwd, seen_vs_ref_grad;
 
-static const char *TINY =
-    "type: graphcast\nresolution: 22.5\nmesh_max_level: 1\nlatent_size: 8\ngnn_msg_steps: 2\n"
-    "surface_variables: [2m_temperature, mean_sea_level_pressure]\n"
-    "atmospheric_variables: [geopotential]\npressure_levels: [500, 850]\n"
-    "forcings: [toa_incident_solar_radiation, day_progress_sin, day_progress_cos]\n"
-    "static_variables: [land_sea_mask]\n";
+static const char *const TINY = GC_TINY_YAML;
 
 static double rel_f(const float *a, const float *b, int64_t n) {
     double e = 0, s = 0;

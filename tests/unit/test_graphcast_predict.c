@@ -22,14 +22,10 @@
 #include "models/graphcast.h"
 #include "models/graphcast_ops.h"
 #include "wx_devsim.h"
+#include "gc_tiny.h"
 #include "wx_test.h"
 
-static const char *TINY =
-    "type: graphcast\nresolution: 22.5\nmesh_max_level: 1\nlatent_size: 8\ngnn_msg_steps: 2\n"
-    "surface_variables: [2m_temperature, mean_sea_level_pressure]\n"
-    "atmospheric_variables: [geopotential]\npressure_levels: [500, 850]\n"
-    "forcings: [toa_incident_solar_radiation, day_progress_sin, day_progress_cos]\n"
-    "static_variables: [land_sea_mask]\n";
+static const char *const TINY = GC_TINY_YAML;
 
 /* more rows per edge set (m2g 3,600 edges), wider latents, 2 hidden layers per MLP */
 static const char *MID =
