@@ -5,9 +5,11 @@
  * descriptor opened with O_DIRECT when the filesystem accepts it: the bytes go from the caller's
  * aligned buffer to the disk without the kernel copying them into the page cache (a quarter of
  * ingest's CPU time when written buffered), while the caller prepares the next batch. One write
- * is in flight at a time, so the caller needs only two buffers. Durability is unchanged: commit
- * waits for the thread, then fflush + fsync of the temporary (which covers both descriptors:
- * fsync is per inode) + rename + fsync of the folder. */
+ * is in flight at a time, so the caller needs only two buffers. After each write the thread
+ * fdatasyncs, so the disk's cache flush overlaps the caller's next batch instead of piling up
+ * into the commit's fsync. Durability is unchanged: commit waits for the thread, then fflush +
+ * fsync of the temporary (which covers both descriptors: fsync is per inode) + rename + fsync of
+ * the folder. */
 #define _GNU_SOURCE /* O_DIRECT, sync_file_range */
 #include "io/archive.h"
 
@@ -177,6 +179,16 @@ static void *writer_main(void *arg) {
         w->job = NULL;
         w->busy = 0;
         pthread_cond_broadcast(&w->cv);
+        if (e || failed) continue;
+        /* The buffer is free; now have the disk make these bytes durable while the caller makes
+         * the next batch. An O_DIRECT write ends in the disk's volatile cache (write-back on
+         * virtual disks): left to the commit's fsync, that flush is a serial tail of ~0.3 s per
+         * 200 MB here. A failure counts as this batch's: fsync would report it only once. */
+        pthread_mutex_unlock(&w->mu);
+        int fd = w->dfd >= 0 ? w->dfd : fileno(w->f.fp);
+        int se = fdatasync(fd) ? errno : 0;
+        pthread_mutex_lock(&w->mu);
+        if (se && se != EINVAL && se != EROFS && !w->err) w->err = se, w->err_first = first, w->err_n = n;
     }
     pthread_mutex_unlock(&w->mu);
     return NULL;

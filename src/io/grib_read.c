@@ -277,9 +277,16 @@ static double *decode_buffer(size_t n) {
         WX_ASSERT(pthread_setspecific(decode_key, d) == 0);
     }
     if (n > d->cap) {
+        /* 2 MB-aligned with a huge-page hint: ingest's decode threads come and go per batch, and
+         * a new thread's 8 MB buffer (ERA5 0.25 degree) then costs 4 page faults, not 2000. */
+        size_t huge = (size_t)2 << 20, len = (sizeof(double) * n + huge - 1) / huge * huge;
         free(d->buf);
-        d->buf = wx_malloc(sizeof(double) * n);
-        d->cap = n;
+        d->buf = NULL;
+        WX_ASSERT(posix_memalign((void **)&d->buf, huge, len) == 0);
+#ifdef MADV_HUGEPAGE
+        madvise(d->buf, len, MADV_HUGEPAGE); /* a hint: 4 KB pages work too */
+#endif
+        d->cap = len / sizeof(double);
     }
     return d->buf;
 }
