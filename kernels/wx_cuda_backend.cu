@@ -20,7 +20,8 @@ static const wx_backend wx_cuda_table = {
 #undef WX_OP_FWD
     // memory (wx_cuda_mem.cu), in the struct's order
     1, wx_cuda_mem_alloc, wx_cuda_mem_free, wx_cuda_mem_zero, wx_cuda_mem_h2d, wx_cuda_mem_d2h,
-    wx_cuda_mem_d2d, wx_cuda_mem_h2d_async, wx_cuda_mem_copy_wait, wx_cuda_host_alloc,
+    wx_cuda_mem_d2d, wx_cuda_mem_h2d_async, wx_cuda_mem_slot_ready, wx_cuda_mem_slot_release,
+    wx_cuda_mem_copy_wait, wx_cuda_host_alloc,
     wx_cuda_host_free, wx_cuda_mem_synchronize,
 };
 
@@ -40,7 +41,10 @@ extern "C" void wx_cuda_state_free(struct wx_cuda_state *st) {
     if (st->modes) (void)cudaFree(st->modes);
     if (st->grow_ptr) (void)cudaFree(st->grow_ptr);
     if (st->gperm) (void)cudaFree(st->gperm);
-    if (st->copy_done) (void)cudaEventDestroy(st->copy_done);
+    for (int k = 0; k < WX_COPY_SLOTS; k++) {
+        if (st->slot_free[k]) (void)cudaEventDestroy(st->slot_free[k]);
+        if (st->slot_done[k]) (void)cudaEventDestroy(st->slot_done[k]);
+    }
     if (st->copy_stream) (void)cudaStreamDestroy(st->copy_stream);
     if (st->stream) (void)cudaStreamDestroy(st->stream);
     free(st->mask_host);

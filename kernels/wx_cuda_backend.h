@@ -56,7 +56,7 @@ wx_status wx_cuda_ctx_synchronize(wx_ctx *ctx);
 /* The memory fields of the table (kernels/wx_cuda_mem.cu): cudaMalloc'd tensors zeroed on the
  * state's stream; blocking copies with cudaMemcpy (the state's stream is a blocking stream, so
  * they are ordered after every queued op); async h2d on a copy stream whose completion the
- * compute stream waits on (an event); pinned host staging (cudaMallocHost, falling back to malloc
+ * compute stream waits on, per upload slot (events); pinned host staging (cudaMallocHost, falling back to malloc
  * when pinning fails, e.g. without a device: host_free tells them apart). */
 wx_status wx_cuda_mem_alloc(wx_ctx *ctx, void **ptr, size_t bytes);
 void wx_cuda_mem_free(wx_ctx *ctx, void *ptr);
@@ -64,8 +64,10 @@ wx_status wx_cuda_mem_zero(wx_ctx *ctx, void *ptr, size_t bytes);
 wx_status wx_cuda_mem_h2d(wx_ctx *ctx, void *dst, const void *src, size_t bytes);
 wx_status wx_cuda_mem_d2h(wx_ctx *ctx, void *dst, const void *src, size_t bytes);
 wx_status wx_cuda_mem_d2d(wx_ctx *ctx, void *dst, const void *src, size_t bytes);
-wx_status wx_cuda_mem_h2d_async(wx_ctx *ctx, void *dst, const void *src, size_t bytes);
-wx_status wx_cuda_mem_copy_wait(wx_ctx *ctx);
+wx_status wx_cuda_mem_h2d_async(wx_ctx *ctx, int slot, void *dst, const void *src, size_t bytes);
+wx_status wx_cuda_mem_slot_ready(wx_ctx *ctx, int slot);
+wx_status wx_cuda_mem_slot_release(wx_ctx *ctx, int slot);
+wx_status wx_cuda_mem_copy_wait(wx_ctx *ctx, int slot);
 wx_status wx_cuda_host_alloc(wx_ctx *ctx, void **ptr, size_t bytes);
 void wx_cuda_host_free(wx_ctx *ctx, void *ptr);
 wx_status wx_cuda_mem_synchronize(wx_ctx *ctx);

@@ -65,29 +65,66 @@ extern "C" wx_status wx_cuda_mem_d2d(wx_ctx *ctx, void *dst, const void *src, si
 static wx_status copy_stream_get(wx_cuda_state *st) {
     if (st->copy_stream) return WX_OK;
     WX_CUDA_CHECK(cudaStreamCreateWithFlags(&st->copy_stream, cudaStreamNonBlocking));
-    WX_CUDA_CHECK(cudaEventCreateWithFlags(&st->copy_done, cudaEventDisableTiming));
+    for (int k = 0; k < WX_COPY_SLOTS; k++) {
+        WX_CUDA_CHECK(cudaEventCreateWithFlags(&st->slot_free[k], cudaEventDisableTiming));
+        WX_CUDA_CHECK(cudaEventCreateWithFlags(&st->slot_done[k], cudaEventDisableTiming));
+    }
     return WX_OK;
 }
 
-extern "C" wx_status wx_cuda_mem_h2d_async(wx_ctx *ctx, void *dst, const void *src, size_t bytes) {
+static wx_status slot_check(int slot, const char *what) {
+    if (slot < 0 || slot >= WX_COPY_SLOTS)
+        return wx_error_set(WX_ERR_USAGE, "CUDA: %s: upload slot %d (expected 0..%d)", what, slot,
+                            WX_COPY_SLOTS - 1);
+    return WX_OK;
+}
+
+extern "C" wx_status wx_cuda_mem_h2d_async(wx_ctx *ctx, int slot, void *dst, const void *src,
+                                           size_t bytes) {
+    WX_TRY(slot_check(slot, "copy_h2d_async"));
     if (!bytes) return WX_OK;
     wx_cuda_state *st;
     WX_TRY(wx_cuda_state_get(ctx, &st));
     WX_TRY(copy_stream_get(st));
-    // The copy must not overwrite dst while queued ops still read it: the copy stream first waits
-    // for the compute stream's work so far, then the compute stream waits for the copy.
-    WX_CUDA_CHECK(cudaEventRecord(st->copy_done, st->stream));
-    WX_CUDA_CHECK(cudaStreamWaitEvent(st->copy_stream, st->copy_done, 0));
+    // The copy must not overwrite dst while queued ops still read it. With a release since the
+    // slot was last handed to the compute stream, those readers end at slot_free (the step before
+    // the one in flight): the copy overlaps everything queued after. Without one, nothing is known
+    // about dst's readers (nor about the zeroing memset of a new buffer): wait for all queued work.
+    if (!st->slot_freed[slot]) {
+        WX_CUDA_CHECK(cudaEventRecord(st->slot_free[slot], st->stream));
+        st->slot_freed[slot] = 1;
+    }
+    WX_CUDA_CHECK(cudaStreamWaitEvent(st->copy_stream, st->slot_free[slot], 0));
     WX_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, st->copy_stream));
-    WX_CUDA_CHECK(cudaEventRecord(st->copy_done, st->copy_stream));
-    WX_CUDA_CHECK(cudaStreamWaitEvent(st->stream, st->copy_done, 0));
+    WX_CUDA_CHECK(cudaEventRecord(st->slot_done[slot], st->copy_stream));
+    st->slot_copied[slot] = 1;
     return WX_OK;
 }
 
-extern "C" wx_status wx_cuda_mem_copy_wait(wx_ctx *ctx) {
+extern "C" wx_status wx_cuda_mem_slot_ready(wx_ctx *ctx, int slot) {
+    WX_TRY(slot_check(slot, "slot_ready"));
     wx_cuda_state *st;
     WX_TRY(wx_cuda_state_get(ctx, &st));
-    if (st->copy_stream) WX_CUDA_CHECK(cudaStreamSynchronize(st->copy_stream));
+    if (st->slot_copied[slot]) WX_CUDA_CHECK(cudaStreamWaitEvent(st->stream, st->slot_done[slot], 0));
+    st->slot_freed[slot] = 0; // the compute stream reads the slot from here on
+    return WX_OK;
+}
+
+extern "C" wx_status wx_cuda_mem_slot_release(wx_ctx *ctx, int slot) {
+    WX_TRY(slot_check(slot, "slot_release"));
+    wx_cuda_state *st;
+    WX_TRY(wx_cuda_state_get(ctx, &st));
+    WX_TRY(copy_stream_get(st));
+    WX_CUDA_CHECK(cudaEventRecord(st->slot_free[slot], st->stream));
+    st->slot_freed[slot] = 1;
+    return WX_OK;
+}
+
+extern "C" wx_status wx_cuda_mem_copy_wait(wx_ctx *ctx, int slot) {
+    WX_TRY(slot_check(slot, "copy_wait"));
+    wx_cuda_state *st;
+    WX_TRY(wx_cuda_state_get(ctx, &st));
+    if (st->slot_copied[slot]) WX_CUDA_CHECK(cudaEventSynchronize(st->slot_done[slot]));
     return WX_OK;
 }
 

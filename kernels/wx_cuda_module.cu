@@ -26,4 +26,6 @@ extern "C" __attribute__((visibility("default"))) const wx_cuda_api wx_cuda_modu
     wx_nccl_sync_ready,
     wx_nccl_sync_finish,
     wx_nccl_sync_started_early,
+    wx_nccl_sync_reduce_scatter,
+    wx_nccl_sync_allgather,
 };

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "train/zero1_shard.h"
 #include "wx_cuda_nccl.h"
 #include "wx_cuda_state.h"
 
@@ -27,6 +28,7 @@ struct wx_nccl_sync {
     cudaStream_t side;  // the reductions' stream
     cudaEvent_t ev;
     int64_t early, rounds;
+    int rank, nranks;   // ZeRO-1's shard layout
 };
 
 extern "C" wx_status wx_cuda_nccl_unique_id(unsigned char *id) {
@@ -73,6 +75,7 @@ extern "C" wx_status wx_nccl_sync_create(wx_ctx *ctx, float *grad, int64_t len, 
     // Equal buckets (as the MPI path): the same split every step, so the same sums.
     for (int b = 0; b <= s->nb; b++) s->lo[b] = len * b / s->nb;
     s->next = s->nb;
+    s->rank = rank, s->nranks = nranks;
     wx_status st = sync_make(s, ctx, rank, nranks, id);
     if (st != WX_OK) {
         wx_nccl_sync_destroy(s);
@@ -125,4 +128,73 @@ extern "C" wx_status wx_nccl_sync_finish(wx_nccl_sync *s) {
     WX_CUDA_CHECK(cudaStreamWaitEvent(s->st->stream, s->ev, 0));
     s->next = s->nb;
     return WX_OK;
+}
+
+// ---- ZeRO-1 ------------------------------------------------------------------------------------
+
+// The side stream starts after the compute stream's work so far (the backward's gradient, the
+// AdamW update of the shard).
+static wx_status side_after_compute(wx_nccl_sync *s) {
+    WX_CUDA_CHECK(cudaEventRecord(s->ev, s->st->stream));
+    WX_CUDA_CHECK(cudaStreamWaitEvent(s->side, s->ev, 0));
+    return WX_OK;
+}
+
+// And the compute stream continues after the side stream's collectives.
+static wx_status compute_after_side(wx_nccl_sync *s) {
+    WX_CUDA_CHECK(cudaEventRecord(s->ev, s->side));
+    WX_CUDA_CHECK(cudaStreamWaitEvent(s->st->stream, s->ev, 0));
+    return WX_OK;
+}
+
+__global__ static void mean_scale_kernel(float *x, int64_t n, float sc) {
+    WX_CUDA_FOR(i, n) x[i] *= sc;  // as the host path: the float sum times the float 1/N
+}
+
+// One rank works too (every shard is its own; × 1.0f): test_cuda_nccl runs it on one GPU.
+extern "C" wx_status wx_nccl_sync_reduce_scatter(wx_nccl_sync *s) {
+    WX_TRY(side_after_compute(s));
+    WX_NCCL_CHECK(ncclGroupStart());
+    for (int r = 0; r < s->nranks; r++) {
+        int64_t off, cnt;
+        wx_zero1_shard(s->len, s->nranks, r, &off, &cnt);
+        if (cnt == 0) continue;
+        float *p = s->grad + off;
+        ncclResult_t e = ncclReduce(p, p, (size_t)cnt, ncclFloat32, ncclSum, r, s->comm, s->side);
+        if (e != ncclSuccess) {
+            (void)ncclGroupEnd();
+            return wx_error_set(WX_ERR_RUN, "NCCL: ncclReduce of ZeRO-1 shard %d (%lld floats at "
+                                "%lld) failed: %s", r, (long long)cnt, (long long)off,
+                                ncclGetErrorString(e));
+        }
+    }
+    WX_NCCL_CHECK(ncclGroupEnd());
+    int64_t off, cnt;
+    wx_zero1_shard(s->len, s->nranks, s->rank, &off, &cnt);
+    if (cnt > 0) {
+        mean_scale_kernel<<<wx_cuda_blocks(cnt), WX_CUDA_THREADS, 0, s->side>>>(
+            s->grad + off, cnt, 1.0f / (float)s->nranks);
+        WX_CUDA_LAUNCHED("mean_scale_kernel");
+    }
+    return compute_after_side(s);
+}
+
+extern "C" wx_status wx_nccl_sync_allgather(wx_nccl_sync *s, float *data) {
+    WX_TRY(side_after_compute(s));
+    WX_NCCL_CHECK(ncclGroupStart());
+    for (int r = 0; r < s->nranks; r++) {
+        int64_t off, cnt;
+        wx_zero1_shard(s->len, s->nranks, r, &off, &cnt);
+        if (cnt == 0) continue;
+        float *p = data + off;
+        ncclResult_t e = ncclBroadcast(p, p, (size_t)cnt, ncclFloat32, r, s->comm, s->side);
+        if (e != ncclSuccess) {
+            (void)ncclGroupEnd();
+            return wx_error_set(WX_ERR_RUN, "NCCL: ncclBroadcast of ZeRO-1 shard %d (%lld floats at "
+                                "%lld) failed: %s", r, (long long)cnt, (long long)off,
+                                ncclGetErrorString(e));
+        }
+    }
+    WX_NCCL_CHECK(ncclGroupEnd());
+    return compute_after_side(s);
 }

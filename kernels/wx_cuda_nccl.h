@@ -38,6 +38,16 @@ wx_status wx_nccl_sync_ready(wx_nccl_sync *s, int64_t lo);
 wx_status wx_nccl_sync_finish(wx_nccl_sync *s);
 /* Buckets per finish that were started by ready (overlapped the backward), on average. */
 double wx_nccl_sync_started_early(const wx_nccl_sync *s);
+/* ZeRO-1 on the device, instead of finish (train/zero1_shard.h's shard layout, as the host path):
+ * reduce_scatter leaves in rank r's grad[off_r, off_r + cnt_r) the mean over the ranks of that
+ * shard — one ncclReduce (sum) to each shard's owner, grouped, then × (1.0f / nranks) on the
+ * owner, the host path's float operation; the rest of grad is left as it was. allgather gives
+ * every rank each owner's shard of data (len floats: the updated parameters; one ncclBroadcast
+ * per shard, grouped, in place). Both run on the side stream after the compute stream's work so
+ * far, and the compute stream waits for them (the host does not block). Unequal shards are why
+ * this is not ncclReduceScatter / ncclAllGather (equal counts only). */
+wx_status wx_nccl_sync_reduce_scatter(wx_nccl_sync *s);
+wx_status wx_nccl_sync_allgather(wx_nccl_sync *s, float *data);
 
 #ifdef __cplusplus
 }

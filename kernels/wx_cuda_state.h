@@ -44,10 +44,14 @@ struct wx_cuda_state {
     int32_t *gidx_host;
     int64_t gidx_e, gidx_n;
     int32_t *grow_ptr, *gperm;
-    /* async host → device copies (copy_h2d_async): their own stream, and an event the compute
-     * stream waits on so ops queued after a copy see its data */
+    /* async host → device copies (copy_h2d_async): their own stream and, per upload slot, an
+     * event for "the slot's last readers are done" (slot_release, on the compute stream; the
+     * copies wait on it when slot_freed) and one for "the slot's copies are done" (on the copy
+     * stream; slot_ready makes the compute stream wait on it, copy_wait the host) */
     cudaStream_t copy_stream;
-    cudaEvent_t copy_done;
+    cudaEvent_t slot_free[WX_COPY_SLOTS], slot_done[WX_COPY_SLOTS];
+    int slot_freed[WX_COPY_SLOTS];  /* slot_free holds a release made after the last slot_ready */
+    int slot_copied[WX_COPY_SLOTS]; /* slot_done has been recorded */
 };
 typedef struct wx_cuda_state wx_cuda_state;
 

@@ -9,6 +9,9 @@
 
 #include "ops/wx_ops.h"
 
+/* Upload slots of copy_h2d_async (double buffering: one batch in use, the next one uploading). */
+#define WX_COPY_SLOTS 2
+
 typedef struct wx_backend {
     const char *name; /* "cpu" or "cuda" */
 #define WX_OP(op, family)                                 \
@@ -32,11 +35,22 @@ typedef struct wx_backend {
     wx_status (*copy_h2d)(wx_ctx *ctx, void *dst, const void *src, size_t bytes);
     wx_status (*copy_d2h)(wx_ctx *ctx, void *dst, const void *src, size_t bytes);
     wx_status (*copy_d2d)(wx_ctx *ctx, void *dst, const void *src, size_t bytes);
-    /* Host → backend copy that may return before it is done (CUDA: on a copy stream from pinned
-     * memory, overlapping the compute stream; ops queued after it wait for it). The host buffer
-     * must stay untouched until copy_wait. CPU: a plain memcpy. */
-    wx_status (*copy_h2d_async)(wx_ctx *ctx, void *dst, const void *src, size_t bytes);
-    wx_status (*copy_wait)(wx_ctx *ctx); /* the host buffers of async copies are free again */
+    /* Double-buffered uploads (wx_batch_stage.h). `slot` (0 .. WX_COPY_SLOTS - 1) names one set of
+     * backend buffers and the host buffers they are filled from; each slot has its own ordering:
+     *  - copy_h2d_async: a host → backend copy that may return before it is done (CUDA: on a copy
+     *    stream, from pinned memory). It waits only for the compute work up to the slot's last
+     *    slot_release — the ops that read the slot's buffers — not for everything queued, so it
+     *    overlaps the step in flight; with no release since the slot's last slot_ready it waits
+     *    for everything queued. The host buffer must stay untouched until copy_wait(slot).
+     *  - slot_ready: ops queued after it wait for the slot's copies (CUDA: the compute stream
+     *    waits on the copies' event). An op must not touch a copy's target before this.
+     *  - slot_release: the ops queued so far are the last readers of the slot's buffers.
+     *  - copy_wait: the host waits until the slot's copies have read their host buffers.
+     * CPU: a plain memcpy and no-ops. */
+    wx_status (*copy_h2d_async)(wx_ctx *ctx, int slot, void *dst, const void *src, size_t bytes);
+    wx_status (*slot_ready)(wx_ctx *ctx, int slot);
+    wx_status (*slot_release)(wx_ctx *ctx, int slot);
+    wx_status (*copy_wait)(wx_ctx *ctx, int slot);
     /* Host memory for staging (pinned on CUDA, so copies are DMA and can be async; falls back to
      * plain malloc when pinning fails). host_free tells the two apart. Zeroed. */
     wx_status (*host_alloc)(wx_ctx *ctx, void **ptr, size_t bytes);

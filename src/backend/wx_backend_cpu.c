@@ -10,7 +10,8 @@ static const wx_backend wx_cpu_table = {
 #undef WX_OP_FWD
     .on_device = 0, .mem_alloc = wx_cpu_mem_alloc, .mem_free = wx_cpu_mem_free,
     .mem_zero = wx_cpu_mem_zero, .copy_h2d = wx_cpu_mem_copy, .copy_d2h = wx_cpu_mem_copy,
-    .copy_d2d = wx_cpu_mem_copy, .copy_h2d_async = wx_cpu_mem_copy, .copy_wait = wx_cpu_mem_wait,
+    .copy_d2d = wx_cpu_mem_copy, .copy_h2d_async = wx_cpu_copy_h2d_slot,
+    .slot_ready = wx_cpu_slot_nop, .slot_release = wx_cpu_slot_nop, .copy_wait = wx_cpu_slot_nop,
     .host_alloc = wx_cpu_mem_alloc, .host_free = wx_cpu_mem_free, .synchronize = wx_cpu_mem_wait,
 };
 

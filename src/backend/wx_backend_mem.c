@@ -40,6 +40,16 @@ wx_status wx_cpu_mem_wait(wx_ctx *ctx) {
     return WX_OK;
 }
 
+wx_status wx_cpu_copy_h2d_slot(wx_ctx *ctx, int slot, void *dst, const void *src, size_t bytes) {
+    (void)slot;
+    return wx_cpu_mem_copy(ctx, dst, src, bytes);
+}
+
+wx_status wx_cpu_slot_nop(wx_ctx *ctx, int slot) {
+    (void)ctx, (void)slot;
+    return WX_OK;
+}
+
 wx_status wx_backend_by_name(const char *name, const char *what, const wx_backend **out) {
     *out = NULL;
     if (!name || !strcmp(name, "cpu")) {

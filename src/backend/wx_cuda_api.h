@@ -23,7 +23,7 @@ struct wx_cuda_state;
 struct wx_nccl_sync;
 
 /* Bumped whenever the table changes: a module from another build is refused. */
-#define WX_CUDA_API_ABI 1
+#define WX_CUDA_API_ABI 2
 /* The module's file name and the symbol holding its table. */
 #define WX_CUDA_MODULE_FILE "libwxcast_cuda.so"
 #define WX_CUDA_MODULE_SYMBOL "wx_cuda_module_api"
@@ -48,6 +48,8 @@ typedef struct wx_cuda_api {
     wx_status (*nccl_sync_ready)(struct wx_nccl_sync *s, int64_t lo);
     wx_status (*nccl_sync_finish)(struct wx_nccl_sync *s);
     double (*nccl_sync_started_early)(const struct wx_nccl_sync *s);
+    wx_status (*nccl_sync_reduce_scatter)(struct wx_nccl_sync *s); /* ZeRO-1 on the device */
+    wx_status (*nccl_sync_allgather)(struct wx_nccl_sync *s, float *data);
 } wx_cuda_api;
 
 /* The module's table, loaded on the first call (thread-safe). NULL with the error set (WX_ERR_USAGE

@@ -137,6 +137,13 @@ static wx_status debug_dump(const wx_trainer *t, const char *what, const float *
 static wx_status reduce_grads(wx_trainer *t, double *sumsq) {
     wx_params *p = t->m->params;
     *sumsq = 0;
+    if (t->zero1 && t->dcoll.reduce_scatter) { /* on the device buffers (NCCL) */
+        WX_TRY(t->dcoll.reduce_scatter(t->dcoll.state, p->grad, p->len));
+        WX_TRY(t->be->mem_zero(t->ctx, t->dsumsq, sizeof(double)));
+        WX_TRY(t->be->grad_norm_forward(t->ctx, t->dsumsq, p->grad + t->shard_off, t->shard_len));
+        WX_TRY(t->be->copy_d2h(t->ctx, sumsq, t->dsumsq, sizeof(double)));
+        return wx_dist_allreduce_f64(sumsq, 1, WX_DIST_SUM);
+    }
     if (t->zero1) { /* on a device through the host: the whole gradient down, the shard back */
         const size_t shard = sizeof(float) * (size_t)t->shard_len;
         if (t->dev) WX_TRY(t->be->copy_d2h(t->ctx, t->hgrad, p->grad, sizeof(float) * (size_t)p->len));
@@ -222,6 +229,8 @@ static wx_status train_step(wx_trainer *t, const float *x, const float *tg, doub
         double c1 = wx_time_now();
         if (!t->dev) {
             WX_TRY(wx_grad_sync_allgather(t->sync, p->data));
+        } else if (t->dcoll.allgather) { /* on the device (NCCL) */
+            WX_TRY(t->dcoll.allgather(t->dcoll.state, p->data, p->len));
         } else { /* this rank's updated shard down, everyone's back up */
             const size_t shard = sizeof(float) * (size_t)t->shard_len;
             WX_TRY(t->be->copy_d2h(t->ctx, t->hdata + t->shard_off, p->data + t->shard_off, shard));
@@ -377,8 +386,10 @@ wx_status wx_train_run(const wx_train_config *c, const wx_train_opts *o, wx_trai
 #endif
         if (t.nranks > 1 && t.zero1)
             wx_log_info("data parallel over %d ranks on %s: %lld samples per rank per step, AdamW "
-                        "state sharded (ZeRO-1): gradients reduce-scattered, parameters all-gathered",
-                        t.nranks, t.be->name, (long long)t.batch);
+                        "state sharded (ZeRO-1): gradients reduce-scattered, parameters all-gathered "
+                        "(%s)", t.nranks, t.be->name, (long long)t.batch,
+                        t.dcoll.reduce_scatter ? t.dcoll.name : t.dev ? "through host copies"
+                                                                    : wx_grad_sync_method(t.sync));
         else if (t.nranks > 1)
             wx_log_info("data parallel over %d ranks on %s: %lld samples per rank per step, gradient "
                         "all-reduce by %s in %d bucket(s)", t.nranks, t.be->name, (long long)t.batch,

@@ -22,6 +22,18 @@
 
 #include "train/train_config.h"
 
+/* ZeRO-1's collectives on device buffers, so the shards need no host copies: NCCL on the CUDA
+ * backend (trainer_setup.c); tests inject their own through wx_train_opts.dev_coll. Shard layout:
+ * train/zero1_shard.h (wx_dist_split's). Collective: every rank calls them in the same order. */
+typedef struct wx_train_dev_coll {
+    const char *name; /* for the log */
+    void *state;
+    /* grad (len, device): on each rank its own shard becomes the mean over the ranks of that shard */
+    wx_status (*reduce_scatter)(void *state, float *grad, int64_t len);
+    /* data (len, device): every rank's shard from its owner, on every rank */
+    wx_status (*allgather)(void *state, float *data, int64_t len);
+} wx_train_dev_coll;
+
 typedef struct {
     const char *resume;         /* checkpoint to continue from (full state), or NULL */
     const char *metrics;        /* JSON-lines file (appended to on resume), or NULL */
@@ -32,6 +44,9 @@ typedef struct {
     /* Test hook (the CLI never sets it): train on this backend instead of the config's device,
      * e.g. the device simulator of tests/support/wx_devsim.h. NULL: the config's device. */
     const struct wx_backend *backend;
+    /* Test hook: ZeRO-1 on a device backend through these collectives instead of host copies
+     * (NULL: NCCL on CUDA, host copies on other device backends). */
+    const wx_train_dev_coll *dev_coll;
 } wx_train_opts;
 
 typedef struct {

@@ -43,9 +43,10 @@ typedef struct {
      * gradient norm live in device memory; the host sees copies (checkpoints, broadcasts). */
     int dev;
     double *dsumsq;           /* (1) device gradient sum of squares */
-    float *hgrad;             /* (len) host copy of the gradient for MPI (device without NCCL, or
-                               * ZeRO-1 on a device): the sync's buffer */
-    float *hdata;             /* (len) host copy of the parameters for ZeRO-1's all-gather on a device */
+    float *hgrad;             /* (len) host copy of the gradient for MPI (a device backend without
+                               * NCCL or dcoll): the sync's buffer */
+    float *hdata;             /* (len) host copy of the parameters for ZeRO-1's all-gather there */
+    wx_train_dev_coll dcoll;  /* ZeRO-1 on a device without host copies, when reduce_scatter is set */
 #if WX_HAVE_CUDA
     wx_nccl_sync *nccl;       /* CUDA under MPI: the gradient all-reduce on the device */
 #endif

@@ -119,6 +119,15 @@ static wx_status grad_ready(void *arg, int64_t lo) {
 
 #if WX_HAVE_CUDA
 static wx_status nccl_ready(void *arg, int64_t lo) { return wx_cuda()->nccl_sync_ready(arg, lo); }
+/* ZeRO-1 through NCCL: the sync was made over the gradient buffer and knows its length. */
+static wx_status nccl_reduce_scatter(void *st, float *grad, int64_t len) {
+    (void)grad, (void)len;
+    return wx_cuda()->nccl_sync_reduce_scatter(st);
+}
+static wx_status nccl_allgather(void *st, float *data, int64_t len) {
+    (void)len;
+    return wx_cuda()->nccl_sync_allgather(st, data);
+}
 #endif
 
 /* The backend and its settings: the config's device (or the test hook's backend), one GPU per
@@ -148,8 +157,9 @@ static wx_status setup_backend(wx_trainer *t, const char *what) {
 }
 
 /* The gradient all-reduce under MPI: host MPI for host gradients; on a device, NCCL when the
- * backend is CUDA (buckets start during the backward, on a side stream), else through a host copy
- * of the gradient (a device backend without NCCL: the test simulator). */
+ * backend is CUDA (buckets start during the backward, on a side stream; with ZeRO-1 the shards'
+ * reduce-scatter and all-gather), else through a host copy of the gradient (a device backend
+ * without NCCL: the test simulator, unless a test gives device collectives for ZeRO-1). */
 static wx_status setup_grad_sync(wx_trainer *t) {
     wx_params *p = t->m->params;
     const int64_t bucket = t->o->bucket_bytes > 0 ? t->o->bucket_bytes : WX_DIST_BUCKET_BYTES_DEFAULT;
@@ -165,14 +175,21 @@ static wx_status setup_grad_sync(wx_trainer *t) {
     }
     /* (a sync over the device buffer only keeps the clock: it never touches the memory) */
     if (t->nranks < 2) return wx_grad_sync_create(p->grad, p->len, bucket, &t->sync);
+    if (t->zero1 && t->o->dev_coll) { /* a test's device collectives */
+        t->dcoll = *t->o->dev_coll;
+        return wx_grad_sync_create(p->grad, p->len, bucket, &t->sync);
+    }
 #if WX_HAVE_CUDA
-    if (!t->zero1 && wx_backend_is_cuda(t->be)) { /* NCCL on the device buffer */
+    if (wx_backend_is_cuda(t->be)) { /* NCCL on the device buffers */
         WX_TRY(wx_grad_sync_nccl_create(t->ctx, p->grad, p->len, bucket, &t->nccl));
-        p->grad_ready = nccl_ready, p->grad_ready_arg = t->nccl;
+        if (t->zero1) /* the shards' reduce-scatter and all-gather at the end of the step */
+            t->dcoll = (wx_train_dev_coll){"NCCL", t->nccl, nccl_reduce_scatter, nccl_allgather};
+        else /* buckets start during the backward */
+            p->grad_ready = nccl_ready, p->grad_ready_arg = t->nccl;
         return wx_grad_sync_create(p->grad, p->len, bucket, &t->sync);
     }
 #endif
-    /* Through host copies (a device without NCCL, and ZeRO-1 on any device): the sync's own host
+    /* Through host copies (a device backend without NCCL: the test simulator): the sync's own host
      * buffer, node shared memory where the ranks share a node, with the CPU run's sums. ZeRO-1
      * also brings the parameters back through a host copy for the all-gather. */
     WX_TRY(wx_grad_sync_create(NULL, p->len, bucket, &t->sync));

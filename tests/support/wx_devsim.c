@@ -27,13 +27,17 @@ typedef struct {
     unsigned char *base; /* the user's pointer */
     size_t bytes, span;  /* requested; rounded to DS_GUARD */
     int live;
+    long last_use; /* the last compute-stream action that took it (g_sim.seq) */
 } ds_alloc;
 
+/* An async upload: queued on the "copy stream" until its slot's slot_ready (the compute stream
+ * waits for it) or a host wait runs it; its host buffer's crc is checked up to copy_wait. */
 typedef struct {
     void *dst;
     const void *src;
     size_t bytes;
     uint32_t crc;
+    int slot, done;
 } ds_pending;
 
 static struct {
@@ -48,6 +52,10 @@ static struct {
     int nargs;
     ds_pending pending[DS_MAX_PENDING];
     int npending;
+    long seq;                           /* compute-stream actions so far (ops, zeroing, copies) */
+    long release_seq[WX_COPY_SLOTS];    /* seq at the slot's last slot_release */
+    int freed[WX_COPY_SLOTS];           /* a release since the slot's last slot_ready */
+    wx_devsim_upload_stats up;
     long violations, ops;
     char first[512];
     wx_backend table;
@@ -123,25 +131,53 @@ static int guards_ok(const ds_alloc *a) {
     return 1;
 }
 
-/* The deferred async uploads, in order (before anything that could read their targets). */
-static void run_pending(void) {
+/* Pending upload i: its host buffer must be as it was queued. */
+static void pending_crc(const ds_pending *c) {
+    if ((uint32_t)crc32(0L, c->src, (uInt)c->bytes) != c->crc)
+        violation("copy_h2d_async (slot %s): the host buffer was rewritten before copy_wait%s "
+                  "(a race on a GPU copy stream)", c->slot ? "1" : "0", "");
+}
+
+/* Runs the not yet done uploads of `slot` (-1: of every slot), in order: the copy stream reaches
+ * them. Entries stay (for copy_wait's crc check) unless `drop`. */
+static void run_pending(int slot, int drop) {
     g_sim.depth++;
+    int n = 0;
     for (int i = 0; i < g_sim.npending; i++) {
         ds_pending *c = &g_sim.pending[i];
-        if ((uint32_t)crc32(0L, c->src, (uInt)c->bytes) != c->crc)
-            violation("copy_h2d_async: the host buffer %s was rewritten before copy_wait%s "
-                      "(a race on a GPU copy stream)", "", "");
-        open_alloc(find(c->dst));
-        memcpy(c->dst, c->src, c->bytes);
-        close_all();
+        int mine = slot < 0 || c->slot == slot;
+        if (mine && !c->done) {
+            pending_crc(c);
+            open_alloc(find(c->dst));
+            memcpy(c->dst, c->src, c->bytes);
+            close_all();
+            c->done = 1;
+        } else if (mine && drop) {
+            pending_crc(c);
+        }
+        if (!(mine && drop)) g_sim.pending[n++] = *c;
     }
-    g_sim.npending = 0;
+    g_sim.npending = n;
     g_sim.depth--;
+}
+
+/* A compute-stream action takes allocation a: it must not be the target of an upload the compute
+ * stream has not waited for (slot_ready), and it becomes a's last use. */
+static void touch(ds_alloc *a, const char *what) {
+    if (!a || a->last_use == g_sim.seq) return; /* once per action (an op may take it twice) */
+    for (int i = 0; i < g_sim.npending; i++) {
+        const ds_pending *c = &g_sim.pending[i];
+        if (!c->done && find(c->dst) == a) {
+            violation("%s uses the target of an async upload before slot_ready%s (the compute "
+                      "stream did not wait for the copy: a race on a GPU)", what, "");
+            break;
+        }
+    }
+    a->last_use = g_sim.seq;
 }
 
 /* Around every op and copy: the queue first, then the given allocations mapped. */
 static void enter(ds_alloc *a, ds_alloc *b) {
-    run_pending();
     g_sim.depth++;
     open_alloc(a);
     if (b != a) open_alloc(b);
@@ -172,6 +208,7 @@ static int arg_ok(const char *op, const void *p, const char *name) {
     if (!p) return 1; /* optional tensors (bias NULL, ...) */
     ds_alloc *a = find(p);
     if (a && a->live) {
+        touch(a, op);
         if (g_sim.nargs < DS_MAX_OPEN) g_sim.args[g_sim.nargs++] = a; /* mapped by DS_RUN */
         return 1;
     }
@@ -184,6 +221,7 @@ static int arg_ok(const char *op, const void *p, const char *name) {
 #define DS_OP(name)          \
     const char *op_ = name;  \
     int bad_ = 0;            \
+    g_sim.seq++;             \
     g_sim.ops++
 #define DS_ARG(p, name) bad_ |= !arg_ok(op_, (p), (name))
 #define DS_RUN(call) ds_run(bad_, op_, ctx) ? WX_ERR_RUN : ds_finish((call))
@@ -227,7 +265,8 @@ static wx_status ds_mem_alloc(wx_ctx *ctx, void **ptr, size_t bytes) {
     unsigned char *blk = g_sim.pool + g_sim.used;
     g_sim.used += need;
     ds_alloc *a = &g_sim.a[g_sim.n++];
-    *a = (ds_alloc){blk + DS_GUARD, bytes, span, 1};
+    /* zeroed on the compute stream (cudaMemsetAsync), a use like any other */
+    *a = (ds_alloc){blk + DS_GUARD, bytes, span, 1, ++g_sim.seq};
     g_sim.nlive++;
     enter(a, a);
     memset(blk, DS_GUARD_BYTE, need);
@@ -245,6 +284,7 @@ static void ds_mem_free(wx_ctx *ctx, void *ptr) {
         violation("mem_free(%s): %s", "ptr", !a ? "not device memory" : "not a live allocation");
         return;
     }
+    run_pending(-1, 0); /* cudaFree waits for the whole device, copies included */
     enter(a, a);
     if (!guards_ok(a)) violation("mem_free: guard region of a %s allocation overwritten%s", "device", "");
     const uint32_t nan = 0x7fc00000u;
@@ -287,6 +327,8 @@ static wx_status ds_mem_zero(wx_ctx *ctx, void *ptr, size_t bytes) {
     (void)ctx;
     if (!bytes) return WX_OK;
     if (!range_ok("mem_zero", ptr, bytes)) return ds_fail("mem_zero");
+    g_sim.seq++;
+    touch(find(ptr), "mem_zero");
     enter(find(ptr), NULL);
     memset(ptr, 0, bytes);
     leave();
@@ -299,6 +341,9 @@ static wx_status ds_copy(const char *what, void *dst, const void *src, size_t by
     int ok = ddev ? range_ok(what, dst, bytes) : host_ok(what, dst);
     ok &= sdev ? range_ok(what, src, bytes) : host_ok(what, src);
     if (!ok) return ds_fail(what);
+    g_sim.seq++;
+    if (ddev) touch(find(dst), what);
+    if (sdev) touch(find(src), what);
     enter(ddev ? find(dst) : NULL, sdev ? find(src) : NULL);
     memmove(dst, src, bytes);
     leave();
@@ -318,26 +363,66 @@ static wx_status ds_d2d(wx_ctx *c, void *d, const void *s, size_t n) {
     return ds_copy("copy_d2d", d, s, n, 1, 1);
 }
 
-static wx_status ds_h2d_async(wx_ctx *ctx, void *dst, const void *src, size_t bytes) {
+static int slot_ok(const char *what, int slot) {
+    if (slot >= 0 && slot < WX_COPY_SLOTS) return 1;
+    violation("%s: upload slot out of range%s", what, "");
+    return 0;
+}
+
+static wx_status ds_h2d_async(wx_ctx *ctx, int slot, void *dst, const void *src, size_t bytes) {
     (void)ctx;
+    if (!slot_ok("copy_h2d_async", slot)) return ds_fail("copy_h2d_async");
     if (!bytes) return WX_OK;
     if (!range_ok("copy_h2d_async", dst, bytes) || !host_ok("copy_h2d_async", src))
         return ds_fail("copy_h2d_async");
-    if (g_sim.npending == DS_MAX_PENDING) run_pending();
-    g_sim.pending[g_sim.npending++] = (ds_pending){dst, src, bytes, (uint32_t)crc32(0L, src, (uInt)bytes)};
+    /* What the copy waits for, as the CUDA backend does it: the slot's last release, else all
+     * queued work. Compute work after that point must not use the target: the copy may overwrite
+     * it while that work runs. */
+    if (!g_sim.freed[slot]) g_sim.release_seq[slot] = g_sim.seq, g_sim.freed[slot] = 1;
+    ds_alloc *a = find(dst);
+    if (a->last_use > g_sim.release_seq[slot]) {
+        violation("copy_h2d_async (slot %s): its target was used by compute work queued after the "
+                  "slot's release%s (the copy may overwrite it while that work reads it)",
+                  slot ? "1" : "0", "");
+        return ds_fail("copy_h2d_async");
+    }
+    g_sim.up.copies++;
+    if (g_sim.release_seq[slot] < g_sim.seq) g_sim.up.overlapped++;
+    if (g_sim.npending == DS_MAX_PENDING) run_pending(-1, 1);
+    g_sim.pending[g_sim.npending++] =
+        (ds_pending){dst, src, bytes, (uint32_t)crc32(0L, src, (uInt)bytes), slot, 0};
     return WX_OK;
 }
 
-static wx_status ds_wait(wx_ctx *ctx) {
+static wx_status ds_slot_ready(wx_ctx *ctx, int slot) {
     (void)ctx;
-    run_pending();
+    if (!slot_ok("slot_ready", slot)) return ds_fail("slot_ready");
+    run_pending(slot, 0); /* the compute stream waits for the slot's copies */
+    g_sim.freed[slot] = 0;
+    g_sim.up.readies++;
+    return g_sim.violations ? ds_fail("slot_ready") : WX_OK;
+}
+
+static wx_status ds_slot_release(wx_ctx *ctx, int slot) {
+    (void)ctx;
+    if (!slot_ok("slot_release", slot)) return ds_fail("slot_release");
+    g_sim.release_seq[slot] = g_sim.seq, g_sim.freed[slot] = 1;
+    g_sim.up.releases++;
+    return WX_OK;
+}
+
+static wx_status ds_wait(wx_ctx *ctx, int slot) {
+    (void)ctx;
+    if (!slot_ok("copy_wait", slot)) return ds_fail("copy_wait");
+    run_pending(slot, 1);
     return g_sim.violations ? ds_fail("copy_wait") : WX_OK;
 }
 
 static wx_status ds_sync(wx_ctx *ctx) {
     (void)ctx;
     if (wx_devsim_check()) return ds_fail("synchronize");
-    return ds_wait(ctx);
+    run_pending(-1, 1);
+    return g_sim.violations ? ds_fail("synchronize") : WX_OK;
 }
 
 static wx_status ds_host_alloc(wx_ctx *ctx, void **ptr, size_t bytes) {
@@ -385,7 +470,8 @@ static void setup(void) {
     t->on_device = 1;
     t->mem_alloc = ds_mem_alloc, t->mem_free = ds_mem_free, t->mem_zero = ds_mem_zero;
     t->copy_h2d = ds_h2d, t->copy_d2h = ds_d2h, t->copy_d2d = ds_d2d;
-    t->copy_h2d_async = ds_h2d_async, t->copy_wait = ds_wait;
+    t->copy_h2d_async = ds_h2d_async, t->slot_ready = ds_slot_ready;
+    t->slot_release = ds_slot_release, t->copy_wait = ds_wait;
     t->host_alloc = ds_host_alloc, t->host_free = ds_host_free, t->synchronize = ds_sync;
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
@@ -407,8 +493,10 @@ const char *wx_devsim_first_violation(void) { return g_sim.first; }
 int wx_devsim_protecting(void) { return g_sim.protect; }
 long wx_devsim_ops_run(void) { return g_sim.ops; }
 
+void wx_devsim_uploads(wx_devsim_upload_stats *out) { *out = g_sim.up; }
+
 long wx_devsim_check(void) {
-    run_pending();
+    run_pending(-1, 0);
     for (size_t i = 0; i < g_sim.n; i++) {
         if (!g_sim.a[i].live) continue;
         enter(&g_sim.a[i], NULL);

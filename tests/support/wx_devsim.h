@@ -12,8 +12,14 @@
  *  - copies check their direction (h2d: device dst, host src; ...) and bounds;
  *  - 64-byte guard regions before and after every allocation are checked at free, synchronize and
  *    wx_devsim_check; freed memory is filled with NaN (a use after free reads NaN);
- *  - copy_h2d_async is deferred to the next op, copy or wait, as a GPU copy stream would be: a host
- *    buffer rewritten before copy_wait is detected (its crc changed) — on a GPU that is a race.
+ *  - async uploads follow the CUDA backend's per-slot ordering (wx_backend.h): copy_h2d_async is
+ *    queued on a "copy stream" and runs only when the compute stream waits for it (slot_ready) or
+ *    the host does (copy_wait, synchronize). Violations: an op, zeroing or copy that uses a
+ *    target before its slot_ready (the compute stream did not wait for the copy); an upload whose
+ *    target was used by compute work queued after the slot's last slot_release (the copy, which
+ *    waits only for the release, could overwrite it mid-read); a host buffer rewritten before
+ *    copy_wait (crc changed). wx_devsim_uploads counts the uploads, and those that overlap
+ *    compute work (queued after the slot's release, which the copy does not wait for).
  * mem_alloc zeroes, as the backend contract (wx_backend.h) promises. Ops added to ops.def after
  * tests/support/wx_devsim_ops.inc was generated run unwrapped; the simulator then leaves device
  * memory mapped (wx_devsim_protecting() = 0) and says so on stderr once. */
@@ -37,5 +43,13 @@ int wx_devsim_protecting(void);
 size_t wx_devsim_live(size_t *bytes);
 /* Ops run so far (a test can assert the model really went through the simulator). */
 long wx_devsim_ops_run(void);
+
+typedef struct {
+    long copies;     /* copy_h2d_async calls (with bytes > 0) */
+    long overlapped; /* of those, copies that do not wait for compute work queued before them */
+    long readies, releases;
+} wx_devsim_upload_stats;
+/* Upload counts since the process started. */
+void wx_devsim_uploads(wx_devsim_upload_stats *out);
 
 #endif

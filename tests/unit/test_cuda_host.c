@@ -33,7 +33,9 @@ static void test_cpu_memory(void) {
     WX_CHECK(be->copy_h2d(ctx, d, src, sizeof src) == WX_OK, "h2d");
     e = wx_backend_upload_f32(be, ctx, d, 100, "copy");
     WX_CHECK(e && be->copy_d2d(ctx, e, d, sizeof src) == WX_OK &&
-                 be->copy_h2d_async(ctx, d, src, sizeof src) == WX_OK && be->copy_wait(ctx) == WX_OK &&
+                 be->copy_h2d_async(ctx, 1, d, src, sizeof src) == WX_OK &&
+                 be->slot_ready(ctx, 1) == WX_OK && be->slot_release(ctx, 1) == WX_OK &&
+                 be->copy_wait(ctx, 1) == WX_OK &&
                  be->copy_d2h(ctx, back, e, sizeof back) == WX_OK,
              "d2d / async / d2h");
     WX_CHECK(!memcmp(src, back, sizeof src), "round trip h2d, d2d, d2h keeps every bit");

@@ -2,8 +2,11 @@
  * (no MPI job: wx_dist_size() = 1): the averaged gradient of one rank is the gradient itself,
  * bit for bit; buckets follow the requested size; ready(lo) starts exactly the buckets wholly in
  * [lo, len) (counted by started_early); a second round behaves the same. Without a GPU: the
- * communicator refuses with "no CUDA device" and the test exits 77. Multi-rank sums need a job
- * with one GPU per rank (not covered here). */
+ * communicator refuses with "no CUDA device" and the test exits 77. ZeRO-1's device collectives
+ * on one rank: reduce_scatter (ncclReduce + the 1/N scaling) and allgather (ncclBroadcast) leave
+ * the gradient and the parameters bit for bit, twice; the compute stream is ordered after them
+ * (a blocking read sees the result). Multi-rank sums need a job with one GPU per rank (not
+ * covered here). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +43,21 @@ static void test_one_rank(void) {
         /* first round: 8 buckets ([2000, 10000)) before finish; second the same */
         WX_CHECK(wx_nccl_sync_started_early(s) == 8.0, "started early %.2f, expected 8",
                  wx_nccl_sync_started_early(s));
+        float *d = wx_backend_upload_f32(cu, ctx, back, len, "params");
+        for (int round = 0; d && round < 2; round++) {
+            WX_CHECK(wx_nccl_sync_reduce_scatter(s) == WX_OK, "reduce_scatter: %s",
+                     wx_error_message());
+            WX_CHECK(wx_nccl_sync_allgather(s, d) == WX_OK, "allgather: %s", wx_error_message());
+            memset(back, 0, sizeof(float) * len);
+            WX_CHECK(cu->copy_d2h(ctx, back, g, sizeof(float) * len) == WX_OK &&
+                         !memcmp(back, h, sizeof(float) * len),
+                     "ZeRO-1 reduce-scatter on one rank: the shard mean is the gradient");
+            memset(back, 0, sizeof(float) * len);
+            WX_CHECK(cu->copy_d2h(ctx, back, d, sizeof(float) * len) == WX_OK &&
+                         !memcmp(back, h, sizeof(float) * len),
+                     "ZeRO-1 all-gather on one rank: the parameters unchanged");
+        }
+        cu->mem_free(ctx, d);
     }
     wx_nccl_sync_destroy(s);
     cu->mem_free(ctx, g);

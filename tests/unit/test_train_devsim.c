@@ -14,6 +14,8 @@
  *  - the simulator saw no violation (no host pointer passed to an op, no device pointer
  *    dereferenced on the host — that would have killed the process —, guards intact, no async
  *    upload raced), the model's ops ran through it, and the trainer freed all device memory;
+ *    pretrain's 6 batches went up in 12 async copies, the 8 after the first pair overlapping
+ *    the step queued before them (they wait only for the release of their slot);
  *  - GraphCast (its ops path, chosen on device backends; on the CPU with WX_GC_OPS=1): pretrain
  *    (3 steps, clipping active) and finetune (rollouts of 1, 2, 3 steps) on the simulator and on
  *    the CPU give byte-identical checkpoints and metrics, with no violation;
@@ -137,7 +139,15 @@ static void check_training(const wx_backend *sim) {
         const char *stage = k ? "finetune" : "pretrain";
         const int64_t half = k ? 2 : 3;
         WX_CHECK(train("cpu", stage, cpu, 0, NULL) == WX_OK, "cpu %s: %s", stage, wx_error_message());
+        wx_devsim_upload_stats u0, u1;
+        wx_devsim_uploads(&u0);
         WX_CHECK(train("sim", stage, sim, 0, NULL) == WX_OK, "sim %s: %s", stage, wx_error_message());
+        wx_devsim_uploads(&u1);
+        /* batches through async uploads; after the first pair each overlaps the step before */
+        if (k == 0)
+            WX_CHECK(u1.copies - u0.copies == 12 && u1.overlapped - u0.overlapped == 8,
+                     "pretrain: %ld async batch copies (expected 12), %ld overlapping the previous "
+                     "step (expected 8)", u1.copies - u0.copies, u1.overlapped - u0.overlapped);
         same_ckpts("cpu", "sim", stage, "simulator");
         same_metrics("cpu", "sim", stage, "simulator");
         WX_CHECK(train("cpu_sim", stage, cpu, half, NULL) == WX_OK, "cpu half: %s", wx_error_message());
