@@ -212,6 +212,15 @@ static wx_status parse_date(const char *text, int64_t hour, wx_time *out) {
     return WX_OK;
 }
 
+/* forecast's prev_path: the drop folder's file for time t (models reading two states find the
+ * earlier one there when the day's file does not hold it, e.g. 18 UTC of the day before). */
+static wx_status prev_analysis_path(void *user, wx_time t, char *path, size_t cap) {
+    const daily_config *c = user;
+    char name[WX_DAILY_PATH_MAX];
+    WX_TRY(wx_daily_pattern_fill(c->pattern, t, name, sizeof name));
+    return join(c->drop, name, path, cap);
+}
+
 /* The forecast runs of the day into the temporary folder `tmp`. */
 static wx_status run_products(const daily_config *c, wx_daily_opts *o, const char *tmp) {
     char nc[WX_DAILY_PATH_MAX + 128], grib[WX_DAILY_PATH_MAX + 128];
@@ -229,6 +238,7 @@ static wx_status run_products(const daily_config *c, wx_daily_opts *o, const cha
     x.has_time = 1;
     x.lead_s = c->lead_s;
     x.grib_dir = c->grib ? grib : NULL;
+    x.prev_path = prev_analysis_path, x.prev_user = (void *)c;
     x.deflate = c->compress ? 4 : 0;
     x.grib_bits = c->grib_bits, x.grib_packing = c->grib_packing;
     if (c->grib) WX_TRY(wx_mkdir_p(grib));

@@ -5,7 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include "core/wx_log.h"
 #include "core/wx_progress.h"
 #include "core/wx_timer.h"
 #include "infer/forecast_init.h"
@@ -221,7 +223,19 @@ wx_status wx_forecast_run_ext(wx_forecast_opts *o, wx_forecast_ext *xo) {
             st = wx_archive_read(ar, &i, 1, rec + (size_t)w * (size_t)wx_archive_points(m) * (size_t)m->nchan);
         }
     } else {
-        st = init_window_from_file(o->init, x->init_prev, r, x->has_time, &o->time, &fmeta, &rec);
+        const char *prev = x->init_prev;
+        char cand[4096] = "";
+        if (!prev && x->prev_path && W == 2 && x->has_time) {
+            st = x->prev_path(x->prev_user, o->time - r->step_s, cand, sizeof cand);
+            if (st == WX_OK && cand[0] && strcmp(cand, o->init) != 0 && access(cand, R_OK) == 0) {
+                prev = cand;
+                wx_log_info("forecast: the state one step before the start from %s", prev);
+            }
+        }
+        if (st == WX_OK) st = init_window_from_file(o->init, prev, r, x->has_time, &o->time, &fmeta, &rec);
+        if (st != WX_OK && !prev && cand[0] && strcmp(cand, o->init) != 0)
+            st = wx_error_wrap(st, "the earlier state has no file of its own (%s not found), so it was read "
+                               "from %s: ", cand, o->init);
         if (st == WX_OK) m = &fmeta;
     }
     int *map_in = wx_calloc((size_t)r->nin, sizeof(int)), *map_out = wx_calloc((size_t)r->nout, sizeof(int));

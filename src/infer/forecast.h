@@ -47,6 +47,12 @@ typedef struct {
     /* Models reading two states (GraphCast): a GRIB/NetCDF file with the state at time − step
      * (NULL: the earlier time from the init file itself). Only with a file init. */
     const char *init_prev;
+    /* With init_prev NULL, a file init at a given time and a model reading two states: the file
+     * that would hold the state at time − step (daily: the drop folder's file for that time).
+     * The callback fills `path`; when that file exists and is not the init file, the earlier
+     * state is read from it, otherwise from the init file (an error then names both). */
+    wx_status (*prev_path)(void *user, wx_time t, char *path, size_t cap);
+    void *prev_user;
 } wx_forecast_ext;
 
 /* Usage errors (time not on the archive's axis, channels or grid not matching) name the value and

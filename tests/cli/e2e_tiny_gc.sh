@@ -7,7 +7,9 @@
 # GraphCast's 24 h latitude-weighted z500 RMSE beats persistence's, every score is finite; then
 # `wxcast forecast` from the GraphCast checkpoint: lead 0 = the archive record (ncdump), NetCDF and
 # GRIB2 products (grib_ls), and a forecast started from that file's first two times (the model's
-# window: t - 6 h and t) whose lead 0 is the first file's lead 1. Measured 78 s user CPU (5.8 min
+# window: t - 6 h and t) whose lead 0 is the first file's lead 1; `wxcast daily` from a drop
+# folder with one analysis file per time (the 00 UTC run takes 18 UTC from the day before's file;
+# without that file, one error line naming it). Measured 78 s user CPU (5.8 min
 # wall at a load average of ~25 on the shared 2 cores); labelled slow. Usage: e2e_tiny_gc.sh WXCAST
 # SRCDIR
 set -u
@@ -78,5 +80,33 @@ ok "forecast from the file's first two times exits 0 (rc $rc: $(tail -2 re.txt))
 ok "it starts at 06 UTC" 'ncdump -v time -t r.nc | grep -q "2002-01-05 06"'
 # z (time, level 500, 33, 64): f.nc's second time starts at value 33·64 + 1
 ok "its lead 0 is the first forecast's lead 1" '[ -n "$(tiny_e2e_values r.nc z)" ] && [ "$(tiny_e2e_values r.nc z)" = "$(tiny_e2e_values f.nc z 2113)" ]'
+# daily with one analysis file per time (as a drop folder fills): the 00 UTC run needs 18 UTC of
+# the day before too, which is in that day's file; daily finds it through the pattern.
+mkdir -p ops/drop
+for t in 2002-01-04T18:00 2002-01-05T00:00; do
+    n=$(echo "$t" | sed 's/-//g; s/T\(..\):00/_\1/')
+    "$W" -q forecast --model "$CK" --init "$D/archive_graphcast" --time "$t" --steps 0 \
+        --output "ops/drop/an_$n.nc" >/dev/null 2>&1
+done
+cat > ops/daily.yaml <<Y
+analysis: {folder: drop, pattern: "an_{YYYYMMDD}_{HH}.nc", init_hour: 0}
+model: $CK
+lead: 12h
+output: products
+maps: {enabled: false}
+Y
+"$W" daily ops/daily.yaml --date 2002-01-05 > do.txt 2> de.txt
+rc=$?
+ok "daily (GraphCast, one file per time) exits 0 (rc $rc: $(tail -2 de.txt))" '[ $rc -eq 0 ]'
+ok "it read the earlier state from the day before's file" 'grep -q "state one step before the start from ops/drop/an_20020104_18.nc" de.txt'
+DF=ops/products/20020105T00/forecast.nc
+# lead 12 h (third time) = the forecast from the archive's window at the same start
+ok "its 12 h z500 equals the forecast from the archive's window" '[ -n "$(tiny_e2e_values $DF z 4225)" ] && [ "$(tiny_e2e_values $DF z 4225)" = "$(tiny_e2e_values f.nc z 4225)" ]'
+rm ops/drop/an_20020104_18.nc
+sed 's/^output: products$/output: products2/' ops/daily.yaml > ops/daily2.yaml
+"$W" daily ops/daily2.yaml --date 2002-01-05 > do2.txt 2> de2.txt
+rc=$?
+ok "without the earlier file: exit 1, one error line naming it (rc $rc: $(cat de2.txt))" '[ $rc -eq 1 ] && [ $(grep -c "^wxcast: error:" de2.txt) -eq 1 ] && grep -q "ops/drop/an_20020104_18.nc not found" de2.txt'
+ok "and no dated folder" '[ ! -d ops/products2/20020105T00 ]'
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]
