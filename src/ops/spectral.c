@@ -193,6 +193,7 @@ static wx_status r2c_run(wx_ctx *ctx, const char *op, WXR *X, const WXR *x, int6
             for (int64_t row = 0; row < h * wf; row++) {
                 WXR f = is_interior(row % wf, w) ? si : s;
                 WXR *p2 = o + row * c * 2;
+#pragma omp simd
                 for (int64_t k = 0; k < 2 * cc; k++) p2[k] *= f;
             }
         }
@@ -239,9 +240,11 @@ static wx_status c2r_run(wx_ctx *ctx, const char *op, WXR *y, const WXR *X, int6
                 const WXR *src = xb + row * c * 2;
                 WXR *dst = zb + row * c * 2;
                 if (is_interior(kx, w)) {
+#pragma omp simd
                     for (int64_t k = 2 * c0; k < 2 * c1; k++) dst[k] = si * src[k];
                 } else {
                     const WXR *mir = xb + (((h - ky) % h) * wf + kx) * c * 2;
+#pragma omp simd
                     for (int64_t k = c0; k < c1; k++) {
                         dst[2 * k] = half_s * (src[2 * k] + mir[2 * k]);
                         dst[2 * k + 1] = half_s * (src[2 * k + 1] - mir[2 * k + 1]);
