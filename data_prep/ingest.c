@@ -172,29 +172,36 @@ typedef struct {
     double n, mean, m2, mn, mx, dn, dm, dm2;
 } chan_stats;
 
+/* Two passes over the points instead of four, the sums each kept in their own running order (so
+ * the results are those of one sum per pass, bit for bit), and min/max as compares: `minsd`'s
+ * choice, which is what glibc's fmin/fmax return for non-NaN operands, without a call per point
+ * (the statistics took ~0.7 of 1.2 CPU-s of a 48-field ingest). */
 static void chan_stats_compute(const float *x, const float *y, size_t np, chan_stats *s) {
-    double mean = 0, m2 = 0, mn = INFINITY, mx = -INFINITY;
-    size_t n = 0;
-    for (size_t p = 0; p < np; p++)
-        if (!isnan(x[p])) mean += x[p], n++, mn = fmin(mn, x[p]), mx = fmax(mx, x[p]);
+    double mean = 0, m2 = 0, mn = INFINITY, mx = -INFINITY, dm = 0, dm2 = 0;
+    size_t n = 0, dn = 0;
+    for (size_t p = 0; p < np; p++) {
+        float v = x[p];
+        if (isnan(v)) continue;
+        mean += v, n++;
+        mn = mn < v ? mn : v;
+        mx = mx > v ? mx : v;
+        if (y && !isnan(y[p])) dm += (double)v - y[p], dn++;
+    }
     memset(s, 0, sizeof *s);
     if (!n) return;
     mean /= (double)n;
-    for (size_t p = 0; p < np; p++)
-        if (!isnan(x[p])) m2 += (x[p] - mean) * (x[p] - mean);
-    s->n = (double)n, s->mean = mean, s->m2 = m2, s->mn = mn, s->mx = mx;
-    if (!y) return;
-    double dm = 0, dm2 = 0;
-    size_t dn = 0;
-    for (size_t p = 0; p < np; p++)
-        if (!isnan(x[p]) && !isnan(y[p])) dm += (double)x[p] - y[p], dn++;
-    if (!dn) return;
-    dm /= (double)dn;
-    for (size_t p = 0; p < np; p++)
-        if (!isnan(x[p]) && !isnan(y[p])) {
-            double q = (double)x[p] - y[p] - dm;
+    if (dn) dm /= (double)dn;
+    for (size_t p = 0; p < np; p++) {
+        float v = x[p];
+        if (isnan(v)) continue;
+        m2 += (v - mean) * (v - mean);
+        if (dn && !isnan(y[p])) {
+            double q = (double)v - y[p] - dm;
             dm2 += q * q;
         }
+    }
+    s->n = (double)n, s->mean = mean, s->m2 = m2, s->mn = mn, s->mx = mx;
+    if (!dn) return;
     s->dn = (double)dn, s->dm = dm, s->dm2 = dm2;
 }
 
