@@ -83,7 +83,8 @@ for name, w, u, s in (("ingest, buffered writes (page cache)", bu_s, bu_u, bu_sy
                       ("ingest into tmpfs (/dev/shm, no disk)", sh_s, sh_u, sh_sys)):
     print(f"{name:38} {w:5.2f} s wall ({mb / w:.0f} MB/s), CPU {u + s:.2f} s (user {u:.2f}, system {s:.2f}); "
           f"same shard bytes")
-print(f"disk floor: dd writing + fsyncing the archive's bytes: {dd_s:.2f} s ({mb / dd_s:.0f} MB/s)")
+print(f"disk floor: dd writing + fsyncing the archive's bytes: {dd_s:.2f} s ({mb / dd_s:.0f} MB/s); "
+      f"ingest wall / floor {wx_s / dd_s:.2f}, ingest wall - floor {wx_s - dd_s:+.2f} s")
 print(f"xarray+cfgrib array identical to the archive records: {j['check']['identical_to_archive']}")
 print(f"ingest vs cfgrib, whole processes: {cfp_s / wx_s:.1f}x (wall), {cfp_cpu / wx_cpu:.1f}x (CPU); "
       f"after imports / without start-up: {cf['s'] / (wx_s - st_s):.1f}x (wall), "
