@@ -6,8 +6,8 @@
 #include "synth/sw_forcing.h"
 
 #define DAY 86400.0
-#define NTEND 12
-#define NWORK 19
+#define NTEND 13
+#define NWORK 20
 
 void wx_sw_params_default(wx_sw_params *p, int trunc, int nlat, int nlon) {
     memset(p, 0, sizeof *p);
@@ -256,7 +256,7 @@ static void tendencies(wx_sw_model *m) {
     if (utc < 0) utc += DAY;
     wx_sw_model_grid(m);
     double *w = m->work;
-    wx_sw_anal_item it[12];
+    wx_sw_anal_item it[NTEND];
     for (int l = 0; l < WX_SW_NLAYER; l++) {
         double *A = w + (6 * l) * ng, *B = A + ng, *E = B + ng, *Ah = E + ng, *Bh = Ah + ng;
         const double *u = m->ucos[l], *v = m->vcos[l], *z = m->gvort[l], *h = m->gh[l];
@@ -281,7 +281,7 @@ static void tendencies(wx_sw_model *m) {
      * source following the sun, stronger over land; evaporation toward 90 % of saturation,
      * condensation above 85 % */
     double *Aq = w + 12 * ng, *Bq = Aq + ng, *Q = Bq + ng, *S = Q + ng, *Lh = S + ng;
-    double *hu_old = Lh + ng, *hl_old = hu_old + ng;
+    double *hu_old = Lh + ng, *hl_old = hu_old + ng, *Cv = hl_old + ng;
     if (p->h_min > 0) {
         /* the refill is a damping: from the previous level, as the drag, because a damping
          * evaluated at the centre of a leapfrog step amplifies its computational mode */
@@ -311,7 +311,14 @@ static void tendencies(wx_sw_model *m) {
             if (cond < 0) cond = 0;
             S[k] = evap - cond;
             m->precip_acc[k] += cond * p->dt;
-            if (p->latent > 0) Lh[k] = p->latent / 1000 * cond;
+            /* cond is kg m⁻² s⁻¹ = mm s⁻¹, latent m per mm (session 4 divided by 1000 more) */
+            if (p->latent > 0) Lh[k] = p->latent * cond;
+            if (p->conv_rate > 0) { /* a threshold, not a ramp: the switch itself is chaotic */
+                double c = q > p->conv_rh * qs ? p->conv_rate : 0;
+                S[k] -= c;
+                m->precip_acc[k] += c * p->dt;
+                Cv[k] = p->conv_heat * c;
+            }
             if (p->h_min > 0) { /* refill a layer about to vanish from the other one */
                 double hu = p->depth[0] + hu_old[k], hl = p->depth[1] + hl_old[k];
                 if (hl < p->h_min) Q[k] -= (p->h_min - hl) / p->tau_hmin;
@@ -325,6 +332,8 @@ static void tendencies(wx_sw_model *m) {
     /* the latent item only when switched on: a different batch could change the default bits */
     int nanal = 11;
     if (p->latent > 0) it[nanal++] = (wx_sw_anal_item){Lh, NULL, m->tend + 11 * (size_t)ns, 0};
+    if (p->conv_rate > 0 && p->conv_heat > 0)
+        it[nanal++] = (wx_sw_anal_item){Cv, NULL, m->tend + 12 * (size_t)ns, 0};
     wx_sw_spec_anal_many(sp, nanal, it);
     for (int l = 0; l < WX_SW_NLAYER; l++) {
         wx_cplx *t = m->tend + (size_t)4 * l * ns;
@@ -346,6 +355,15 @@ static void tendencies(wx_sw_model *m) {
                 double filt = nf > 0 ? exp(-(n / nf) * (n / nf)) : 1;
                 m->lheat[k] += r * (filt * tL[k] - m->lheat[k]);
                 tQ[k] += m->lheat[k];
+            }
+    }
+    if (p->conv_rate > 0 && p->conv_heat > 0) {
+        const wx_cplx *tC = m->tend + 12 * (size_t)ns;
+        for (int mm = 0; mm <= p->trunc; mm++)
+            for (int n = mm; n <= p->trunc; n++) {
+                int k = sp->off[mm] + n - mm;
+                double nf = p->conv_n, filt = nf > 0 ? exp(-(n / nf) * (n / nf)) : 1;
+                tQ[k] += filt * tC[k];
             }
     }
     tQ[0] = 0; /* heating moves mass between the layers, never adds it */

@@ -41,6 +41,12 @@ typedef struct {
      * interface without vanishing. */
     double latent, latent_tau, latent_n;
     double h_min, tau_hmin;
+    /* Triggered moist convection (0 = off; docs/synth.md "Convection"): a column whose moisture
+     * exceeds conv_rh × saturation rains conv_rate kg m⁻² s⁻¹ and moves conv_heat m of thickness
+     * per kg m⁻² from the lower to the upper layer, optionally low-passed (e^{-(n/conv_n)²}). The
+     * switch is a threshold, as convection starts: twins that differ by 1e-6 soon convect in
+     * different columns, which is how the atmosphere's errors grow fastest at small scales. */
+    double conv_rate, conv_rh, conv_heat, conv_n;
     uint64_t seed;
 } wx_sw_params;
 

@@ -47,6 +47,10 @@ static const wx_cfg_field fields[] = {
     {"latent_truncation", WX_CFG_FLOAT, 0, 0, 1000, "21", "total wavenumber of the Gaussian low-pass of the latent heating (0: none)", NULL},
     {"min_thickness", WX_CFG_FLOAT, 0, 0, 10000, "0", "a layer thinner than this is refilled from the other one (m; 0: off)", NULL},
     {"min_thickness_hours", WX_CFG_FLOAT, 0, 0.1, 1000, "3", "time scale of that refill (hours)", NULL},
+    {"convection", WX_CFG_FLOAT, 0, 0, 100, "0", "rain rate of a convecting column (mm/h; 0: off)", NULL},
+    {"convection_trigger", WX_CFG_FLOAT, 0, 0.1, 2, "0.8", "a column convects while its moisture exceeds this fraction of saturation", NULL},
+    {"convection_heating", WX_CFG_FLOAT, 0, 0, 10000, "30", "thickness moved from the lower to the upper layer per mm of convective rain (m)", NULL},
+    {"convection_truncation", WX_CFG_FLOAT, 0, 0, 1000, "0", "total wavenumber of the Gaussian low-pass of the convective heating (0: none)", NULL},
     {"ke_spectrum", WX_CFG_STR, 0, WX_CFG_NO_RANGE, "", "if set: file receiving the time-mean kinetic-energy spectrum (text)", NULL},
     WX_CFG_END,
 };
@@ -332,6 +336,11 @@ static wx_status run(const wx_yaml *root, wx_synth_opts *opts, out_state *o, wx_
     WX_TRY(wx_cfg_double(root, fields, "min_thickness", &p.h_min));
     WX_TRY(wx_cfg_double(root, fields, "min_thickness_hours", &d));
     p.tau_hmin = d * 3600;
+    WX_TRY(wx_cfg_double(root, fields, "convection", &d));
+    p.conv_rate = d / 3600;
+    WX_TRY(wx_cfg_double(root, fields, "convection_trigger", &p.conv_rh));
+    WX_TRY(wx_cfg_double(root, fields, "convection_heating", &p.conv_heat));
+    WX_TRY(wx_cfg_double(root, fields, "convection_truncation", &p.conv_n));
     WX_TRY(wx_cfg_int(root, fields, "steps_per_6h", &per6));
     if (per6 > 0) p.dt = 21600.0 / per6;
     const char *ke_path, *twin_path;

@@ -7,11 +7,19 @@
  *   twin of the log is the model itself (a perturbation-free log would be all zero);
  * - the session-4 physics keys (jet_latitude, lower_depth, wave_speed, latent_heating and its
  *   time/filter, min_thickness and its time) at their defaults give the same bytes as no key, and
- *   each of jet_latitude, lower_depth, latent_heating and min_thickness changes the world. */
+ *   each of jet_latitude, lower_depth, latent_heating and min_thickness changes the world;
+ * - the session-5 convection keys: at their defaults the same bytes as no key; `convection: 1`
+ *   rains more (the tp field's sum grows) but leaves z500 byte-identical while
+ *   `convection_heating: 0` (the heating is its only coupling to the flow), changes z500 with
+ *   heating, and `convection_truncation` changes that heating; in 4-day twins after a 60-day
+ *   spin-up the z500 difference grows ≥ 2× with convection and stays < 1.5× without (the
+ *   threshold is what makes small differences grow fast). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include <netcdf.h>
 
 #include "core/wx_fs.h"
 #include "synth/synth_run.h"
@@ -19,6 +27,12 @@
 
 static const char *base = "truncation: 21\nnlat: 32\nnlon: 64\nstart_year: 2003\nspin_up_days: 20\n"
                           "formats: [netcdf]\nvariables: [z500]\n";
+/* the same without one of its keys, for runs that set it themselves */
+static const char *base_novars = "truncation: 21\nnlat: 32\nnlon: 64\nstart_year: 2003\n"
+                                 "spin_up_days: 20\nformats: [netcdf]\n";
+static const char *base_nospin = "truncation: 21\nnlat: 32\nnlon: 64\nstart_year: 2003\n"
+                                 "formats: [netcdf]\nvariables: [z500]\n";
+static const char *cur_base;
 
 static int run(const char *dir, const char *name, const char *extra, wx_synth_opts *o) {
     char cfg[600], out[600];
@@ -26,7 +40,7 @@ static int run(const char *dir, const char *name, const char *extra, wx_synth_op
     snprintf(out, sizeof out, "%s/%s", dir, name);
     FILE *fp = fopen(cfg, "w");
     if (!fp) return 0;
-    fprintf(fp, "%s%s", base, extra);
+    fprintf(fp, "%s%s", cur_base ? cur_base : base, extra);
     fclose(fp);
     memset(o, 0, sizeof *o);
     o->output = out;
@@ -46,6 +60,26 @@ static int same_file(const char *a, const char *b) {
     free(x);
     free(y);
     return eq;
+}
+
+/* Sum of a NetCDF variable (float32 values as double); -1 when it cannot be read. */
+static double nc_sum(const char *path, const char *var) {
+    int nc, id, nd, dims[8];
+    if (nc_open(path, NC_NOWRITE, &nc)) return -1;
+    double s = -1;
+    size_t n = 1, len;
+    if (!nc_inq_varid(nc, var, &id) && !nc_inq_varndims(nc, id, &nd) && nd <= 8 &&
+        !nc_inq_vardimid(nc, id, dims)) {
+        for (int i = 0; i < nd; i++) n *= nc_inq_dimlen(nc, dims[i], &len) ? 0 : len;
+        float *x = n ? malloc(sizeof(float) * n) : NULL;
+        if (x && !nc_get_var_float(nc, id, x)) {
+            s = 0;
+            for (size_t i = 0; i < n; i++) s += x[i];
+        }
+        free(x);
+    }
+    nc_close(nc);
+    return s;
 }
 
 /* Reads "day value" lines; returns the count (comment lines skipped). */
@@ -93,13 +127,47 @@ int main(void) {
     WX_CHECK(same_file(a, b) == 1, "the new keys at their defaults give the same file as no key");
     const char *changed[][2] = {{"lat55", "days: 1\njet_latitude: 55\n"},
                                 {"h1500", "days: 1\nlower_depth: 1500\nmin_thickness: 800\n"},
-                                {"latent", "days: 1\nlatent_heating: 50\n"},
+                                {"latent", "days: 1\nlatent_heating: 5\n"},
                                 {"refill", "days: 1\nmin_thickness: 2900\n"}};
     for (int i = 0; i < 4; i++) {
         run(dir, changed[i][0], changed[i][1], &o);
         snprintf(b, sizeof b, "%s/%s/synth_pl500_200301.nc", dir, changed[i][0]);
         WX_CHECK(same_file(a, b) == 0, "%s changes the world", changed[i][1] + 8);
     }
+
+    /* convection */
+    run(dir, "conv_def", "days: 1\nconvection: 0\nconvection_trigger: 0.8\nconvection_heating: 30\n"
+        "convection_truncation: 0\n", &o);
+    snprintf(a, sizeof a, "%s/plain/synth_pl500_200301.nc", dir);
+    snprintf(b, sizeof b, "%s/conv_def/synth_pl500_200301.nc", dir);
+    WX_CHECK(same_file(a, b) == 1, "the convection keys at their defaults give the same file");
+    const char *tp_cfg = "days: 1\nvariables: [z500, tp]\nconvection_trigger: 0.6\n";
+    char cfg2[400];
+    cur_base = base_novars;
+    run(dir, "conv_off", tp_cfg, &o);
+    snprintf(cfg2, sizeof cfg2, "%sconvection: 1\nconvection_heating: 0\n", tp_cfg);
+    run(dir, "conv_dry", cfg2, &o);
+    snprintf(cfg2, sizeof cfg2, "%sconvection: 1\nconvection_heating: 10\n", tp_cfg);
+    run(dir, "conv_on", cfg2, &o);
+    snprintf(cfg2, sizeof cfg2, "%sconvection: 1\nconvection_heating: 10\nconvection_truncation: 10\n",
+             tp_cfg);
+    run(dir, "conv_lp", cfg2, &o);
+    cur_base = NULL;
+    snprintf(a, sizeof a, "%s/conv_off/synth_pl500_200301.nc", dir);
+    snprintf(b, sizeof b, "%s/conv_dry/synth_pl500_200301.nc", dir);
+    WX_CHECK(same_file(a, b) == 1, "convection without heating leaves z500 unchanged");
+    snprintf(b, sizeof b, "%s/conv_on/synth_pl500_200301.nc", dir);
+    WX_CHECK(same_file(a, b) == 0, "convective heating changes z500");
+    snprintf(a, sizeof a, "%s/conv_lp/synth_pl500_200301.nc", dir);
+    WX_CHECK(same_file(a, b) == 0, "convection_truncation changes the heating");
+    double rain[2] = {0, 0};
+    const char *tp_dirs[2] = {"conv_off", "conv_dry"};
+    for (int i = 0; i < 2; i++) {
+        snprintf(a, sizeof a, "%s/%s/synth_sfc_200301.nc", dir, tp_dirs[i]);
+        rain[i] = nc_sum(a, "tp");
+    }
+    WX_CHECK(rain[0] >= 0 && rain[1] > 1.2 * rain[0], "convection rains more: tp sum %.4g -> %.4g m",
+             rain[0], rain[1]);
 
     /* twin_log */
     double v6[16], v3[16], vd[16];
@@ -128,5 +196,20 @@ int main(void) {
         WX_CHECK(vd[0] == v6[0] && vd[4] == v6[4], "default perturbation is 1e-6 (%.9e vs %.9e)",
                  vd[0], v6[0]);
     }
+    /* the convective threshold makes small differences grow fast */
+    double g[2][8];
+    cur_base = base_nospin;
+    for (int i = 0; i < 2; i++) {
+        snprintf(extra, sizeof extra, "days: 4\nspin_up_days: 60\ntwin_log: %s/tc%d.txt\n%s", dir, i,
+                 i ? "convection: 1\nconvection_trigger: 0.6\nconvection_heating: 10\n" : "");
+        run(dir, i ? "tc1" : "tc0", extra, &o);
+        snprintf(a, sizeof a, "%s/tc%d.txt", dir, i);
+        WX_CHECK(read_log(a, g[i], 8) == 5, "convection twin log %d has days 0..4", i);
+    }
+    cur_base = NULL;
+    WX_CHECK(g[1][4] > 2 * g[1][0], "with convection the twins grow apart: day 4 / day 0 = %.2f",
+             g[1][4] / g[1][0]);
+    WX_CHECK(g[0][4] < 1.5 * g[0][0], "without it they do not yet: day 4 / day 0 = %.2f",
+             g[0][4] / g[0][0]);
     return wx_test_summary();
 }
