@@ -14,6 +14,7 @@
 #include <zlib.h>
 
 #include "core/wx_fs.h"
+#include "core/wx_progress.h"
 #include "io/climatology.h"
 
 static int is_leap(int64_t y) { return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0; }
@@ -47,27 +48,28 @@ typedef struct {
     int nh, hidx[24];
     size_t E;       /* elements per record */
     double *S, *N, *tmp;
-    float *rec, *val;
+    float *rec, *val; /* [B]: the block of one record; one output slab's block */
     uint32_t *crcs;
 } build_ctx;
 
-/* Accumulates elements [q0, q0+b) of every window record into S and N ([366][nh][b]). */
+/* Accumulates elements [q0, q0+b) of every kept window record into S and N ([366][nh][b]). */
 static wx_status accumulate(build_ctx *c, size_t q0, size_t b, wx_clim_fetch fetch, void *ctx) {
     size_t nh = (size_t)c->nh;
     memset(c->S, 0, sizeof(double) * WX_CLIM_NDOY * nh * b);
     memset(c->N, 0, sizeof(double) * WX_CLIM_NDOY * nh * b);
     for (int64_t t = c->t0; t <= c->t1; t++) {
-        WX_TRY(fetch(ctx, t, c->rec));
         wx_time vt = c->m->start + t * c->m->step;
         int64_t y;
         int mo, dd, hh, mi, ss;
         wx_time_split(vt, &y, &mo, &dd, &hh, &mi, &ss);
+        if (c->hidx[hh] < 0) continue; /* an hour the climatology does not keep */
+        WX_TRY(fetch(ctx, t, q0, b, c->rec));
         int doy = wx_time_day_of_year(vt);
         size_t h = (size_t)c->hidx[hh];
         for (int dup = 0; dup < 1 + (doy == 365 && !is_leap(y)); dup++) {
             size_t base = ((size_t)(doy - 1 + dup) * nh + h) * b;
             for (size_t e = 0; e < b; e++) {
-                float x = c->rec[q0 + e];
+                float x = c->rec[e];
                 if (isnan(x)) continue;
                 c->S[base + e] += x;
                 c->N[base + e] += 1;
@@ -96,18 +98,36 @@ static wx_status emit(build_ctx *c, wx_atomic_file *f, uint64_t data_offset, siz
     return WX_OK;
 }
 
+/* Records t0..t1 of `m` in [start, end] (t0 > t1: none). */
+static void window_records(const wx_archive_meta *m, wx_time start, wx_time end, int64_t *t0,
+                           int64_t *t1) {
+    *t0 = start <= m->start ? 0 : (start - m->start + m->step - 1) / m->step;
+    *t1 = end < m->start ? -1 : (end - m->start) / m->step;
+    if (*t1 >= m->count) *t1 = m->count - 1;
+}
+
+int wx_climatology_hours(const wx_archive_meta *m, wx_time start, wx_time end, int hour_step,
+                         uint8_t hours[24]) {
+    int64_t t0, t1;
+    window_records(m, start, end, &t0, &t1);
+    if (t0 > t1) return 0;
+    int present[24] = {0}, h0 = wx_time_hour_of_day(m->start + t0 * m->step), n = 0;
+    for (int64_t t = t0; t <= t1; t++) present[wx_time_hour_of_day(m->start + t * m->step)] = 1;
+    for (int h = 0; h < 24; h++)
+        if (present[h] && (hour_step <= 0 || ((h - h0 + 24) % 24) % hour_step == 0)) hours[n++] = (uint8_t)h;
+    return n;
+}
+
 wx_status wx_climatology_build(const char *path, const wx_archive_meta *m, wx_time start,
                                wx_time end, const wx_clim_opts *opts, wx_clim_fetch fetch,
                                void *ctx) {
-    wx_clim_opts o = opts ? *opts : (wx_clim_opts){61, (int64_t)1 << 30};
+    wx_clim_opts o = opts ? *opts : (wx_clim_opts){61, (int64_t)1 << 30, 0};
     if (o.window < 3 || o.window % 2 == 0)
         return wx_error_set(WX_ERR_USAGE, "climatology window %d: expected an odd number of days "
                             ">= 3", o.window);
     int H = (o.window - 1) / 2;
     build_ctx c = {.m = m};
-    c.t0 = start <= m->start ? 0 : (start - m->start + m->step - 1) / m->step;
-    c.t1 = end < m->start ? -1 : (end - m->start) / m->step;
-    if (c.t1 >= m->count) c.t1 = m->count - 1;
+    window_records(m, start, end, &c.t0, &c.t1);
     if (c.t0 > c.t1) {
         char a[32], b[32];
         wx_time_format(start, a);
@@ -118,12 +138,9 @@ wx_status wx_climatology_build(const char *path, const wx_archive_meta *m, wx_ti
                         .nlat = (uint32_t)m->grid.nlat, .nlon = (uint32_t)m->grid.nlon,
                         .ndoy = WX_CLIM_NDOY, .window = (uint32_t)o.window, .stats_start = start,
                         .stats_end = end};
-    int present[24] = {0};
-    for (int64_t t = c.t0; t <= c.t1; t++) present[wx_time_hour_of_day(m->start + t * m->step)] = 1;
-    for (int k = 0; k < 24; k++) {
-        c.hidx[k] = present[k] ? c.nh : -1;
-        if (present[k]) h.hours[c.nh++] = (uint8_t)k;
-    }
+    c.nh = wx_climatology_hours(m, start, end, o.hour_step, h.hours);
+    for (int k = 0; k < 24; k++) c.hidx[k] = -1;
+    for (int k = 0; k < c.nh; k++) c.hidx[h.hours[k]] = k;
     h.nhours = (uint32_t)c.nh;
     int nslabs = WX_CLIM_NDOY * c.nh;
     uint64_t tables = WX_CLIM_HEADER_BYTES + 4 * (uint64_t)nslabs;
@@ -139,16 +156,20 @@ wx_status wx_climatology_build(const char *path, const wx_archive_meta *m, wx_ti
     c.N = malloc(sizeof(double) * WX_CLIM_NDOY * (size_t)c.nh * B);
     c.tmp = malloc(sizeof(double) * WX_CLIM_NDOY * B);
     c.val = malloc(sizeof(float) * B);
-    c.rec = malloc(sizeof(float) * c.E);
+    c.rec = malloc(sizeof(float) * B);
     c.crcs = wx_calloc((size_t)nslabs, 4);
     wx_status st = WX_OK;
     if (!c.S || !c.N || !c.tmp || !c.val || !c.rec)
         st = wx_error_set(WX_ERR_RUN, "%s: out of memory for a %zu-element block", path, B);
+    wx_progress p;
+    wx_progress_start(&p, "climatology", (int64_t)((c.E + B - 1) / B), "passes");
     for (size_t q0 = 0; st == WX_OK && q0 < c.E; q0 += B) {
         size_t b = c.E - q0 < B ? c.E - q0 : B;
         st = accumulate(&c, q0, b, fetch, ctx);
         if (st == WX_OK) st = emit(&c, &f, h.data_offset, q0, b, H);
+        if (st == WX_OK) wx_progress_update(&p, (int64_t)((q0 + b + B - 1) / B), NULL);
     }
+    wx_progress_finish(&p);
     if (st == WX_OK) {
         unsigned char hdr[WX_CLIM_HEADER_BYTES];
         wx_clim_header_pack(&h, hdr);

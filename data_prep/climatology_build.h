@@ -7,16 +7,25 @@
 
 #include "io/archive.h"
 
-/* Fills rec [nchan, nlat, nlon] (float32, physical units) with record t of the archive. */
-typedef wx_status (*wx_clim_fetch)(void *ctx, int64_t t, float *rec);
+/* Fills out[0, n) with elements [q0, q0 + n) of record t of the archive (a record is
+ * [nchan, nlat, nlon] float32 in physical units): each pass of the build reads only its block of
+ * every record, so the records are read once in all, however many passes the budget needs. */
+typedef wx_status (*wx_clim_fetch)(void *ctx, int64_t t, size_t q0, size_t n, float *out);
 
 typedef struct {
     int window;           /* odd number of days (61) */
     int64_t budget_bytes; /* accumulator memory; more elements than fit take further passes */
+    int hour_step;        /* hours kept: every hour_step-th from the window's first record's hour
+                           * (6: WeatherBench2's 6-hourly climatology); 0: every hour present */
 } wx_clim_opts;
 
-/* Writes `path` atomically from the records of `m` whose valid time lies in [start, end], read
- * through `fetch`. Hours of day are those of the records in the window. */
+/* The hours of day (ascending) the climatology of `m`'s records in [start, end] keeps; returns
+ * how many (0 when no record lies in the window). */
+int wx_climatology_hours(const wx_archive_meta *m, wx_time start, wx_time end, int hour_step,
+                         uint8_t hours[24]);
+
+/* Writes `path` atomically from the records of `m` whose valid time lies in [start, end] and
+ * whose hour is one wx_climatology_hours keeps, read through `fetch`. */
 wx_status wx_climatology_build(const char *path, const wx_archive_meta *m, wx_time start,
                                wx_time end, const wx_clim_opts *opts, wx_clim_fetch fetch,
                                void *ctx);

@@ -53,6 +53,7 @@ typedef struct {
     int lag;
     int64_t abort_after, done;
     batch_pool *pool;  /* decode threads, from the first shard written to the end */
+    int clim_fd, clim_shard; /* the shard the climatology build reads from (-1: none open) */
 } ingest_ctx;
 
 static int ix_cmp(const void *a, const void *b) {
@@ -270,9 +271,66 @@ static wx_status read_back(ingest_ctx *c, int shard, int64_t r, float *rec) {
     return ok ? WX_OK : wx_error_set(WX_ERR_RUN, "%s: record %lld unreadable", path, (long long)r);
 }
 
-static wx_status clim_fetch(void *ctx, int64_t t, float *rec) {
+/* wx_clim_fetch: elements [q0, q0 + n) of record t, one pread from the shard (kept open between
+ * calls: the build reads every record once per pass). */
+static wx_status clim_fetch(void *ctx, int64_t t, size_t q0, size_t n, float *out) {
     ingest_ctx *c = ctx;
-    return read_back(c, (int)(t / c->meta.records_per_shard), t % c->meta.records_per_shard, rec);
+    int shard = (int)(t / c->meta.records_per_shard);
+    int64_t r = t % c->meta.records_per_shard;
+    char name[64], path[8192];
+    wx_archive_shard_name(shard, name, sizeof name);
+    snprintf(path, sizeof path, "%s/%s", c->r.output, name);
+    if (c->clim_fd < 0 || c->clim_shard != shard) {
+        if (c->clim_fd >= 0) close(c->clim_fd);
+        c->clim_fd = open(path, O_RDONLY);
+        c->clim_shard = shard;
+        if (c->clim_fd < 0) return wx_error_set(WX_ERR_RUN, "%s: cannot open: %s", path, strerror(errno));
+    }
+    int64_t n_here = c->meta.count - shard * c->meta.records_per_shard;
+    if (n_here > c->meta.records_per_shard) n_here = c->meta.records_per_shard;
+    int64_t tables = WX_SHARD_HEADER_BYTES + 12 * n_here;
+    int64_t data = (tables + WX_ARCHIVE_ALIGN - 1) / WX_ARCHIVE_ALIGN * WX_ARCHIVE_ALIGN;
+    size_t es = c->meta.dtype == WX_DTYPE_F16 ? 2 : 4, bytes = n * es;
+    void *buf = es == 4 ? (void *)out : wx_malloc(bytes);
+    ssize_t got = pread(c->clim_fd, buf, bytes, (off_t)(data + r * wx_archive_record_stride(&c->meta) +
+                                                      (int64_t)(q0 * es)));
+    if (es == 2 && got == (ssize_t)bytes)
+        for (size_t k = 0; k < n; k++) out[k] = wx_f16_to_f32(((uint16_t *)buf)[k]);
+    if (es == 2) free(buf);
+    return got == (ssize_t)bytes ? WX_OK : wx_error_set(WX_ERR_RUN, "%s: record %lld unreadable", path,
+                                                        (long long)r);
+}
+
+/* Builds the archive's climatology unless the recipe leaves `climatology:` unset and it would
+ * be out of proportion (over 4x the archive's data and over 1 GiB: a statistics window much
+ * shorter than a year at a fine grid, where most days of the year would be empty anyway). */
+static wx_status climatology_make(ingest_ctx *c, wx_archive_meta *m) {
+    uint8_t hours[24];
+    int nh = wx_climatology_hours(m, m->stats_start, m->stats_end, c->r.clim_hour_step, hours);
+    double elems = (double)m->nchan * (double)wx_archive_points(m);
+    double clim_gb = 366.0 * nh * elems * 4 / 1e9;
+    double data_gb = (double)m->count * elems * (m->dtype == WX_DTYPE_F16 ? 2 : 4) / 1e9;
+    char list[24 * 4] = "";
+    for (int k = 0, n = 0; k < nh; k++) n += snprintf(list + n, sizeof list - (size_t)n, "%s%d", k ? "," : "", hours[k]);
+    if (!c->r.climatology_explicit && clim_gb > 4 * data_gb && clim_gb > 1.073741824) {
+        wx_log_warn("ingest: climatology skipped: 366 days x %d hours (%s UTC) x %lld channels x %lldx%lld "
+                    "points would be %.1f GB against %.2f GB of records; set `climatology: true` in the "
+                    "recipe to build it anyway (ACC needs one)", nh, list, (long long)m->nchan,
+                    (long long)m->grid.nlat, (long long)m->grid.nlon, clim_gb, data_gb);
+        return WX_OK;
+    }
+    wx_log_info("ingest: climatology: 366 days x %d hours (%s UTC) of the statistics window, %.2f GB",
+                nh, list, clim_gb);
+    char path[8192];
+    snprintf(m->climatology, sizeof m->climatology, "climatology.wxc");
+    snprintf(path, sizeof path, "%s/%s", c->r.output, m->climatology);
+    wx_clim_opts co = {61, (int64_t)1 << 30, c->r.clim_hour_step};
+    c->clim_fd = -1;
+    wx_status st = wx_climatology_build(path, m, m->stats_start, m->stats_end, &co, clim_fetch, c);
+    if (c->clim_fd >= 0) close(c->clim_fd);
+    c->clim_fd = -1;
+    if (st != WX_OK) m->climatology[0] = 0;
+    return st;
 }
 
 static uint64_t fnv(uint64_t h, const void *p, size_t n) {
@@ -704,12 +762,7 @@ static wx_status run(ingest_ctx *c, wx_ingest_opts *o) {
             m->diff_std[i] = c->d_n[i] > 0 ? sqrt(c->d_m2[i] / c->d_n[i]) : NAN;
         }
     }
-    if (st == WX_OK && m->has_stats && c->r.climatology) {
-        char path[8192];
-        snprintf(m->climatology, sizeof m->climatology, "climatology.wxc");
-        snprintf(path, sizeof path, "%s/%s", c->r.output, m->climatology);
-        st = wx_climatology_build(path, m, m->stats_start, m->stats_end, NULL, clim_fetch, c);
-    }
+    if (st == WX_OK && m->has_stats && c->r.climatology) st = climatology_make(c, m);
     if (st == WX_OK) st = wx_archive_write_manifest(c->r.output, m);
     o->records_total = m->count;
     snprintf(o->archive_dir, sizeof o->archive_dir, "%s", c->r.output);

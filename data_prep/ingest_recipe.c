@@ -24,7 +24,11 @@ static const wx_cfg_field root_fields[] = {
      missing_choices},
     {"statistics", WX_CFG_MAP, 0, WX_CFG_NO_RANGE, NULL, "{start, end}: statistics window", NULL},
     {"climatology", WX_CFG_BOOL, 0, WX_CFG_NO_RANGE, "true",
-     "day-of-year x hour climatology over the statistics window", NULL},
+     "day-of-year x hour climatology over the statistics window (unset: skipped with a warning "
+     "when it would be over 4x the archive and over 1 GiB; true: always)", NULL},
+    {"climatology_hour_step", WX_CFG_INT, 0, 1, 24, "6",
+     "climatology hours every N hours from the window's first (6: WeatherBench2's; 1: every hour)",
+     NULL},
     {"output", WX_CFG_STR, 0, WX_CFG_NO_RANGE, NULL, "archive folder", NULL},
     {"shard_mb", WX_CFG_FLOAT, 0, 0.001, 65536, "512", "target shard size in MB", NULL},
     {"dtype", WX_CFG_STR, 0, WX_CFG_NO_RANGE, "float32", "record type on disk", dtype_choices},
@@ -172,6 +176,14 @@ static wx_status parse(wx_recipe *r, const char *output_override) {
         WX_TRY(load_window(st, stats_fields, "statistics", &r->stats_start, &r->stats_end));
     }
     WX_TRY(wx_cfg_bool(root, root_fields, "climatology", &r->climatology));
+    r->climatology_explicit = wx_yaml_get(root, "climatology") != NULL;
+    int64_t hs;
+    WX_TRY(wx_cfg_int(root, root_fields, "climatology_hour_step", &hs));
+    if (24 % hs != 0)
+        return wx_error_set(WX_ERR_USAGE, "%s: line %d: climatology_hour_step %lld: expected a "
+                            "divisor of 24 (1, 2, 3, 4, 6, 8, 12, 24)", root->file,
+                            wx_yaml_get(root, "climatology_hour_step")->line, (long long)hs);
+    r->clim_hour_step = (int)hs;
     WX_TRY(wx_cfg_double(root, root_fields, "shard_mb", &r->shard_mb));
     WX_TRY(wx_cfg_str(root, root_fields, "dtype", &s));
     r->f16 = !strcmp(s, "float16");

@@ -32,6 +32,8 @@ typedef struct {
     int has_stats;
     wx_time stats_start, stats_end;
     int climatology;
+    int climatology_explicit; /* the recipe sets `climatology:` (else the size rule decides) */
+    int clim_hour_step;       /* climatology_hour_step (default 6) */
     char output[4096];
     double shard_mb;
     int f16;

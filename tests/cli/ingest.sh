@@ -78,5 +78,28 @@ recipe n "$DATA/era5-levels-members.grib" "  - {name: q700, param: q, level: 700
 "$WX" ingest "$T/n.yaml" > /dev/null 2> "$T/nerr.txt"; rc=$?
 ok "absent field named" '[ $rc -eq 1 ] && grep -q "q700" "$T/nerr.txt" && grep -q "2017-01-01T00:00" "$T/nerr.txt"'
 
+# Climatology size rule: 2 hourly 0.25-degree records with statistics would make a 366-day
+# climatology (one hour kept: every 6 h from 00 UTC) of 3.0 GB for 17 MB of records: skipped with
+# one warning when the recipe leaves `climatology:` unset; a bad hour step is a usage error.
+if /usr/bin/python3 -c "import eccodes" 2>/dev/null; then
+    /usr/bin/python3 "$SRC/tests/bench/bench_ingest_make_grib.py" "$T/q.grib" 2
+    cat > "$T/q.yaml" <<EOR
+sources: ["q.grib"]
+variables: [{name: t2m, param: 2t}, {name: msl, param: msl}]
+dates: {start: "2017-01-01T00:00", end: "2017-01-01T01:00", step: "1h"}
+statistics: {start: "2017-01-01T00:00", end: "2017-01-01T01:00"}
+output: q_archive
+EOR
+    "$WX" ingest "$T/q.yaml" > /dev/null 2> "$T/qerr.txt"; rc=$?
+    ok "0.25-degree, 2 records: exit 0 ($(tail -1 "$T/qerr.txt"))" '[ $rc -eq 0 ]'
+    ok "climatology skipped with one warning giving its size and the key" 'grep -q "climatology skipped: 366 days x 1 hours (0 UTC) x 2 channels x 721x1440 points would be 3.0 GB" "$T/qerr.txt" && grep -q "climatology: true" "$T/qerr.txt"'
+    ok "no climatology file, none in the manifest" '[ ! -e "$T/q_archive/climatology.wxc" ] && ! grep -q "climatology.wxc" "$T/q_archive/manifest.json"'
+    "$WX" verify "$T/q_archive" > /dev/null 2>&1
+    ok "the archive verifies" '[ $? -eq 0 ]'
+    sed -i 's/^output: q_archive$/output: q2\nclimatology_hour_step: 5/' "$T/q.yaml"
+    "$WX" ingest "$T/q.yaml" > /dev/null 2> "$T/q2err.txt"; rc=$?
+    ok "climatology_hour_step 5 refused (rc $rc: $(cat "$T/q2err.txt"))" '[ $rc -eq 2 ] && grep -q "climatology_hour_step 5: expected a divisor of 24" "$T/q2err.txt"'
+fi
+
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

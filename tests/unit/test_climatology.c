@@ -85,7 +85,13 @@ static int make_archive(const char *dir, wx_archive_meta *m) {
     return ok && wx_archive_write_manifest(dir, m) == WX_OK;
 }
 
-static wx_status fetch(void *ctx, int64_t t, float *rec) { return wx_archive_read(ctx, &t, 1, rec); }
+/* wx_clim_fetch through the archive reader: the whole record, then the block asked for. */
+static wx_status fetch(void *ctx, int64_t t, size_t q0, size_t n, float *out) {
+    static float rec[NCH * 7 * 12];
+    WX_TRY(wx_archive_read(ctx, &t, 1, rec));
+    memcpy(out, rec + q0, sizeof(float) * n);
+    return WX_OK;
+}
 
 static int files_equal(const char *a, const char *b) {
     char *x, *y;
@@ -136,10 +142,22 @@ int main(void) {
     WX_CHECK(wx_climatology_build(path, &m, m.stats_start, m.stats_end, NULL, fetch, a) == WX_OK,
              "build: %s", wx_error_message());
     /* 50 elements per pass: 4 passes over the records. */
-    wx_clim_opts so = {61, 50 * (int64_t)(366 * (4 * 16 + 8) + 4)};
+    wx_clim_opts so = {61, 50 * (int64_t)(366 * (4 * 16 + 8) + 4), 0};
     WX_CHECK(wx_climatology_build(small, &m, m.stats_start, m.stats_end, &so, fetch, a) == WX_OK,
              "build in passes: %s", wx_error_message());
     WX_CHECK(files_equal(path, small), "several passes give the same file");
+    /* Every 12 hours from the window's first record (00 UTC): hours 0 and 12 only, each slab the
+     * same as the 6-hourly build's (the hours are independent); 18 UTC refused at reading. */
+    char half[1100];
+    snprintf(half, sizeof half, "%s/half.wxc", tmp);
+    uint8_t hrs[24];
+    WX_CHECK(wx_climatology_hours(&m, m.stats_start, m.stats_end, 12, hrs) == 2 && hrs[0] == 0 &&
+                 hrs[1] == 12, "hours every 12 h: 0, 12");
+    WX_CHECK(wx_climatology_hours(&m, m.start + 6 * 3600, m.stats_end, 12, hrs) == 2 && hrs[0] == 6 &&
+                 hrs[1] == 18, "from a window starting at 06 UTC: 6, 18");
+    wx_clim_opts ho = {61, (int64_t)1 << 30, 12};
+    WX_CHECK(wx_climatology_build(half, &m, m.stats_start, m.stats_end, &ho, fetch, a) == WX_OK,
+             "build every 12 h: %s", wx_error_message());
     float *all = wx_malloc(sizeof(float) * E * (size_t)m.count);
     int64_t *ts = wx_malloc(sizeof(int64_t) * (size_t)m.count);
     for (int64_t t = 0; t < m.count; t++) ts[t] = t;
@@ -191,6 +209,25 @@ int main(void) {
     WX_CHECK(wx_climatology_get(c, 10, 3, f) == WX_ERR_RUN &&
                  strstr(wx_error_message(), "hours: 0,6,12,18"), "hour 3: %s", wx_error_message());
     WX_CHECK(wx_climatology_get(c, 367, 0, f) == WX_ERR_RUN, "day 367");
+    wx_climatology *c12;
+    char halfdir[1100], cmd0[4800];
+    snprintf(halfdir, sizeof halfdir, "%s/h", tmp);
+    WX_CHECK(wx_mkdir_p(halfdir) == WX_OK, "mkdir");
+    snprintf(cmd0, sizeof cmd0, "cp %s/manifest.json %s/ && mv %s %s/climatology.wxc", dir, halfdir, half, halfdir);
+    WX_CHECK(system(cmd0) == 0, "place the 12-hourly file");
+    if (WX_CHECK(wx_climatology_open(halfdir, &c12) == WX_OK, "open 12-hourly: %s", wx_error_message())) {
+        const wx_clim_header *h12 = wx_climatology_header(c12);
+        WX_CHECK(h12->nhours == 2 && h12->hours[0] == 0 && h12->hours[1] == 12, "12-hourly header");
+        int same = 1;
+        for (int d = 1; d <= 366 && same; d += 5)
+            for (int hr = 0; hr < 24 && same; hr += 12)
+                same = wx_climatology_get(c12, d, hr, g) == WX_OK && wx_climatology_get(c, d, hr, f) == WX_OK &&
+                       !memcmp(f, g, sizeof(float) * E);
+        WX_CHECK(same, "12-hourly slabs = the 6-hourly build's at 0 and 12 UTC");
+        WX_CHECK(wx_climatology_get(c12, 10, 18, f) == WX_ERR_RUN && strstr(wx_error_message(), "hours: 0,12"),
+                 "18 UTC not stored: %s", wx_error_message());
+        wx_climatology_close(c12);
+    }
     wx_climatology_close(c);
     /* Flip one data byte of slab (day 2, hour 6) = slab 5. */
     int fd = open(path, O_RDWR);

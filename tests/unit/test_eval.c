@@ -61,6 +61,17 @@ static wx_status fetch(void *ctx, int64_t t, float *rec) {
     return WX_OK;
 }
 
+/* wx_clim_fetch: elements [q0, q0 + n) of record t. */
+static wx_status clim_fetch(void *ctx, int64_t t, size_t q0, size_t n, float *out) {
+    const wx_archive_meta *m = ctx;
+    int64_t P = wx_archive_points(m);
+    for (size_t k = 0; k < n; k++) {
+        int64_t e = (int64_t)(q0 + k);
+        out[k] = truth(t, (int)(e / P), &m->grid, (int)(e % P));
+    }
+    return WX_OK;
+}
+
 static int write_archive(const char *dir, wx_archive_meta *m) {
     int64_t P = wx_archive_points(m);
     float *rec = malloc(sizeof(float) * (size_t)(P * m->nchan));
@@ -68,9 +79,9 @@ static int write_archive(const char *dir, wx_archive_meta *m) {
     int ok = wx_mkdir_p(dir) == WX_OK && wx_shard_writer_open(dir, 0, m, &w) == WX_OK;
     for (int64_t t = 0; ok && t < m->count; t++) ok = fetch(m, t, rec) == WX_OK && wx_shard_writer_put(w, rec) == WX_OK;
     ok = ok && wx_shard_writer_commit(w) == WX_OK;
-    wx_clim_opts co = {61, 1 << 24};
+    wx_clim_opts co = {61, 1 << 24, 0};
     ok = ok && wx_climatology_build(DIR "/truth/climatology.wxc", m, m->start,
-                                    m->start + (m->count - 1) * m->step, &co, fetch, m) == WX_OK;
+                                    m->start + (m->count - 1) * m->step, &co, clim_fetch, m) == WX_OK;
     ok = ok && wx_archive_write_manifest(dir, m) == WX_OK;
     if (!ok) printf("archive: %s\n", wx_error_message());
     free(rec);
