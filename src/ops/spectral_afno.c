@@ -87,28 +87,46 @@ static void modes_scatter(wx_ctx *ctx, WXR *spec, const WXR *g, const int64_t *s
     }
 }
 
-/* out[r, j] (R rows of width n, row stride ld) = bias as complex (re at bias[j], im at bias[n+j]). */
-static void rows_fill_bias(wx_ctx *ctx, WXR *out, const WXR *bias, int64_t rows, int64_t n) {
-#pragma omp parallel for num_threads(afno_threads(ctx)) schedule(static)
+/* Columns [j0, j0 + w) of out (rows × n complex) = the bias as complex (re at bias[j], im at
+ * bias[n + j]): one block's columns, filled by the thread that then runs the block's GEMM. */
+static void block_fill_bias(WXR *out, const WXR *bias, int64_t rows, int64_t n, int64_t j0,
+                            int64_t w) {
     for (int64_t r = 0; r < rows; r++)
-        for (int64_t j = 0; j < n; j++) {
+        for (int64_t j = j0; j < j0 + w; j++) {
             out[(r * n + j) * 2] = bias[j];
             out[(r * n + j) * 2 + 1] = bias[n + j];
         }
 }
 
-/* db[j] += Σ_r d[r, j].re, db[n + j] += Σ_r d[r, j].im (split layout (2, n)). Each thread owns
- * a chunk of columns and walks the rows in order: deterministic for any thread count. */
+/* db[j] += Σ_r d[r, j].re, db[n + j] += Σ_r d[r, j].im (split layout (2, n)) for the complex
+ * columns [j0, j0 + w): each column summed in double over the rows in order, by one thread (the
+ * block's), so the bits do not depend on the thread count. */
 #define SUM_CHUNK 64
-static void rows_sum_into(wx_ctx *ctx, WXR *db, const WXR *d, int64_t rows, int64_t n) {
-#pragma omp parallel for num_threads(afno_threads(ctx)) schedule(static)
-    for (int64_t j0 = 0; j0 < 2 * n; j0 += SUM_CHUNK) {
-        int64_t len = 2 * n - j0 < SUM_CHUNK ? 2 * n - j0 : SUM_CHUNK;
+static void block_sum_into(WXR *db, const WXR *d, int64_t rows, int64_t n, int64_t j0, int64_t w) {
+    for (int64_t c0 = 2 * j0; c0 < 2 * (j0 + w); c0 += SUM_CHUNK) {
+        int64_t len = 2 * (j0 + w) - c0 < SUM_CHUNK ? 2 * (j0 + w) - c0 : SUM_CHUNK;
         double s[SUM_CHUNK] = {0};
         for (int64_t r = 0; r < rows; r++)
 #pragma omp simd
-            for (int64_t j = 0; j < len; j++) s[j] += d[r * 2 * n + j0 + j];
-        for (int64_t j = 0; j < len; j++) db[((j0 + j) & 1) * n + (j0 + j) / 2] += (WXR)s[j];
+            for (int64_t j = 0; j < len; j++) s[j] += d[r * 2 * n + c0 + j];
+        for (int64_t j = 0; j < len; j++) db[((c0 + j) & 1) * n + (c0 + j) / 2] += (WXR)s[j];
+    }
+}
+
+/* ReLU of re and im separately on the complex columns [j0, j0 + w) of rows × n: dst = max(src, 0),
+ * or, with gate, dst = src > 0 ? dst : 0 (the backward's gate on dst). */
+static void block_relu(WXR *dst, const WXR *src, int64_t rows, int64_t n, int64_t j0, int64_t w,
+                       int gate) {
+    for (int64_t r = 0; r < rows; r++) {
+        const WXR *sr = src + (r * n + j0) * 2;
+        WXR *dr = dst + (r * n + j0) * 2;
+        if (gate) {
+#pragma omp simd
+            for (int64_t j = 0; j < 2 * w; j++) dr[j] = sr[j] > 0 ? dr[j] : 0;
+        } else {
+#pragma omp simd
+            for (int64_t j = 0; j < 2 * w; j++) dr[j] = sr[j] > 0 ? sr[j] : 0;
+        }
     }
 }
 
@@ -139,24 +157,20 @@ wx_status WXF(wx_cpu_afno_filter_forward)(
     WXR *w1c = weights_interleave(w1, nb * bs * hid), *w2c = weights_interleave(w2, nb * hid * bs);
     modes_gather(ctx, xg, X, idx, b, m, h * wf, c);
 
-    /* Layer 1: hpre = X·W1 + b1 per block, then ReLU on re and im separately. */
-    rows_fill_bias(ctx, hpre, b1, rows, ch);
+    /* Per block, on one thread (the layers are block-diagonal, so a block's layer 2 needs only
+     * its own layer-1 columns: one parallel region for both):
+     *   hpre = X·W1 + b1; A = ReLU(hpre.re) + i·ReLU(hpre.im); opre = A·W2 + b2. */
     int saved_threads = wx_blas_serial_begin();
 #pragma omp parallel for num_threads(afno_threads(ctx)) schedule(static)
-    for (int64_t k = 0; k < nb; k++)
+    for (int64_t k = 0; k < nb; k++) {
+        block_fill_bias(hpre, b1, rows, ch, k * hid, hid);
         cgemm(CblasNoTrans, CblasNoTrans, rows, hid, bs, xg + 2 * k * bs, c, w1c + 2 * k * bs * hid,
               hid, 1, hpre + 2 * k * hid, ch);
-    wx_blas_serial_end(saved_threads);
-#pragma omp parallel for simd num_threads(afno_threads(ctx)) schedule(static)
-    for (int64_t i = 0; i < rows * ch * 2; i++) act[i] = hpre[i] > 0 ? hpre[i] : 0;
-
-    /* Layer 2: opre = A·W2 + b2 per block. */
-    rows_fill_bias(ctx, opre, b2, rows, c);
-    saved_threads = wx_blas_serial_begin();
-#pragma omp parallel for num_threads(afno_threads(ctx)) schedule(static)
-    for (int64_t k = 0; k < nb; k++)
+        block_relu(act, hpre, rows, ch, k * hid, hid, 0);
+        block_fill_bias(opre, b2, rows, c, k * bs, bs);
         cgemm(CblasNoTrans, CblasNoTrans, rows, bs, hid, act + 2 * k * hid, ch,
               w2c + 2 * k * hid * bs, bs, 1, opre + 2 * k * bs, c);
+    }
     wx_blas_serial_end(saved_threads);
 
     /* Y = softshrink of re and im separately on kept modes, 0 elsewhere; one write pass. */
@@ -221,40 +235,35 @@ wx_status WXF(wx_cpu_afno_filter_backward)(
             dst[j] = WX_FABS(o[j]) > lam ? v : 0;
         }
     }
-#pragma omp parallel for simd num_threads(afno_threads(ctx)) schedule(static)
-    for (int64_t i = 0; i < rows * ch * 2; i++) act[i] = hpre[i] > 0 ? hpre[i] : 0;
+    modes_gather(ctx, xg, X, idx, b, m, h * wf, c);
 
-    /* Layer 2: db2 += Σ d opre; dW2 = A^H·d opre; dA = d opre·W2^H. */
-    rows_sum_into(ctx, db2, d_o, rows, c);
+    /* Per block, on one thread (block-diagonal: every step below reads and writes only the
+     * block's columns, and each bias column is summed by one thread in row order):
+     *   layer 2: db2 += Σ d opre; dW2 = A^H·d opre; dA = d opre·W2^H;
+     *   ReLU: d hpre = dA ⊙ [hpre > 0];
+     *   layer 1: db1 += Σ d hpre; dW1 = X^H·d hpre; dX = d hpre·W1^H on kept modes. */
+    WXR *dwc1 = wx_malloc(sizeof(WXR) * 2 * (size_t)wn);
     int saved_threads = wx_blas_serial_begin();
 #pragma omp parallel for num_threads(afno_threads(ctx)) schedule(static)
     for (int64_t k = 0; k < nb; k++) {
+        block_relu(act, hpre, rows, ch, k * hid, hid, 0);
+        block_sum_into(db2, d_o, rows, c, k * bs, bs);
         cgemm(CblasConjTrans, CblasNoTrans, hid, bs, rows, act + 2 * k * hid, ch, d_o + 2 * k * bs,
               c, 0, dwc + 2 * k * hid * bs, bs);
         cgemm(CblasNoTrans, CblasConjTrans, rows, hid, bs, d_o + 2 * k * bs, c,
               w2c + 2 * k * hid * bs, bs, 0, d_h + 2 * k * hid, ch);
-    }
-    wx_blas_serial_end(saved_threads);
-    for (int64_t i = 0; i < wn; i++) dw2[i] += dwc[2 * i], dw2[wn + i] += dwc[2 * i + 1];
-
-    /* ReLU: d hpre = dA ⊙ [hpre > 0]. */
-#pragma omp parallel for simd num_threads(afno_threads(ctx)) schedule(static)
-    for (int64_t i = 0; i < rows * ch * 2; i++) d_h[i] = hpre[i] > 0 ? d_h[i] : 0;
-
-    /* Layer 1: db1 += Σ d hpre; dW1 = X^H·d hpre; dX = d hpre·W1^H on kept modes. */
-    rows_sum_into(ctx, db1, d_h, rows, ch);
-    modes_gather(ctx, xg, X, idx, b, m, h * wf, c);
-    saved_threads = wx_blas_serial_begin();
-#pragma omp parallel for num_threads(afno_threads(ctx)) schedule(static)
-    for (int64_t k = 0; k < nb; k++) {
+        block_relu(d_h, hpre, rows, ch, k * hid, hid, 1);
+        block_sum_into(db1, d_h, rows, ch, k * hid, hid);
         cgemm(CblasConjTrans, CblasNoTrans, bs, hid, rows, xg + 2 * k * bs, c, d_h + 2 * k * hid,
-              ch, 0, dwc + 2 * k * bs * hid, hid);
+              ch, 0, dwc1 + 2 * k * bs * hid, hid);
         if (dX)
             cgemm(CblasNoTrans, CblasConjTrans, rows, bs, hid, d_h + 2 * k * hid, ch,
                   w1c + 2 * k * bs * hid, hid, 0, d_o + 2 * k * bs, c);
     }
     wx_blas_serial_end(saved_threads);
-    for (int64_t i = 0; i < wn; i++) dw1[i] += dwc[2 * i], dw1[wn + i] += dwc[2 * i + 1];
+    for (int64_t i = 0; i < wn; i++) dw2[i] += dwc[2 * i], dw2[wn + i] += dwc[2 * i + 1];
+    for (int64_t i = 0; i < wn; i++) dw1[i] += dwc1[2 * i], dw1[wn + i] += dwc1[2 * i + 1];
+    free(dwc1);
     if (dX) modes_scatter(ctx, dX, d_o, idx + m, b, m, h * wf, c);
 
     free(d_o), free(xg), free(act), free(d_h), free(w1c), free(w2c), free(dwc), free(idx);
