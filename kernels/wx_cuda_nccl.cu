@@ -151,24 +151,33 @@ __global__ static void mean_scale_kernel(float *x, int64_t n, float sc) {
     WX_CUDA_FOR(i, n) x[i] *= sc;  // as the host path: the float sum times the float 1/N
 }
 
-// One rank works too (every shard is its own; × 1.0f): test_cuda_nccl runs it on one GPU.
-extern "C" wx_status wx_nccl_sync_reduce_scatter(wx_nccl_sync *s) {
-    WX_TRY(side_after_compute(s));
+// Every rank's ZeRO-1 shard of buf (wx_zero1_shard's layout), one grouped NCCL call each on the
+// side stream: reduce = summed onto its owner (ncclReduce), else sent from its owner to every rank
+// (ncclBroadcast). Not ncclReduceScatter/ncclAllGather: those need equal shards, ours differ by one.
+static wx_status shards_grouped(wx_nccl_sync *s, float *buf, int reduce) {
     WX_NCCL_CHECK(ncclGroupStart());
     for (int r = 0; r < s->nranks; r++) {
         int64_t off, cnt;
         wx_zero1_shard(s->len, s->nranks, r, &off, &cnt);
         if (cnt == 0) continue;
-        float *p = s->grad + off;
-        ncclResult_t e = ncclReduce(p, p, (size_t)cnt, ncclFloat32, ncclSum, r, s->comm, s->side);
+        float *p = buf + off;
+        ncclResult_t e = reduce ? ncclReduce(p, p, (size_t)cnt, ncclFloat32, ncclSum, r, s->comm, s->side)
+                                : ncclBroadcast(p, p, (size_t)cnt, ncclFloat32, r, s->comm, s->side);
         if (e != ncclSuccess) {
             (void)ncclGroupEnd();
-            return wx_error_set(WX_ERR_RUN, "NCCL: ncclReduce of ZeRO-1 shard %d (%lld floats at "
-                                "%lld) failed: %s", r, (long long)cnt, (long long)off,
-                                ncclGetErrorString(e));
+            return wx_error_set(WX_ERR_RUN, "NCCL: %s of ZeRO-1 shard %d (%lld floats at %lld) "
+                                "failed: %s", reduce ? "ncclReduce" : "ncclBroadcast", r,
+                                (long long)cnt, (long long)off, ncclGetErrorString(e));
         }
     }
     WX_NCCL_CHECK(ncclGroupEnd());
+    return WX_OK;
+}
+
+// One rank works too (every shard is its own; × 1.0f): test_cuda_nccl runs it on one GPU.
+extern "C" wx_status wx_nccl_sync_reduce_scatter(wx_nccl_sync *s) {
+    WX_TRY(side_after_compute(s));
+    WX_TRY(shards_grouped(s, s->grad, 1));
     int64_t off, cnt;
     wx_zero1_shard(s->len, s->nranks, s->rank, &off, &cnt);
     if (cnt > 0) {
@@ -181,20 +190,6 @@ extern "C" wx_status wx_nccl_sync_reduce_scatter(wx_nccl_sync *s) {
 
 extern "C" wx_status wx_nccl_sync_allgather(wx_nccl_sync *s, float *data) {
     WX_TRY(side_after_compute(s));
-    WX_NCCL_CHECK(ncclGroupStart());
-    for (int r = 0; r < s->nranks; r++) {
-        int64_t off, cnt;
-        wx_zero1_shard(s->len, s->nranks, r, &off, &cnt);
-        if (cnt == 0) continue;
-        float *p = data + off;
-        ncclResult_t e = ncclBroadcast(p, p, (size_t)cnt, ncclFloat32, r, s->comm, s->side);
-        if (e != ncclSuccess) {
-            (void)ncclGroupEnd();
-            return wx_error_set(WX_ERR_RUN, "NCCL: ncclBroadcast of ZeRO-1 shard %d (%lld floats at "
-                                "%lld) failed: %s", r, (long long)cnt, (long long)off,
-                                ncclGetErrorString(e));
-        }
-    }
-    WX_NCCL_CHECK(ncclGroupEnd());
+    WX_TRY(shards_grouped(s, data, 0));
     return compute_after_side(s);
 }
