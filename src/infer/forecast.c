@@ -80,9 +80,9 @@ static wx_status init_window_from_file(const char *path, const char *prev, const
         if (st != WX_OK) {
             char a[32];
             wx_time_format(*time, a);
-            st = wx_error_wrap(st, "the %s model starts from %lld analyses every %llds up to %s%s: ",
+            st = wx_error_wrap(st, "the %s model starts from %lld analyses every %llds up to %s%s%s%s: ",
                                r->family, (long long)W, (long long)r->step_s, a,
-                               prev ? " (the earlier from --init-prev)" : "");
+                               prev ? " (the earlier from " : "", prev ? prev : "", prev ? ")" : "");
             break;
         }
         if (w == 0) {
