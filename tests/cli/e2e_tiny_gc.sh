@@ -108,5 +108,10 @@ sed 's/^output: products$/output: products2/' ops/daily.yaml > ops/daily2.yaml
 rc=$?
 ok "without the earlier file: exit 1, one error line naming it (rc $rc: $(cat de2.txt))" '[ $rc -eq 1 ] && [ $(grep -c "^wxcast: error:" de2.txt) -eq 1 ] && grep -q "ops/drop/an_20020104_18.nc not found" de2.txt'
 ok "and no dated folder" '[ ! -d ops/products2/20020105T00 ]'
+# An earlier file that holds the wrong time: the error names that file.
+cp ops/drop/an_20020105_00.nc ops/drop/an_20020104_18.nc
+"$W" daily ops/daily2.yaml --date 2002-01-05 > do3.txt 2> de3.txt
+rc=$?
+ok "earlier file without 18 UTC: exit 1 naming it (rc $rc: $(cat de3.txt))" '[ $rc -eq 1 ] && [ $(grep -c "^wxcast: error:" de3.txt) -eq 1 ] && grep -q "(the earlier from ops/drop/an_20020104_18.nc)" de3.txt && grep -q "2002-01-04T18:00" de3.txt'
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]
