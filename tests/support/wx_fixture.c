@@ -1,5 +1,6 @@
 #include "wx_fixture.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,4 +87,15 @@ void wx_fixture_free(wx_fixture *f) {
     }
     free(f->t);
     free(f);
+}
+
+double wx_fixture_rel_err(const float *a, const double *b, int64_t n) {
+    /* a(n) computed, b(n) reference */
+    double e = 0, s = 0;
+    for (int64_t i = 0; i < n; i++) {
+        double d = fabs((double)a[i] - b[i]);
+        if (d > e) e = d;
+        if (fabs(b[i]) > s) s = fabs(b[i]);
+    }
+    return s > 0 ? e / s : e;
 }

@@ -31,5 +31,8 @@ int32_t *wx_fixture_i32(const wx_fixture *f, const char *name);
 /* A scalar stored as a 1-element tensor. */
 double wx_fixture_scalar(const wx_fixture *f, const char *name);
 void wx_fixture_free(wx_fixture *f);
+/* max|a − b| / max|b| (the absolute error when b vanishes): the error relative to the reference
+ * tensor's scale, so tiny entries of a large tensor are not held to a relative bound. */
+double wx_fixture_rel_err(const float *a, const double *b, int64_t n);
 
 #endif

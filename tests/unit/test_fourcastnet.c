@@ -19,41 +19,11 @@
 #include "backend/wx_backend.h"
 #include "core/wx_yaml.h"
 #include "models/fourcastnet.h"
+#include "wx_fcn_fixture.h"
 #include "wx_fixture.h"
 #include "wx_test.h"
 
 static double max_rel_seen_fwd, max_rel_seen_grad;
-
-/* max|a − b| / max|b| (0 when both vanish). */
-static double rel_err(const float *a, const double *b, int64_t n) {
-    double e = 0, s = 0;
-    for (int64_t i = 0; i < n; i++) {
-        double d = fabs((double)a[i] - b[i]);
-        if (d > e) e = d;
-        if (fabs(b[i]) > s) s = fabs(b[i]);
-    }
-    return s > 0 ? e / s : e;
-}
-
-static wx_fcn_config cfg_from_fixture(const wx_fixture *f) {
-    wx_fcn_config c;
-    memset(&c, 0, sizeof c);
-    c.img_h = (int64_t)wx_fixture_scalar(f, "cfg/img_h");
-    c.img_w = (int64_t)wx_fixture_scalar(f, "cfg/img_w");
-    c.in_channels = (int64_t)wx_fixture_scalar(f, "cfg/in_chans");
-    c.out_channels = (int64_t)wx_fixture_scalar(f, "cfg/out_chans");
-    c.patch = (int64_t)wx_fixture_scalar(f, "cfg/patch_size");
-    c.embed_dim = (int64_t)wx_fixture_scalar(f, "cfg/embed_dim");
-    c.depth = (int64_t)wx_fixture_scalar(f, "cfg/depth");
-    c.mlp_ratio = wx_fixture_scalar(f, "cfg/mlp_ratio");
-    c.num_blocks = (int64_t)wx_fixture_scalar(f, "cfg/num_blocks");
-    c.sparsity_threshold = wx_fixture_scalar(f, "cfg/sparsity_threshold");
-    c.hard_thresholding_fraction = wx_fixture_scalar(f, "cfg/hard_thresholding_fraction");
-    c.hidden_size_factor = (int64_t)wx_fixture_scalar(f, "cfg/hidden_size_factor");
-    c.two_sided_modes = (int)wx_fixture_scalar(f, "cfg/two_sided");
-    c.count_unused_norm = 1;
-    return c;
-}
 
 /* Loads every "param/<name>" of the fixture into the model by name; checks that the fixture and
  * the model have the same tensor set. */
@@ -84,7 +54,7 @@ static void check_grads(const wx_fcn *m, const wx_fixture *f, const char *what) 
         char label[160];
         snprintf(label, sizeof label, "%s %s", what, key);
         WX_CHECK_CLOSE_F32(label, a, g->data, g->size, 1e-4, 0.0);
-        double e = rel_err(a, g->data, g->size);
+        double e = wx_fixture_rel_err(a, g->data, g->size);
         if (e > worst) worst = e, worst_name = m->params.t[i].name;
     }
     printf("  %s: worst parameter-gradient error %.2e relative (%s)\n", what, worst, worst_name);
@@ -93,7 +63,7 @@ static void check_grads(const wx_fcn *m, const wx_fixture *f, const char *what) 
 
 static void check_fwd(const char *what, const float *a, const wx_fixture_tensor *b) {
     WX_CHECK_CLOSE_F32(what, a, b->data, b->size, 1e-5, 0.0);
-    double e = rel_err(a, b->data, b->size);
+    double e = wx_fixture_rel_err(a, b->data, b->size);
     printf("  %s: error %.2e relative to max\n", what, e);
     if (e > max_rel_seen_fwd) max_rel_seen_fwd = e;
 }
@@ -111,7 +81,7 @@ static void test_one_step(wx_ctx *ctx, const char *fixture) {
     printf("%s\n", fixture);
     wx_fixture *f = wx_fixture_load(fixture);
     if (!WX_CHECK(f != NULL, "fixture %s", fixture)) return;
-    wx_fcn_config c = cfg_from_fixture(f);
+    wx_fcn_config c = wx_fixture_fcn_config(f);
     wx_fcn *m = wx_fcn_create(ctx, wx_backend_cpu(), &c, 1, 2, 1);
     if (!WX_CHECK(m != NULL, "create: %s", wx_error_message())) return;
     load_weights(m, f);
@@ -131,7 +101,7 @@ static void test_one_step(wx_ctx *ctx, const char *fixture) {
     check_grads(m, f, "one step");
     const wx_fixture_tensor *dxr = wx_fixture_get(f, "dx");
     WX_CHECK_CLOSE_F32("dx", dx, dxr->data, dxr->size, 1e-4, 0.0);
-    double e = rel_err(dx, dxr->data, dxr->size);
+    double e = wx_fixture_rel_err(dx, dxr->data, dxr->size);
     printf("  dx: error %.2e relative\n", e);
     if (e > max_rel_seen_grad) max_rel_seen_grad = e;
 
@@ -156,7 +126,8 @@ static void test_one_step(wx_ctx *ctx, const char *fixture) {
              "gradients identical run to run");
     /* Batch of 1 (first sample) gives the first sample's output of the batch-2 run. */
     WX_CHECK(wx_fcn_predict(m, y2, x, 1) == WX_OK, "predict B=1");
-    WX_CHECK(rel_err(y2, yr->data, nout) <= 1e-5, "B=1 output equals sample 0 of the batch");
+    WX_CHECK(wx_fixture_rel_err(y2, yr->data, nout) <= 1e-5,
+             "B=1 output equals sample 0 of the batch");
 
     free(g1), free(x), free(t), free(y), free(y2), free(dy), free(dx);
     wx_fcn_destroy(m);
@@ -167,7 +138,7 @@ static void test_finetune(wx_ctx *ctx) {
     printf("fcn_finetune\n");
     wx_fixture *fw = wx_fixture_load("fcn_tiny"), *f = wx_fixture_load("fcn_finetune");
     if (!WX_CHECK(fw && f, "fixtures fcn_tiny, fcn_finetune")) return;
-    wx_fcn_config c = cfg_from_fixture(fw);
+    wx_fcn_config c = wx_fixture_fcn_config(fw);
     wx_fcn *m = wx_fcn_create(ctx, wx_backend_cpu(), &c, 1, 2, 2);
     if (!WX_CHECK(m != NULL, "create: %s", wx_error_message())) return;
     load_weights(m, fw);

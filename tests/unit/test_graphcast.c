@@ -21,16 +21,6 @@
 
 static double seen_fwd, seen_grad;
 
-static double rel_err(const float *a, const double *b, int64_t n) {
-    double e = 0, s = 0;
-    for (int64_t i = 0; i < n; i++) {
-        double d = fabs((double)a[i] - b[i]);
-        if (d > e) e = d;
-        if (fabs(b[i]) > s) s = fabs(b[i]);
-    }
-    return s > 0 ? e / s : e;
-}
-
 static wx_status parse(const char *yaml, wx_gc_config *c) {
     wx_yaml *root = NULL;
     WX_TRY(wx_yaml_load_string(yaml, "test", &root));
@@ -66,7 +56,7 @@ static void check_grads(const wx_gc *m, const wx_fixture *f, const char *what) {
         char label[160];
         snprintf(label, sizeof label, "%s %s", what, key);
         WX_CHECK_CLOSE_F32(label, a, g->data, g->size, 1e-4, 1e-12);
-        double e = rel_err(a, g->data, g->size);
+        double e = wx_fixture_rel_err(a, g->data, g->size);
         if (e > worst) worst = e, worst_name = m->params.t[i].name;
     }
     printf("  %s: worst parameter-gradient error %.2e relative (%s)\n", what, worst, worst_name);
@@ -76,7 +66,7 @@ static void check_grads(const wx_gc *m, const wx_fixture *f, const char *what) {
 static void check_close(const char *what, const float *a, const wx_fixture_tensor *b, double tol,
                         double *seen) {
     WX_CHECK_CLOSE_F32(what, a, b->data, b->size, tol, 0.0);
-    double e = rel_err(a, b->data, b->size);
+    double e = wx_fixture_rel_err(a, b->data, b->size);
     printf("  %s: error %.2e relative to max\n", what, e);
     if (e > *seen) *seen = e;
 }

@@ -14,43 +14,14 @@
 #include "backend/wx_backend.h"
 #include "core/wx_yaml.h"
 #include "models/precipnet.h"
+#include "wx_fcn_fixture.h"
 #include "wx_fixture.h"
 #include "wx_test.h"
-
-static double rel_err(const float *a, const double *b, int64_t n) {
-    double e = 0, s = 0;
-    for (int64_t i = 0; i < n; i++) {
-        double d = fabs((double)a[i] - b[i]);
-        if (d > e) e = d;
-        if (fabs(b[i]) > s) s = fabs(b[i]);
-    }
-    return s > 0 ? e / s : e;
-}
-
-static wx_fcn_config cfg_from_fixture(const wx_fixture *f) {
-    wx_fcn_config c;
-    memset(&c, 0, sizeof c);
-    c.img_h = (int64_t)wx_fixture_scalar(f, "cfg/img_h");
-    c.img_w = (int64_t)wx_fixture_scalar(f, "cfg/img_w");
-    c.in_channels = (int64_t)wx_fixture_scalar(f, "cfg/in_chans");
-    c.out_channels = (int64_t)wx_fixture_scalar(f, "cfg/out_chans");
-    c.patch = (int64_t)wx_fixture_scalar(f, "cfg/patch_size");
-    c.embed_dim = (int64_t)wx_fixture_scalar(f, "cfg/embed_dim");
-    c.depth = (int64_t)wx_fixture_scalar(f, "cfg/depth");
-    c.mlp_ratio = wx_fixture_scalar(f, "cfg/mlp_ratio");
-    c.num_blocks = (int64_t)wx_fixture_scalar(f, "cfg/num_blocks");
-    c.sparsity_threshold = wx_fixture_scalar(f, "cfg/sparsity_threshold");
-    c.hard_thresholding_fraction = wx_fixture_scalar(f, "cfg/hard_thresholding_fraction");
-    c.hidden_size_factor = (int64_t)wx_fixture_scalar(f, "cfg/hidden_size_factor");
-    c.two_sided_modes = (int)wx_fixture_scalar(f, "cfg/two_sided");
-    c.count_unused_norm = 1;
-    return c;
-}
 
 static void test_reference(wx_ctx *ctx) {
     wx_fixture *f = wx_fixture_load("precip_tiny");
     if (!WX_CHECK(f != NULL, "fixture precip_tiny")) return;
-    wx_fcn_config c = cfg_from_fixture(f);
+    wx_fcn_config c = wx_fixture_fcn_config(f);
     wx_precip *m = wx_precip_create(ctx, wx_backend_cpu(), &c, 5, 2, 1);
     if (!WX_CHECK(m != NULL, "create: %s", wx_error_message())) return;
     /* Every fixture parameter by its NVlabs name; the sets must match exactly. */
@@ -81,7 +52,7 @@ static void test_reference(wx_ctx *ctx) {
     int zeros = 0;
     for (int64_t i = 0; i < yr->size; i++) zeros += y[i] == 0.0f;
     WX_CHECK(zeros > 0 && zeros < yr->size, "ReLU active on part of the grid (%d zeros)", zeros);
-    printf("  forward: error %.2e relative to max\n", rel_err(y, yr->data, yr->size));
+    printf("  forward: error %.2e relative to max\n", wx_fixture_rel_err(y, yr->data, yr->size));
     WX_CHECK(wx_precip_backward(m, dx, dy) == WX_OK, "backward: %s", wx_error_message());
     double worst = 0;
     const char *worst_name = "";
@@ -92,12 +63,12 @@ static void test_reference(wx_ctx *ctx) {
         const float *a = wx_params_grad(&m->params, i);
         WX_CHECK(g->size == m->params.t[i].size, "%s size", key);
         WX_CHECK_CLOSE_F32(key, a, g->data, g->size, 1e-4, 0.0);
-        double e = rel_err(a, g->data, g->size);
+        double e = wx_fixture_rel_err(a, g->data, g->size);
         if (e > worst) worst = e, worst_name = m->params.t[i].name;
     }
     printf("  worst parameter-gradient error %.2e relative (%s)\n", worst, worst_name);
     WX_CHECK_CLOSE_F32("precip dx", dx, dxr->data, dxr->size, 1e-4, 0.0);
-    printf("  dx: error %.2e relative\n", rel_err(dx, dxr->data, dxr->size));
+    printf("  dx: error %.2e relative\n", wx_fixture_rel_err(dx, dxr->data, dxr->size));
 
     /* predict == forward bit for bit; a second backward (dx NULL) doubles every gradient. */
     WX_CHECK(wx_precip_predict(m, y2, x, b) == WX_OK, "predict");
