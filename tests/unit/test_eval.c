@@ -8,8 +8,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "../../data_prep/climatology_build.h"
 #include "cli/wx_cli.h"
+#include "eval_truth.h"
 #include "core/wx_fs.h"
 #include "infer/eval.h"
 #include "io/archive.h"
@@ -18,75 +18,6 @@
 #include "wx_test.h"
 
 #define DIR "eval_test"
-static const double RISE[2] = {1.0, 10.0}; /* truth change per 6 h: t2m (K), z500 (m2 s-2) */
-
-static float truth(int64_t t, int c, const wx_grid *g, int p) {
-    double lat = wx_grid_lat(g, p / g->nlon), lon = wx_grid_lon(g, p % g->nlon);
-    double base = c == 0 ? 280 + 20 * cos(lat * M_PI / 180) : 52000 + 800 * cos(lat * M_PI / 180);
-    return (float)(base + 3 * sin(lon * M_PI / 90) + RISE[c] * t);
-}
-
-static void make_meta(wx_archive_meta *m) {
-    memset(m, 0, sizeof *m);
-    m->nchan = 2;
-    m->chan = wx_calloc(2, sizeof *m->chan);
-    snprintf(m->chan[0].name, 64, "t2m"), snprintf(m->chan[0].param, 64, "2t");
-    m->chan[0].kind = WX_LEVEL_SINGLE, snprintf(m->chan[0].units, 32, "K");
-    snprintf(m->chan[1].name, 64, "z500"), snprintf(m->chan[1].param, 64, "z");
-    m->chan[1].kind = WX_LEVEL_PRESSURE, m->chan[1].level = 500;
-    snprintf(m->chan[1].units, 32, "m2 s-2");
-    wx_grid_global(10.0, &m->grid);
-    m->start = wx_time_make(2017, 1, 1, 0, 0, 0);
-    m->step = 21600;
-    m->count = 12;
-    m->records_per_shard = 12;
-    m->key = 42;
-    /* The manifest names a climatology inside its statistics block. */
-    m->has_stats = 1;
-    m->stats_start = m->start, m->stats_end = m->start + (m->count - 1) * m->step;
-    m->diff_step = m->step;
-    double **arrs[5] = {&m->mean, &m->std, &m->min, &m->max, &m->diff_std};
-    for (int k = 0; k < 5; k++) {
-        *arrs[k] = wx_calloc(2, sizeof(double));
-        (*arrs[k])[0] = (*arrs[k])[1] = 1;
-    }
-    snprintf(m->climatology, sizeof m->climatology, "climatology.wxc");
-}
-
-static wx_status fetch(void *ctx, int64_t t, float *rec) {
-    const wx_archive_meta *m = ctx;
-    int64_t P = wx_archive_points(m);
-    for (int c = 0; c < m->nchan; c++)
-        for (int64_t p = 0; p < P; p++) rec[c * P + p] = truth(t, c, &m->grid, (int)p);
-    return WX_OK;
-}
-
-/* wx_clim_fetch: elements [q0, q0 + n) of record t. */
-static wx_status clim_fetch(void *ctx, int64_t t, size_t q0, size_t n, float *out) {
-    const wx_archive_meta *m = ctx;
-    int64_t P = wx_archive_points(m);
-    for (size_t k = 0; k < n; k++) {
-        int64_t e = (int64_t)(q0 + k);
-        out[k] = truth(t, (int)(e / P), &m->grid, (int)(e % P));
-    }
-    return WX_OK;
-}
-
-static int write_archive(const char *dir, wx_archive_meta *m) {
-    int64_t P = wx_archive_points(m);
-    float *rec = malloc(sizeof(float) * (size_t)(P * m->nchan));
-    wx_shard_writer *w;
-    int ok = wx_mkdir_p(dir) == WX_OK && wx_shard_writer_open(dir, 0, m, &w) == WX_OK;
-    for (int64_t t = 0; ok && t < m->count; t++) ok = fetch(m, t, rec) == WX_OK && wx_shard_writer_put(w, rec) == WX_OK;
-    ok = ok && wx_shard_writer_commit(w) == WX_OK;
-    wx_clim_opts co = {61, 1 << 24, 0};
-    ok = ok && wx_climatology_build(DIR "/truth/climatology.wxc", m, m->start,
-                                    m->start + (m->count - 1) * m->step, &co, clim_fetch, m) == WX_OK;
-    ok = ok && wx_archive_write_manifest(dir, m) == WX_OK;
-    if (!ok) printf("archive: %s\n", wx_error_message());
-    free(rec);
-    return ok;
-}
 
 /* Forecast from record t0 for leads 0..4 steps: truth + offset[c]. */
 static int write_forecast(const char *path, const wx_archive_meta *m, int64_t t0, const double *offset) {
@@ -101,7 +32,7 @@ static int write_forecast(const char *path, const wx_archive_meta *m, int64_t t0
     int ok = 1;
     for (int k = 0; ok && k <= 4; k++)
         for (int c = 0; ok && c < 2; c++) {
-            for (int64_t p = 0; p < P; p++) f[p] = (float)(truth(t0 + k, c, &m->grid, (int)p) + offset[c]);
+            for (int64_t p = 0; p < P; p++) f[p] = (float)(eval_truth(t0 + k, c, &m->grid, (int)p) + offset[c]);
             ok = wx_nc_writer_put(&w, k, m->start + (t0 + k) * m->step, c, 0, f) == WX_OK;
         }
     free(f);
@@ -240,8 +171,8 @@ static void check_scorecards(const wx_eval_result *r) {
 int main(void) {
     system("rm -rf " DIR);
     wx_archive_meta m;
-    make_meta(&m);
-    WX_CHECK(write_archive(DIR "/truth", &m), "archive with climatology written");
+    eval_make_meta(&m, 2, 12, 42);
+    WX_CHECK(eval_write_archive(DIR "/truth", &m, "climatology.wxc"), "archive with climatology written");
     double off_good[2] = {2, 20}, off_zero[2] = {0, 0};
     int ok = write_forecast(DIR "/good_0.nc", &m, 0, off_good) && write_forecast(DIR "/good_2.nc", &m, 2, off_good) &&
              write_forecast(DIR "/perfect_0.nc", &m, 0, off_zero) && write_forecast(DIR "/perfect_2.nc", &m, 2, off_zero);
@@ -265,8 +196,8 @@ int main(void) {
             check(&r, "perfect", "t2m", k, 0, 0, k < 2 ? 1 : NAN, 2, 1e-4);
             if (k < 2) check(&r, "good", "t2m", k, 2, 2, 1, 2, 1e-4);
             /* Persistence: error −RISE·k everywhere; scored once per init although two models share them. */
-            check(&r, WX_EVAL_PERSISTENCE, "t2m", k, k * RISE[0], -k * RISE[0], NAN, 2, 1e-4);
-            check(&r, WX_EVAL_PERSISTENCE, "z500", k, k * RISE[1], -k * RISE[1], NAN, 2, 2e-3);
+            check(&r, WX_EVAL_PERSISTENCE, "t2m", k, k * EVAL_CHANS[0].rise, -k * EVAL_CHANS[0].rise, NAN, 2, 1e-4);
+            check(&r, WX_EVAL_PERSISTENCE, "z500", k, k * EVAL_CHANS[1].rise, -k * EVAL_CHANS[1].rise, NAN, 2, 2e-3);
         }
         /* Climatology at the valid time, lead 0 from 00 UTC day 1: records of that hour on days
          * 1, 2, 3 (offsets 0, 4, 8 steps) weighted 30, 29, 28 → offset 340/87 steps; from 12 UTC
@@ -311,7 +242,7 @@ int main(void) {
     png_image_free(&pa);
     /* A forecast on another grid is an error that says so. */
     wx_archive_meta m2;
-    make_meta(&m2);
+    eval_make_meta(&m2, 2, 12, 42);
     wx_grid_global(5.0, &m2.grid);
     write_forecast(DIR "/coarse.nc", &m2, 0, off_good);
     const char *f2[1] = {DIR "/coarse.nc"};

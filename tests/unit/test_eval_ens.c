@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../data_prep/climatology_build.h"
 #include "cli/wx_cli.h"
+#include "eval_truth.h"
 #include "core/wx_fs.h"
 #include "infer/eval.h"
 #include "io/archive.h"
@@ -23,53 +23,6 @@
 
 #define DIR "eval_ens_test"
 static const double D[3] = {-1.0, 0.5, 2.0};
-
-static float truth(int64_t t, int c, const wx_grid *g, int p) {
-    double lat = wx_grid_lat(g, p / g->nlon), lon = wx_grid_lon(g, p % g->nlon);
-    double base = c == 0 ? 280 + 20 * cos(lat * M_PI / 180) : 52000 + 800 * cos(lat * M_PI / 180);
-    return (float)(base + 3 * sin(lon * M_PI / 90) + (c == 0 ? 1.0 : 10.0) * t);
-}
-
-static void make_meta(wx_archive_meta *m) {
-    memset(m, 0, sizeof *m);
-    m->nchan = 2;
-    m->chan = wx_calloc(2, sizeof *m->chan);
-    snprintf(m->chan[0].name, 64, "t2m"), snprintf(m->chan[0].param, 64, "2t");
-    m->chan[0].kind = WX_LEVEL_SINGLE, snprintf(m->chan[0].units, 32, "K");
-    snprintf(m->chan[1].name, 64, "z500"), snprintf(m->chan[1].param, 64, "z");
-    m->chan[1].kind = WX_LEVEL_PRESSURE, m->chan[1].level = 500;
-    snprintf(m->chan[1].units, 32, "m2 s-2");
-    wx_grid_global(10.0, &m->grid);
-    m->start = wx_time_make(2017, 1, 1, 0, 0, 0);
-    m->step = 21600;
-    m->count = 12;
-    m->records_per_shard = 12;
-    m->key = 42;
-    m->has_stats = 1;
-    m->stats_start = m->start, m->stats_end = m->start + (m->count - 1) * m->step;
-    m->diff_step = m->step;
-    double **arrs[5] = {&m->mean, &m->std, &m->min, &m->max, &m->diff_std};
-    for (int k = 0; k < 5; k++) {
-        *arrs[k] = wx_calloc(2, sizeof(double));
-        (*arrs[k])[0] = (*arrs[k])[1] = 1;
-    }
-}
-
-static int write_archive(const char *dir, wx_archive_meta *m) {
-    int64_t P = wx_archive_points(m);
-    float *rec = malloc(sizeof(float) * (size_t)(P * m->nchan));
-    wx_shard_writer *w;
-    int ok = wx_mkdir_p(dir) == WX_OK && wx_shard_writer_open(dir, 0, m, &w) == WX_OK;
-    for (int64_t t = 0; ok && t < m->count; t++) {
-        for (int c = 0; c < m->nchan; c++)
-            for (int64_t p = 0; p < P; p++) rec[c * P + p] = truth(t, c, &m->grid, (int)p);
-        ok = wx_shard_writer_put(w, rec) == WX_OK;
-    }
-    ok = ok && wx_shard_writer_commit(w) == WX_OK && wx_archive_write_manifest(dir, m) == WX_OK;
-    if (!ok) printf("archive: %s\n", wx_error_message());
-    free(rec);
-    return ok;
-}
 
 /* t2m from record t0, leads 0..4 steps: members > 0 as an ensemble, else member 1 alone. */
 static int write_forecast(const char *path, const wx_archive_meta *m, int64_t t0, int members) {
@@ -84,7 +37,7 @@ static int write_forecast(const char *path, const wx_archive_meta *m, int64_t t0
     for (int k = 0; ok && k <= 4; k++)
         for (int e = 0; ok && e < (members ? members : 1); e++) {
             double d = D[members ? e : 1] * (k + 1);
-            for (int64_t p = 0; p < P; p++) f[p] = (float)(truth(t0 + k, 0, &m->grid, (int)p) + d);
+            for (int64_t p = 0; p < P; p++) f[p] = (float)(eval_truth(t0 + k, 0, &m->grid, (int)p) + d);
             wx_time v = m->start + (t0 + k) * m->step;
             ok = (members ? wx_nc_writer_put_member(&w, k, v, 0, 0, e, f) : wx_nc_writer_put(&w, k, v, 0, 0, f)) == WX_OK;
         }
@@ -100,8 +53,8 @@ static int write_forecast(const char *path, const wx_archive_meta *m, int64_t t0
 int main(void) {
     system("rm -rf " DIR);
     wx_archive_meta m;
-    make_meta(&m);
-    WX_CHECK(write_archive(DIR "/truth", &m), "archive written");
+    eval_make_meta(&m, 2, 12, 42);
+    WX_CHECK(eval_write_archive(DIR "/truth", &m, NULL), "archive written");
     int ok = write_forecast(DIR "/ens_0.nc", &m, 0, 3) && write_forecast(DIR "/ens_2.nc", &m, 2, 3) &&
              write_forecast(DIR "/det_0.nc", &m, 0, 0) && write_forecast(DIR "/det_2.nc", &m, 2, 0);
     WX_CHECK(ok, "forecast files written: %s", ok ? "" : wx_error_message());

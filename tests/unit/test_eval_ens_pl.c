@@ -3,8 +3,9 @@
  * "t850": no level axis beside realization, CDO reads ≤ 4 dimensions) and the deterministic one
  * puts them on a `level` axis ("z", "t"); eval must score z500 and t850 from both.
  *
- * Truth: channel c rises RISE[c] per 6 h. Ensemble members m = 0, 1, 2 are truth + s·SC[c]·d_m
- * with d = (−1, 0.5, 2), s = k + 1 at lead k (k = 0..3 steps), from two initial times. Every
+ * Truth (eval_truth.h): channel c rises EVAL_CHANS[c].rise per 6 h. Ensemble members m = 0, 1, 2
+ * are truth + s·SC[c]·d_m with d = (−1, 0.5, 2), s = k + 1 at lead k (k = 0..3 steps), from two
+ * initial times. Every
  * point has the same errors, so area weights drop out; per lead, by hand (as test_eval_ens.c):
  *   ensemble-mean error = 0.5·s·SC     → RMSE = bias = 0.5·s·SC
  *   fair CRPS = s·SC·[(1 + 0.5 + 2)/3 − 2·(1.5 + 3 + 1.5)/(2·3·2)] = s·SC/6
@@ -15,6 +16,7 @@
 #include <string.h>
 
 #include "cli/wx_cli.h"
+#include "eval_truth.h"
 #include "core/wx_fs.h"
 #include "infer/eval.h"
 #include "infer/forecast_write.h"
@@ -25,57 +27,7 @@
 #define NCH 3
 #define NLEAD 4
 static const double D[3] = {-1.0, 0.5, 2.0};
-static const double SC[NCH] = {1.0, 10.0, 0.5}, RISE[NCH] = {1.0, 10.0, 0.25}, OFF[NCH] = {2, 30, -1};
-static const char *NAMES[NCH] = {"t2m", "z500", "t850"}, *PARAMS[NCH] = {"2t", "z", "t"};
-static const char *UNITS[NCH] = {"K", "m2 s-2", "K"};
-static const double LEVELS[NCH] = {0, 500, 850};
-
-static float truth(int64_t t, int c, const wx_grid *g, int p) {
-    double lat = wx_grid_lat(g, p / g->nlon), lon = wx_grid_lon(g, p % g->nlon);
-    static const double base[NCH] = {280, 52000, 270}, amp[NCH] = {20, 800, 15};
-    return (float)(base[c] + amp[c] * cos(lat * M_PI / 180) + 3 * sin(lon * M_PI / 90) + RISE[c] * t);
-}
-
-static void make_meta(wx_archive_meta *m) {
-    memset(m, 0, sizeof *m);
-    m->nchan = NCH;
-    m->chan = wx_calloc(NCH, sizeof *m->chan);
-    for (int c = 0; c < NCH; c++) {
-        snprintf(m->chan[c].name, 64, "%s", NAMES[c]), snprintf(m->chan[c].param, 64, "%s", PARAMS[c]);
-        m->chan[c].kind = c ? WX_LEVEL_PRESSURE : WX_LEVEL_SINGLE, m->chan[c].level = LEVELS[c];
-        snprintf(m->chan[c].units, 32, "%s", UNITS[c]);
-    }
-    wx_grid_global(10.0, &m->grid);
-    m->start = wx_time_make(2017, 1, 1, 0, 0, 0);
-    m->step = 21600;
-    m->count = 8;
-    m->records_per_shard = 8;
-    m->key = 7;
-    m->has_stats = 1;
-    m->stats_start = m->start, m->stats_end = m->start + (m->count - 1) * m->step;
-    m->diff_step = m->step;
-    double **arrs[5] = {&m->mean, &m->std, &m->min, &m->max, &m->diff_std};
-    for (int k = 0; k < 5; k++) {
-        *arrs[k] = wx_calloc(NCH, sizeof(double));
-        for (int c = 0; c < NCH; c++) (*arrs[k])[c] = 1;
-    }
-}
-
-static int write_archive(const char *dir, wx_archive_meta *m) {
-    int64_t P = wx_archive_points(m);
-    float *rec = malloc(sizeof(float) * (size_t)(P * NCH));
-    wx_shard_writer *w;
-    int ok = wx_mkdir_p(dir) == WX_OK && wx_shard_writer_open(dir, 0, m, &w) == WX_OK;
-    for (int64_t t = 0; ok && t < m->count; t++) {
-        for (int c = 0; c < NCH; c++)
-            for (int64_t p = 0; p < P; p++) rec[c * P + p] = truth(t, c, &m->grid, (int)p);
-        ok = wx_shard_writer_put(w, rec) == WX_OK;
-    }
-    ok = ok && wx_shard_writer_commit(w) == WX_OK && wx_archive_write_manifest(dir, m) == WX_OK;
-    if (!ok) printf("archive: %s\n", wx_error_message());
-    free(rec);
-    return ok;
-}
+static const double SC[NCH] = {1.0, 10.0, 0.5}, OFF[NCH] = {2, 30, -1};
 
 /* Through the product writer: members > 0 an ensemble, 0 the deterministic truth + OFF. */
 static int write_forecast(const char *path, const wx_archive_meta *m, int64_t t0, int members) {
@@ -90,7 +42,7 @@ static int write_forecast(const char *path, const wx_archive_meta *m, int64_t t0
         for (int e = 0; ok && e < (members ? members : 1); e++) {
             for (int c = 0; c < NCH; c++) {
                 double d = members ? D[e] * (k + 1) * SC[c] : OFF[c];
-                for (int64_t p = 0; p < P; p++) f[c * P + p] = (float)(truth(t0 + k, c, &m->grid, (int)p) + d);
+                for (int64_t p = 0; p < P; p++) f[c * P + p] = (float)(eval_truth(t0 + k, c, &m->grid, (int)p) + d);
             }
             ok = wx_forecast_writer_put_member(&fw, m->start + (t0 + k) * m->step, e, f) == WX_OK;
         }
@@ -116,8 +68,8 @@ static double csv_crps(const char *csv, const char *row) {
 int main(void) {
     system("rm -rf " DIR);
     wx_archive_meta m;
-    make_meta(&m);
-    WX_CHECK(write_archive(DIR "/truth", &m), "archive written");
+    eval_make_meta(&m, NCH, 8, 7);
+    WX_CHECK(eval_write_archive(DIR "/truth", &m, NULL), "archive written");
     int ok = write_forecast(DIR "/ens_0.nc", &m, 0, 3) && write_forecast(DIR "/ens_2.nc", &m, 2, 3) &&
              write_forecast(DIR "/det_0.nc", &m, 0, 0) && write_forecast(DIR "/det_2.nc", &m, 2, 0);
     WX_CHECK(ok, "forecast files written: %s", ok ? "" : wx_error_message());
@@ -134,24 +86,24 @@ int main(void) {
         for (int c = 0; c < NCH; c++)
             for (int k = 0; k < NLEAD; k++) {
                 double s = (k + 1) * SC[c], tol = 2e-4 * SC[c] * (c == 1 ? 10 : 1);
-                const wx_eval_cell *ce = wx_eval_find(&r, "ens", NAMES[c], k * 21600LL);
-                if (!WX_CHECK(ce != NULL, "ens %s +%dh scored", NAMES[c], 6 * k)) continue;
+                const wx_eval_cell *ce = wx_eval_find(&r, "ens", EVAL_CHANS[c].name, k * 21600LL);
+                if (!WX_CHECK(ce != NULL, "ens %s +%dh scored", EVAL_CHANS[c].name, 6 * k)) continue;
                 wx_scores e;
                 wx_score_finish(&ce->sums, &e);
                 WX_CHECK(e.n == 2 && e.n_ens == 2 && fabs(e.rmse - 0.5 * s) < tol && fabs(e.bias - 0.5 * s) < tol,
-                         "ens %s +%dh: n %lld n_ens %lld rmse %.7g bias %.7g (want %g)", NAMES[c], 6 * k,
+                         "ens %s +%dh: n %lld n_ens %lld rmse %.7g bias %.7g (want %g)", EVAL_CHANS[c].name, 6 * k,
                          (long long)e.n, (long long)e.n_ens, e.rmse, e.bias, 0.5 * s);
                 WX_CHECK(fabs(e.crps - s / 6) < tol && fabs(e.spread - 1.5 * s) < tol,
-                         "ens %s +%dh: crps %.7g (want %.7g) spread %.7g (want %g)", NAMES[c], 6 * k,
+                         "ens %s +%dh: crps %.7g (want %.7g) spread %.7g (want %g)", EVAL_CHANS[c].name, 6 * k,
                          e.crps, s / 6, e.spread, 1.5 * s);
                 WX_CHECK(fabs(e.spread_skill - 3) < 2e-3, "ens %s +%dh: spread/skill %.7g (want 3)",
-                         NAMES[c], 6 * k, e.spread_skill);
-                const wx_eval_cell *cd = wx_eval_find(&r, "det", NAMES[c], k * 21600LL);
-                if (!WX_CHECK(cd != NULL, "det %s +%dh scored", NAMES[c], 6 * k)) continue;
+                         EVAL_CHANS[c].name, 6 * k, e.spread_skill);
+                const wx_eval_cell *cd = wx_eval_find(&r, "det", EVAL_CHANS[c].name, k * 21600LL);
+                if (!WX_CHECK(cd != NULL, "det %s +%dh scored", EVAL_CHANS[c].name, 6 * k)) continue;
                 wx_score_finish(&cd->sums, &e);
                 WX_CHECK(e.n == 2 && e.n_ens == 0 && fabs(e.rmse - fabs(OFF[c])) < tol &&
                              fabs(e.bias - OFF[c]) < tol,
-                         "det %s +%dh: rmse %.7g bias %.7g (want %g)", NAMES[c], 6 * k, e.rmse, e.bias, OFF[c]);
+                         "det %s +%dh: rmse %.7g bias %.7g (want %g)", EVAL_CHANS[c].name, 6 * k, e.rmse, e.bias, OFF[c]);
             }
     }
     wx_eval_result_free(&r);
