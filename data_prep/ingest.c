@@ -696,6 +696,8 @@ static wx_status run(ingest_ctx *c, wx_ingest_opts *o) {
     float *rec = wx_malloc(sizeof(float) * np * (size_t)m->nchan);
     ingest_batch b;
     batch_init(&b, m);
+    int64_t first_cap = (c->nthreads + m->nchan - 1) / m->nchan;
+    if (first_cap < 1) first_cap = 1;
     const char *ab = getenv("WX_TEST_ABORT_AFTER_RECORDS");
     c->abort_after = ab ? atoll(ab) : -1;
     wx_progress p;
@@ -718,8 +720,12 @@ static wx_status run(ingest_ctx *c, wx_ingest_opts *o) {
         if (!c->pool) c->pool = pool_start(c->nthreads);
         st = wx_shard_writer_open(c->r.output, s, m, &w);
         if (st != WX_OK) break;
-        for (int64_t t = t0; st == WX_OK && t < t1; t += b.cap) {
-            int64_t nb = t1 - t < b.cap ? t1 - t : b.cap, nw = nb;
+        for (int64_t t = t0, nb; st == WX_OK && t < t1; t += nb) {
+            nb = t1 - t < b.cap ? t1 - t : b.cap;
+            /* The ingest's first batch: one task per thread (not two), so that the disk, the
+             * slower side from then on, starts a decode earlier. */
+            if (!o->records_written && nb > first_cap) nb = first_cap;
+            int64_t nw = nb;
             st = batch_make(c, &b, t, nb);
             /* Test hook: stop as if killed once that many records are written. */
             if (c->abort_after >= 0 && o->records_written + nw > c->abort_after)
