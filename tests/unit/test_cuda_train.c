@@ -36,7 +36,7 @@
 #include "cli_check.h"
 #include "train/checkpoint.h"
 #include "train/trainer.h"
-#include "train_toy_ext.h"
+#include "train_toy.h"
 #include "train_toy_gc.h"
 #include "wx_cuda_basic.h"
 

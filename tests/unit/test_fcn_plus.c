@@ -20,7 +20,7 @@
 #include "ops/wx_ctx.h"
 #include "train/checkpoint.h"
 #include "train/train_model.h"
-#include "train_toy_ext.h"
+#include "train_toy.h"
 #include "wx_test.h"
 
 static char tmp[] = "/tmp/wx_fcnplus_XXXXXX";

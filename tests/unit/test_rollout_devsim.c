@@ -33,7 +33,6 @@
 #include "io/archive.h"
 #include "train/trainer.h"
 #include "train_toy.h"
-#include "train_toy_ext.h"
 #include "train_toy_gc.h"
 #include "wx_devsim.h"
 #include "wx_test.h"

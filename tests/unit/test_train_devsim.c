@@ -41,7 +41,7 @@
 #include "train/checkpoint.h"
 #include "train/train_model.h"
 #include "train/trainer.h"
-#include "train_toy_ext.h"
+#include "train_toy.h"
 #include "train_toy_gc.h"
 #include "wx_devsim.h"
 #include "wx_test.h"

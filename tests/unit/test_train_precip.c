@@ -1,5 +1,5 @@
 /* The precip stage (wxcast train CONFIG --stage precip) on the toy archive with a tp channel
- * (train_toy_ext.h), through the real binary:
+ * (train_toy.h), through the real binary:
  *  - a wind FourCastNet (z500, t850, u850) is pretrained, then the PrecipNet is trained on its
  *    frozen prediction: the mean training loss of the last 5 of 80 steps is below 0.7× that of
  *    the first 5;
@@ -31,7 +31,7 @@
 #include "wx_build_config.h"
 #include "train/train_config.h"
 #include "train/train_model.h"
-#include "train_toy_ext.h"
+#include "train_toy.h"
 #include "cli_check.h"
 #include "wx_test.h"
 
