@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <omp.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -172,6 +173,64 @@ static size_t message_length(const unsigned char *p, size_t left) {
     return (size_t)len;
 }
 
+/* The scan's descriptions: message i described (and its handle kept for the read) by whichever
+ * thread takes it; `next` hands out messages in chunks of 4. */
+typedef struct {
+    wx_source *s;
+    grib_impl *im;
+    wx_status *sts;
+    char **errs;
+    pthread_mutex_t mu;
+    int next;
+} scan_job;
+
+static void describe_one(scan_job *j, int i) {
+    wx_source *s = j->s;
+    grib_impl *im = j->im;
+    wx_field_info *f = &s->fields[i];
+    char where[600];
+    snprintf(where, sizeof where, "%s: message %lld", s->path, (long long)f->msg);
+    codes_handle *h = codes_handle_new_from_message(NULL, im->map + f->offset, im->len[i]);
+    if (!h)
+        j->sts[i] = wx_error_set(WX_ERR_RUN, "%s (at or after byte %lld) is damaged or truncated "
+                                 "(eccodes: %s); the file is not usable, download it again", where,
+                                 (long long)f->offset, codes_get_error_message(GRIB_INVALID_MESSAGE));
+    else {
+        j->sts[i] = describe_message(h, where, f);
+        if (j->sts[i] == WX_OK && i < GRIB_KEEP_HANDLES) im->kept[i] = h;
+        else codes_handle_delete(h);
+    }
+    if (j->sts[i] != WX_OK) j->errs[i] = wx_strdup(wx_error_message());
+}
+
+static void *scan_worker(void *arg) {
+    scan_job *j = arg;
+    for (;;) {
+        pthread_mutex_lock(&j->mu);
+        int i0 = j->next;
+        j->next += 4;
+        pthread_mutex_unlock(&j->mu);
+        for (int i = i0; i < i0 + 4 && i < j->s->count; i++) describe_one(j, i);
+        if (i0 + 4 >= j->s->count) return NULL;
+    }
+}
+
+/* Messages 1.. on omp_get_max_threads() plain threads, this one included. Not an OpenMP team:
+ * its idle workers spin after the region (~10 ms of CPU here), on the cores the ingest's first
+ * batch is decoded on. A thread that cannot start leaves its messages to the others. */
+static void scan_parallel(scan_job *j) {
+    int nt = omp_get_max_threads();
+    if (nt > j->s->count - 1) nt = j->s->count - 1;
+    pthread_t *tid = wx_calloc((size_t)(nt > 1 ? nt : 1), sizeof *tid);
+    int started = 0;
+    for (int k = 1; k < nt; k++)
+        if (pthread_create(&tid[started], NULL, scan_worker, j) == 0) started++;
+    if (j->s->count > 1) scan_worker(j);
+    for (int k = 0; k < started; k++) pthread_join(tid[k], NULL);
+    free(tid);
+    pthread_mutex_destroy(&j->mu);
+}
+
 wx_status wx_grib_scan(wx_source *s) {
     grib_impl *im = wx_calloc(1, sizeof *im);
     WX_ASSERT(pthread_mutex_init(&im->lock, NULL) == 0);
@@ -220,27 +279,12 @@ wx_status wx_grib_scan(wx_source *s) {
      * lazily on first use, and that first use must not race (LeakSanitizer caught allocations
      * lost to it when several threads made their first handle together). */
     im->kept = wx_calloc((size_t)s->count, sizeof *im->kept);
-    wx_status *sts = wx_calloc((size_t)s->count, sizeof *sts);
-    char **errs = wx_calloc((size_t)s->count, sizeof *errs);
-    for (int pass = 0; pass < 2; pass++) {
-#pragma omp parallel for schedule(dynamic, 4) if (pass == 1)
-    for (int i = pass; i < (pass ? s->count : 1); i++) {
-        wx_field_info *f = &s->fields[i];
-        char where[600];
-        snprintf(where, sizeof where, "%s: message %lld", s->path, (long long)f->msg);
-        codes_handle *h = codes_handle_new_from_message(NULL, im->map + f->offset, im->len[i]);
-        if (!h)
-            sts[i] = wx_error_set(WX_ERR_RUN, "%s (at or after byte %lld) is damaged or truncated "
-                                  "(eccodes: %s); the file is not usable, download it again", where,
-                                  (long long)f->offset, codes_get_error_message(GRIB_INVALID_MESSAGE));
-        else {
-            sts[i] = describe_message(h, where, f);
-            if (sts[i] == WX_OK && i < GRIB_KEEP_HANDLES) im->kept[i] = h;
-            else codes_handle_delete(h);
-        }
-        if (sts[i] != WX_OK) errs[i] = wx_strdup(wx_error_message());
-    }
-    }
+    scan_job j = {s, im, wx_calloc((size_t)s->count, sizeof(wx_status)),
+                  wx_calloc((size_t)s->count, sizeof(char *)), PTHREAD_MUTEX_INITIALIZER, 1};
+    describe_one(&j, 0);
+    scan_parallel(&j);
+    wx_status *sts = j.sts;
+    char **errs = j.errs;
     wx_status st = WX_OK;
     for (int i = 0; i < s->count && st == WX_OK; i++)
         if (sts[i] != WX_OK) st = wx_error_set(sts[i], "%s", errs[i]);
