@@ -2,8 +2,12 @@
 
 #include <eccodes.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 #define MISSING_VALUE 9999.0 /* NaN must be encoded through the bitmap, never as data */
 
@@ -19,7 +23,24 @@ const char *wx_grib_type_of_level(const wx_catalogue_entry *e) {
     return "surface";
 }
 
+/* eccodes allocates and frees a few field-sized buffers per message (the values as doubles: 8 MB
+ * at 0.25°). Under glibc's defaults those come from mmap or are trimmed off the heap's top on
+ * free, so every message pays the kernel for fresh zeroed pages: 20-25 % of the writer's CPU
+ * (perf: page faults; tests/bench/bench_products.sh, docs/benchmarks.md). Keeping such blocks on
+ * the heap makes the next message reuse them. Process-wide, so set once, and not where the user
+ * tuned malloc through GLIBC_TUNABLES. */
+static void keep_field_buffers(void) {
+#ifdef __GLIBC__
+    const char *tun = getenv("GLIBC_TUNABLES");
+    if (tun && strstr(tun, "glibc.malloc.")) return;
+    mallopt(M_MMAP_THRESHOLD, 64 << 20); /* up to a 0.1° field of doubles on the heap */
+    mallopt(M_TRIM_THRESHOLD, 256 << 20);
+#endif
+}
+
 wx_status wx_grib_writer_open(wx_grib_writer *w, const char *path) {
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, keep_field_buffers);
     memset(w, 0, sizeof *w);
     w->bits_per_value = 16;
     WX_TRY(wx_atomic_open(&w->file, path));
