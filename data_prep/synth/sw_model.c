@@ -40,6 +40,7 @@ void wx_sw_params_default(wx_sw_params *p, int trunc, int nlat, int nlon) {
     p->tau_hdiff = 3 * 3600.0 * 21.0 / trunc;
     p->orog_scale = 0.2;
     p->diurnal_amp = 100;
+    p->tau_evap = DAY;
     p->seed = 1;
 }
 
@@ -288,7 +289,7 @@ static void tendencies(wx_sw_model *m) {
         wx_sw_synth_item hs[2] = {{m->h[0][0], NULL, hu_old}, {m->h[0][1], NULL, hl_old}};
         wx_sw_spec_synth_many(sp, 2, hs);
     }
-    const double tau_e = 1.0 * DAY, tau_c = 3 * 3600.0;
+    const double tau_e = p->tau_evap, tau_c = 3 * 3600.0;
     /* cos zenith = sin φ sin δ + cos φ cos δ cos(hour angle), the hour angle per column */
     double dec = wx_sw_declination(doy), sdec = sin(dec), cdec = cos(dec);
     double *chour = m->work + 5 * (size_t)ng; /* a free work slot */

@@ -47,6 +47,10 @@ typedef struct {
      * switch is a threshold, as convection starts: twins that differ by 1e-6 soon convect in
      * different columns, which is how the atmosphere's errors grow fastest at small scales. */
     double conv_rate, conv_rh, conv_heat, conv_n;
+    /* Evaporation brings q toward 90 % of saturation within tau_evap s (1 day by default;
+     * docs/synth.md "Convection, drier"): with a low convection trigger the rain is set by how
+     * fast the sea refills the columns, so a longer time gives a drier world. */
+    double tau_evap;
     uint64_t seed;
 } wx_sw_params;
 

@@ -51,6 +51,7 @@ static const wx_cfg_field fields[] = {
     {"convection_trigger", WX_CFG_FLOAT, 0, 0.1, 2, "0.8", "a column convects while its moisture exceeds this fraction of saturation", NULL},
     {"convection_heating", WX_CFG_FLOAT, 0, 0, 10000, "30", "thickness moved from the lower to the upper layer per mm of convective rain (m)", NULL},
     {"convection_truncation", WX_CFG_FLOAT, 0, 0, 1000, "0", "total wavenumber of the Gaussian low-pass of the convective heating (0: none)", NULL},
+    {"evaporation_days", WX_CFG_FLOAT, 0, 0.05, 100, "1", "time in which evaporation brings the moisture toward 90 % of saturation over the sea (days)", NULL},
     {"ke_spectrum", WX_CFG_STR, 0, WX_CFG_NO_RANGE, "", "if set: file receiving the time-mean kinetic-energy spectrum (text)", NULL},
     WX_CFG_END,
 };
@@ -341,6 +342,8 @@ static wx_status run(const wx_yaml *root, wx_synth_opts *opts, out_state *o, wx_
     WX_TRY(wx_cfg_double(root, fields, "convection_trigger", &p.conv_rh));
     WX_TRY(wx_cfg_double(root, fields, "convection_heating", &p.conv_heat));
     WX_TRY(wx_cfg_double(root, fields, "convection_truncation", &p.conv_n));
+    WX_TRY(wx_cfg_double(root, fields, "evaporation_days", &d));
+    p.tau_evap = d * 86400;
     WX_TRY(wx_cfg_int(root, fields, "steps_per_6h", &per6));
     if (per6 > 0) p.dt = 21600.0 / per6;
     const char *ke_path, *twin_path;

@@ -13,7 +13,10 @@
  *   `convection_heating: 0` (the heating is its only coupling to the flow), changes z500 with
  *   heating, and `convection_truncation` changes that heating; in 4-day twins after a 60-day
  *   spin-up the z500 difference grows ≥ 2× with convection and stays < 1.5× without (the
- *   threshold is what makes small differences grow fast). */
+ *   threshold is what makes small differences grow fast);
+ * - session 6: `evaporation_days: 1` (the default) gives the same bytes, and with convection
+ *   `evaporation_days: 3` rains less (tp sum < 0.8× that with 1 day): the sea refills the
+ *   columns more slowly. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -137,7 +140,7 @@ int main(void) {
 
     /* convection */
     run(dir, "conv_def", "days: 1\nconvection: 0\nconvection_trigger: 0.8\nconvection_heating: 30\n"
-        "convection_truncation: 0\n", &o);
+        "convection_truncation: 0\nevaporation_days: 1\n", &o);
     snprintf(a, sizeof a, "%s/plain/synth_pl500_200301.nc", dir);
     snprintf(b, sizeof b, "%s/conv_def/synth_pl500_200301.nc", dir);
     WX_CHECK(same_file(a, b) == 1, "the convection keys at their defaults give the same file");
@@ -152,6 +155,8 @@ int main(void) {
     snprintf(cfg2, sizeof cfg2, "%sconvection: 1\nconvection_heating: 10\nconvection_truncation: 10\n",
              tp_cfg);
     run(dir, "conv_lp", cfg2, &o);
+    snprintf(cfg2, sizeof cfg2, "%sconvection: 1\nconvection_heating: 0\nevaporation_days: 3\n", tp_cfg);
+    run(dir, "conv_dry3", cfg2, &o);
     cur_base = NULL;
     snprintf(a, sizeof a, "%s/conv_off/synth_pl500_200301.nc", dir);
     snprintf(b, sizeof b, "%s/conv_dry/synth_pl500_200301.nc", dir);
@@ -160,14 +165,16 @@ int main(void) {
     WX_CHECK(same_file(a, b) == 0, "convective heating changes z500");
     snprintf(a, sizeof a, "%s/conv_lp/synth_pl500_200301.nc", dir);
     WX_CHECK(same_file(a, b) == 0, "convection_truncation changes the heating");
-    double rain[2] = {0, 0};
-    const char *tp_dirs[2] = {"conv_off", "conv_dry"};
-    for (int i = 0; i < 2; i++) {
+    double rain[3] = {0, 0, 0};
+    const char *tp_dirs[3] = {"conv_off", "conv_dry", "conv_dry3"};
+    for (int i = 0; i < 3; i++) {
         snprintf(a, sizeof a, "%s/%s/synth_sfc_200301.nc", dir, tp_dirs[i]);
         rain[i] = nc_sum(a, "tp");
     }
     WX_CHECK(rain[0] >= 0 && rain[1] > 1.2 * rain[0], "convection rains more: tp sum %.4g -> %.4g m",
              rain[0], rain[1]);
+    WX_CHECK(rain[2] >= 0 && rain[2] < 0.8 * rain[1], "evaporation_days: 3 rains less: %.4g -> %.4g m",
+             rain[1], rain[2]);
 
     /* twin_log */
     double v6[16], v3[16], vd[16];
