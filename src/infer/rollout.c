@@ -188,7 +188,9 @@ wx_status wx_rollout_open_opts(const char *ckpt_path, const wx_rollout_opts *o, 
     wx_checkpoint_free(&ck); /* the model reads it again: one copy of the weights at a time */
     if (st == WX_OK) {
         r->ctx = wx_ctx_create(o->threads);
-        openblas_set_num_threads(r->ctx->threads); /* fixed GEMM split: same result run to run */
+        /* Every GEMM runs single-threaded in our OpenMP team (ops/wx_gemm.h); OpenBLAS's own pool
+         * would only spin beside it. */
+        openblas_set_num_threads(1);
         st = setup_backend(r, o);
     }
     if (st == WX_OK) st = build_model(r);

@@ -3,17 +3,19 @@
  * (float32, and float64 with the _f64 suffix) through ops/wx_real.h.
  *
  * Method: im2col per sample, col(cin·9, H·W), and one GEMM each for y, dwt and dcol; the padding
- * lives entirely in the im2col index map, so the GEMMs see dense matrices. Memory: one
+ * lives entirely in the im2col index map, so the GEMMs see dense matrices (wx_gemm_par: slabs on
+ * the op's OpenMP team, OpenBLAS single-threaded inside, as every GEMM of wxcast). Memory: one
  * cin·9·H·W buffer (37 MB in float32 for one channel at 720×1440).
  *
  * Determinism: samples are reduced in order (GEMM with beta = 1 per sample into dwt, dbias summed
  * in double in index order) and col2im gathers (each dx element is written by one thread from a
- * fixed list of terms), so results do not depend on the thread count beyond OpenBLAS's own. */
+ * fixed list of terms), so results depend on the thread count only through the GEMMs' slabs. */
 #include <limits.h>
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "ops/wx_gemm.h"
 #include "ops/wx_ops.h"
 #include "ops/wx_real.h"
 #define WXR wx_real
@@ -109,8 +111,8 @@ wx_status WXF(wx_cpu_conv3x3_forward)(wx_ctx *ctx, WXR *y, const WXR *x, const W
             for (int64_t o = 0; o < cout; o++)
                 for (int64_t p = 0; p < hw; p++) ys[o * hw + p] = bias[o];
         /* ys(cout, HW) = wt(cout, K) · col(K, HW) (+ the bias already there) */
-        WX_GEMM(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)cout, (int)hw, (int)k, (WXR)1, wt,
-                (int)k, col, (int)hw, bias ? (WXR)1 : (WXR)0, ys, (int)hw);
+        WX_FN(wx_gemm_par)(ctx, CblasNoTrans, CblasNoTrans, cout, hw, k, (WXR)1, wt, k, col, hw,
+                           bias ? (WXR)1 : (WXR)0, ys, hw);
     }
     free(col);
     return WX_OK;
@@ -145,13 +147,13 @@ wx_status WXF(wx_cpu_conv3x3_backward)(wx_ctx *ctx, WXR *dx, WXR *dwt, WXR *dbia
         if (dwt) {
             conv_im2col(ctx, col, x + bb * cin * hw, cin, h, wd);
             /* dwt(cout, K) += dy_b(cout, HW) · col(K, HW)ᵀ */
-            WX_GEMM(CblasRowMajor, CblasNoTrans, CblasTrans, (int)cout, (int)k, (int)hw, (WXR)1,
-                    dys, (int)hw, col, (int)hw, (WXR)1, dwt, (int)k);
+            WX_FN(wx_gemm_par)(ctx, CblasNoTrans, CblasTrans, cout, k, hw, (WXR)1, dys, hw, col, hw,
+                               (WXR)1, dwt, k);
         }
         if (dx) {
             /* dcol(K, HW) = wt(cout, K)ᵀ · dy_b(cout, HW) */
-            WX_GEMM(CblasRowMajor, CblasTrans, CblasNoTrans, (int)k, (int)hw, (int)cout, (WXR)1,
-                    wt, (int)k, dys, (int)hw, (WXR)0, col, (int)hw);
+            WX_FN(wx_gemm_par)(ctx, CblasTrans, CblasNoTrans, k, hw, cout, (WXR)1, wt, k, dys, hw,
+                               (WXR)0, col, hw);
             conv_col2im(ctx, dx + bb * cin * hw, col, cin, h, wd);
         }
     }

@@ -209,7 +209,9 @@ static wx_status setup_local(wx_trainer *t) {
                             (long long)c->batch_size, t->nranks);
     int threads = t->o->threads > 0 ? t->o->threads : c->threads;
     t->ctx = wx_ctx_create(threads);
-    openblas_set_num_threads(t->ctx->threads); /* GEMM results depend on the split: fix it */
+    /* Every GEMM runs single-threaded in our OpenMP team (ops/wx_gemm.h); OpenBLAS's own pool
+     * would only spin beside it. */
+    openblas_set_num_threads(1);
     {
         char what[WX_TRAIN_PATH_MAX + 48];
         snprintf(what, sizeof what, "%s: line %d: key 'device'", c->path, c->device_line);
