@@ -12,9 +12,13 @@
  * `wxcast ingest`: ~2800 sched_yield calls; 0.05-0.09 of its ~0.45 CPU-s, taken from the decode
  * threads). The pool cannot be kept from starting (the constructor runs before main and reads
  * the environment libc had at start), so it is stopped here, through the call OpenBLAS itself
- * makes before fork and at exit, looked up so that other BLAS builds, which lack it, are left
- * alone. A count the user chose (OPENBLAS_NUM_THREADS, GOTO_NUM_THREADS) is kept. */
+ * makes before fork and at exit (looked up, not linked: it is not part of the API). Only for
+ * the pthread build: in OpenBLAS's OpenMP build the count is libgomp's (setting it would make the
+ * whole process single-threaded) and there is no pool of its own. A count the user chose
+ * (OPENBLAS_NUM_THREADS, GOTO_NUM_THREADS) is kept here; training and rollout set 1 whatever it
+ * is, as no GEMM of theirs uses OpenBLAS's threads. */
 static void openblas_pool_off(void) {
+    if (openblas_get_parallel() != 1) return; /* 0 sequential, 1 pthreads, 2 OpenMP */
     if (getenv("OPENBLAS_NUM_THREADS") || getenv("GOTO_NUM_THREADS")) return;
     /* First the count (openblas_set_num_threads starts the pool again when it is down), then
      * the stop; later calls leave a count of 1 alone (wx_blas_serial_begin, the trainer). */

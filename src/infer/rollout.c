@@ -189,8 +189,10 @@ wx_status wx_rollout_open_opts(const char *ckpt_path, const wx_rollout_opts *o, 
     if (st == WX_OK) {
         r->ctx = wx_ctx_create(o->threads);
         /* Every GEMM runs single-threaded in our OpenMP team (ops/wx_gemm.h); OpenBLAS's own pool
-         * would only spin beside it (setting the count restarts a stopped pool: src/cli/main.c). */
-        if (openblas_get_num_threads() != 1) openblas_set_num_threads(1);
+         * would only spin beside it (setting the count restarts a stopped pool: src/cli/main.c).
+         * Not in OpenBLAS's OpenMP build, where the count is libgomp's. */
+        if (openblas_get_parallel() == 1 && openblas_get_num_threads() != 1)
+            openblas_set_num_threads(1);
         st = setup_backend(r, o);
     }
     if (st == WX_OK) st = build_model(r);

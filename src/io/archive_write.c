@@ -45,6 +45,8 @@ struct wx_shard_writer {
     size_t job_bytes;
     uint64_t job_first, job_n;
     int busy, quit, err;
+    int err_flush;  /* err came from a flush (fdatasync), not from a write */
+    int abandon;    /* with quit: the file is going away, flush nothing more */
     uint64_t err_first, err_n;
     uint64_t written, flushed; /* records [0, written) are written, [0, flushed) flushed too */
     char note[160];      /* why writes are buffered, "" while O_DIRECT works (thread side) */
@@ -195,19 +197,21 @@ static void *writer_main(void *arg) {
  * that flush is a serial tail of ~0.3 s per 200 MB here. The buffered descriptor is the one
  * synced (fsync is per inode; the writer may close the O_DIRECT one). A failure counts against
  * the records this flush covered: fsync would report it only once. Quits once told to and
- * nothing written is left unflushed. */
+ * nothing written is left unflushed; at once after an error, or when the file is abandoned
+ * (abort, or a commit that already failed), whose data nobody will read. */
 static void *flusher_main(void *arg) {
     wx_shard_writer *w = arg;
     int fd = fileno(w->f.fp);
     pthread_mutex_lock(&w->mu);
     for (;;) {
         while (w->flushed >= w->written && !w->quit) pthread_cond_wait(&w->cv, &w->mu);
-        if (w->flushed >= w->written) break;
+        if (w->flushed >= w->written || w->err || w->abandon) break;
         uint64_t from = w->flushed, to = w->written;
         pthread_mutex_unlock(&w->mu);
         int se = fdatasync(fd) ? errno : 0;
         pthread_mutex_lock(&w->mu);
-        if (se && se != EINVAL && se != EROFS && !w->err) w->err = se, w->err_first = from, w->err_n = to - from;
+        if (se && se != EINVAL && se != EROFS && !w->err)
+            w->err = se, w->err_flush = 1, w->err_first = from, w->err_n = to - from;
         w->flushed = to;
         pthread_cond_broadcast(&w->cv);
     }
@@ -217,6 +221,12 @@ static void *flusher_main(void *arg) {
 
 static wx_status err_status(const wx_shard_writer *w, int e, uint64_t a, uint64_t n) {
     if (!e) return WX_OK;
+    /* A flush covers whatever reached the file: when writes fell back to buffered that may
+     * include pages of the write in progress, hence "or later". */
+    if (w->err_flush)
+        return wx_error_set(WX_ERR_RUN, "%s: flushing records %llu..%llu (or later) to disk "
+                            "failed: %s", w->f.path, (unsigned long long)a,
+                            (unsigned long long)(a + n - 1), strerror(e));
     return wx_error_set(WX_ERR_RUN, "%s: write of records %llu..%llu failed: %s", w->f.path,
                         (unsigned long long)a, (unsigned long long)(a + n - 1), strerror(e));
 }
@@ -263,10 +273,12 @@ static wx_status start_thread(wx_shard_writer *w) {
     return WX_OK;
 }
 
-static void stop_thread(wx_shard_writer *w) {
+/* Stops both threads; abandon: the file is going away, so the flusher stops without flushing. */
+static void stop_thread(wx_shard_writer *w, int abandon) {
     if (!w->thread_on) return;
     pthread_mutex_lock(&w->mu);
     w->quit = 1;
+    w->abandon = abandon;
     pthread_cond_broadcast(&w->cv);
     pthread_mutex_unlock(&w->mu);
     pthread_join(w->thread, NULL);
@@ -316,7 +328,7 @@ static void writer_free(wx_shard_writer *w) {
 wx_status wx_shard_writer_commit(wx_shard_writer *w) {
     WX_ASSERT(w->put == w->h.record_count);
     wx_status st = drain(w);
-    stop_thread(w); /* the flusher's last flush included: its error counts too */
+    stop_thread(w, st != WX_OK); /* the flusher's last flush included: its error counts too */
     if (st == WX_OK) st = err_status(w, w->err, w->err_first, w->err_n);
     if (st != WX_OK) {
         wx_atomic_abort(&w->f);
@@ -347,7 +359,7 @@ void wx_shard_writer_abort(wx_shard_writer *w) {
         while (w->busy) pthread_cond_wait(&w->cv, &w->mu);
         pthread_mutex_unlock(&w->mu);
     }
-    stop_thread(w);
+    stop_thread(w, 1);
     wx_atomic_abort(&w->f);
     writer_free(w);
 }

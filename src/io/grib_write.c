@@ -27,14 +27,20 @@ const char *wx_grib_type_of_level(const wx_catalogue_entry *e) {
  * at 0.25°). Under glibc's defaults those come from mmap or are trimmed off the heap's top on
  * free, so every message pays the kernel for fresh zeroed pages: 20-25 % of the writer's CPU
  * (perf: page faults; tests/bench/bench_products.sh, docs/benchmarks.md). Keeping such blocks on
- * the heap makes the next message reuse them. Process-wide, so set once, and not where the user
- * tuned malloc through GLIBC_TUNABLES. */
+ * the heap makes the next message reuse them. Process-wide and for the rest of the process (a
+ * forecast or daily run writing GRIB then also keeps its other blocks up to 64 MB on the heap
+ * and up to 256 MB of freed memory mapped), so set once, and not where the user tuned malloc
+ * (GLIBC_TUNABLES, or glibc's older MALLOC_*_ variables). A threshold glibc refuses is left at
+ * its default: slower, same bytes. */
 static void keep_field_buffers(void) {
 #ifdef __GLIBC__
     const char *tun = getenv("GLIBC_TUNABLES");
     if (tun && strstr(tun, "glibc.malloc.")) return;
-    mallopt(M_MMAP_THRESHOLD, 64 << 20); /* up to a 0.1° field of doubles on the heap */
-    mallopt(M_TRIM_THRESHOLD, 256 << 20);
+    if (getenv("MALLOC_MMAP_THRESHOLD_") || getenv("MALLOC_TRIM_THRESHOLD_") ||
+        getenv("MALLOC_TOP_PAD_") || getenv("MALLOC_MMAP_MAX_"))
+        return;
+    if (mallopt(M_MMAP_THRESHOLD, 64 << 20)) /* up to a 0.1° field of doubles on the heap */
+        (void)mallopt(M_TRIM_THRESHOLD, 256 << 20);
 #endif
 }
 

@@ -210,8 +210,10 @@ static wx_status setup_local(wx_trainer *t) {
     int threads = t->o->threads > 0 ? t->o->threads : c->threads;
     t->ctx = wx_ctx_create(threads);
     /* Every GEMM runs single-threaded in our OpenMP team (ops/wx_gemm.h); OpenBLAS's own pool
-     * would only spin beside it (setting the count restarts a stopped pool: src/cli/main.c). */
-    if (openblas_get_num_threads() != 1) openblas_set_num_threads(1);
+     * would only spin beside it (setting the count restarts a stopped pool: src/cli/main.c).
+     * Not in OpenBLAS's OpenMP build, where the count is libgomp's. */
+    if (openblas_get_parallel() == 1 && openblas_get_num_threads() != 1)
+        openblas_set_num_threads(1);
     {
         char what[WX_TRAIN_PATH_MAX + 48];
         snprintf(what, sizeof what, "%s: line %d: key 'device'", c->path, c->device_line);

@@ -67,7 +67,7 @@ check "info --json has library versions and ops" $?
 # wxcast stops OpenBLAS's own thread pool as it starts (its GEMMs run inside the OpenMP team;
 # src/cli/main.c), unless the user chose a count.
 obt() { echo "$out" | $PY -c 'import json,sys; print(json.load(sys.stdin)["libraries"]["openblas_threads"])' 2>/dev/null; }
-n=$(env -u OPENBLAS_NUM_THREADS "$W" info --json 2>/dev/null | { out=$(cat); obt; })
+n=$(env -u OPENBLAS_NUM_THREADS -u GOTO_NUM_THREADS "$W" info --json 2>/dev/null | { out=$(cat); obt; })
 [ "$n" = 1 ]; check "OpenBLAS runs one thread by default (got '$n')" $?
 n=$(OPENBLAS_NUM_THREADS=2 "$W" info --json 2>/dev/null | { out=$(cat); obt; })
 [ "$n" = 2 ]; check "OPENBLAS_NUM_THREADS=2 set by the user is kept (got '$n')" $?
