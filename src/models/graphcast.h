@@ -233,6 +233,27 @@ wx_gc_mlp_in wx_gc_edge_in(const wx_gc *m, const wx_edge_set *es, const float *e
 wx_status wx_gc_proc_step(wx_gc *m, int64_t s, const float *em, const float *vm, float *em_next,
                           float *vm_next, const wx_gc_step_tape *t, int64_t b);
 
+/* What differs between the two backward paths (the fused CPU kernels, graphcast_backward.c, and
+ * the ops path, graphcast_ops_net.c); wx_gc_backward_walk differentiates the network once for
+ * both. */
+typedef struct {
+    /* MLP backward; redo: its internals were not recorded and are first rebuilt from its input */
+    wx_status (*mlp)(wx_gc *m, int redo, const wx_gc_mlp *k, const float *dy,
+                     const wx_gc_mlp_tape *own, const wx_gc_mlp_in *in, int64_t n);
+    /* One message-passing step backward (contract at graphcast_backward.c step_backward). */
+    wx_status (*step)(wx_gc *m, int redo, const wx_gc_mlp *ke, const wx_gc_mlp *kn,
+                      const wx_gc_step_tape *t, const wx_edge_set *es, const float *e,
+                      const float *vs, const float *vr, float *dvr, float *dvs, int dvs_fresh,
+                      const float *de_next, float *de, int64_t b);
+    /* Processor step s forward, rerun under checkpointing (as wx_gc_proc_step). */
+    wx_status (*proc_step)(wx_gc *m, int64_t s, const float *em, const float *vm, float *em_next,
+                           float *vm_next, const wx_gc_step_tape *t, int64_t b);
+    /* whether, under checkpointing, the forward left the MLPs outside the processor unrecorded */
+    int redo_mlps;
+} wx_gc_back_path;
+/* Backward of the latest tape through path p (dx nullable); pops the tape. */
+wx_status wx_gc_backward_walk(wx_gc *m, float *dx, const float *dy, const wx_gc_back_path *p);
+
 /* ---- graphcast_loss.c: loss, normalisation and rollout helpers for the trainer ----
  * Target channel order: the surface variables in config order, then each atmospheric variable
  * with its levels (variable outer, level inner), as wx_gc_config lists them. */

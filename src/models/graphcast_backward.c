@@ -50,7 +50,7 @@ static wx_status step_backward(wx_gc *m, int redo, const wx_gc_mlp *ke, const wx
     return mlp_back(m, redo, ke, m->s.dupd, &t->edge, &ein, b * E);
 }
 
-wx_status wx_gc_backward(wx_gc *m, float *dx, const float *dy) {
+wx_status wx_gc_backward_walk(wx_gc *m, float *dx, const float *dy, const wx_gc_back_path *p) {
     if (m->ntapes < 1)
         return wx_error_set(WX_ERR_USAGE, "graphcast: backward without a recorded forward");
     const wx_gc_tape *t = &m->tapes[m->ntapes - 1];
@@ -63,19 +63,19 @@ wx_status wx_gc_backward(wx_gc *m, float *dx, const float *dy) {
     /* The first recorded forward is popped last; in it, every module the backward has passed is
      * final once no later-laid-out module remains (layout: encoder, processor, decoder). */
     const int last_pass = m->ntapes == 1;
-    const wx_params *p = &m->params;
-    const int ck = m->checkpoint;
+    const wx_params *prm = &m->params;
+    const int ck = m->checkpoint && p->redo_mlps;
 #define FINAL_FROM(mlp) \
-    if (last_pass) WX_TRY(wx_params_grads_final_from(p, p->t[(mlp).w[0]].offset))
+    if (last_pass) WX_TRY(wx_params_grads_final_from(prm, prm->t[(mlp).w[0]].offset))
     /* y = unpatchify(MLP_out(vg2)) */
     WX_TRY(be->unpatchify_backward(ctx, m->s.dupd, dy, b, m->cout, H, W, 1));
     wx_gc_mlp_in in = plain_in(t->vg2, dvg);
-    WX_TRY(mlp_back(m, ck, &o->out, m->s.dupd, &t->out, &in, ng));
+    WX_TRY(p->mlp(m, ck, &o->out, m->s.dupd, &t->out, &in, ng));
     /* decoder step (mesh → grid): dvg: ∂/∂vg2 → ∂/∂vg1; dvm = ∂/∂vm[S]; ded0 → dem */
-    WX_TRY(step_backward(m, ck, &o->dec_edge, &o->dec_grid, &t->dec, &m->g.m2g, t->ed0,
+    WX_TRY(p->step(m, ck, &o->dec_edge, &o->dec_grid, &t->dec, &m->g.m2g, t->ed0,
                          t->vm[m->S], t->vg1, dvg, dvm, 1, NULL, dem, b));
     in = plain_in(m->in.fm2g, NULL);
-    WX_TRY(mlp_back(m, ck, &o->emb_m2g, dem, &t->emb_m2g, &in, b * m->ed));
+    WX_TRY(p->mlp(m, ck, &o->emb_m2g, dem, &t->emb_m2g, &in, b * m->ed));
     FINAL_FROM(o->emb_m2g);
     /* processor, last step first; the last step's edge residual is not computed (no de_next) */
     for (int64_t s = m->S - 1; s >= 0; s--) {
@@ -84,30 +84,30 @@ wx_status wx_gc_backward(wx_gc *m, float *dx, const float *dy) {
             /* rerun step s from its stored inputs; its vm output (identical to vm[s+1]) goes to
              * scratch so the tape stays untouched */
             st = &m->s.step;
-            WX_TRY(wx_gc_proc_step(m, s, t->em[s], t->vm[s], NULL, m->s.dtmp, st, b));
+            WX_TRY(p->proc_step(m, s, t->em[s], t->vm[s], NULL, m->s.dtmp, st, b));
         }
-        WX_TRY(step_backward(m, 0, &o->proc_edge[s], &o->proc_node[s], st, &m->g.mesh, t->em[s],
+        WX_TRY(p->step(m, 0, &o->proc_edge[s], &o->proc_node[s], st, &m->g.mesh, t->em[s],
                              t->vm[s], t->vm[s], dvm, dvm, 0, s + 1 < m->S ? dem : NULL, dem, b));
         FINAL_FROM(o->proc_edge[s]);
     }
     in = plain_in(m->in.fmesh, NULL);
-    WX_TRY(mlp_back(m, ck, &o->emb_mesh_e, dem, &t->emb_mesh_e, &in, b * m->em));
+    WX_TRY(p->mlp(m, ck, &o->emb_mesh_e, dem, &t->emb_mesh_e, &in, b * m->em));
     FINAL_FROM(o->emb_mesh_e);
 #undef FINAL_FROM
     /* encoder orphan grid update: vg1 = vg0 + MLP(vg0) */
     in = plain_in(t->vg0, m->s.dtmp);
-    WX_TRY(mlp_back(m, ck, &o->enc_grid, dvg, &t->enc_grid, &in, ng));
+    WX_TRY(p->mlp(m, ck, &o->enc_grid, dvg, &t->enc_grid, &in, ng));
     WX_TRY(be->add_forward(ctx, dvg, dvg, m->s.dtmp, ng * D));
     /* encoder step (grid → mesh): dvm: ∂/∂vm[0] → ∂/∂vm0; dvg += ∂/∂vg0 via the edges */
-    WX_TRY(step_backward(m, ck, &o->enc_edge, &o->enc_mesh, &t->enc, &m->g.g2m, t->eg0, t->vg0,
+    WX_TRY(p->step(m, ck, &o->enc_edge, &o->enc_mesh, &t->enc, &m->g.g2m, t->eg0, t->vg0,
                          t->vm0, dvm, dvg, 0, NULL, dem, b));
     in = plain_in(m->in.fg2m, NULL);
-    WX_TRY(mlp_back(m, ck, &o->emb_g2m, dem, &t->emb_g2m, &in, b * m->eg));
+    WX_TRY(p->mlp(m, ck, &o->emb_g2m, dem, &t->emb_g2m, &in, b * m->eg));
     in = plain_in(m->in.min, NULL);
-    WX_TRY(mlp_back(m, ck, &o->emb_mesh, dvm, &t->emb_mesh, &in, nm));
+    WX_TRY(p->mlp(m, ck, &o->emb_mesh, dvm, &t->emb_mesh, &in, nm));
     /* grid input [x | structural] → x(B,Cin,H,W) */
     in = plain_in(t->gin, dx ? m->s.dcat : NULL);
-    WX_TRY(mlp_back(m, ck, &o->emb_grid, dvg, &t->emb_grid, &in, ng));
+    WX_TRY(p->mlp(m, ck, &o->emb_grid, dvg, &t->emb_grid, &in, ng));
     if (dx) {
         float *dxs[2] = {m->s.cat, NULL};
         const int64_t cs[2] = {m->cin, 3};
@@ -116,4 +116,10 @@ wx_status wx_gc_backward(wx_gc *m, float *dx, const float *dy) {
     }
     m->ntapes--;
     return WX_OK;
+}
+
+wx_status wx_gc_backward(wx_gc *m, float *dx, const float *dy) {
+    /* Checkpointing rebuilds every MLP here: the fused forward records none of them then. */
+    static const wx_gc_back_path fused = {mlp_back, step_backward, wx_gc_proc_step, 1};
+    return wx_gc_backward_walk(m, dx, dy, &fused);
 }

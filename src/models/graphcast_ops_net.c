@@ -129,10 +129,11 @@ wx_status wx_gc_ops_predict(wx_gc *m, float *y, const float *x, int64_t b) {
 /* One message-passing step backward (graphcast_backward.c step_backward, same contract). Forward:
  *   e' = MLP_e([e, vs[snd], vr[rcv]]); agg = Σ_rcv e'; vr_next = vr + MLP_n([vr, agg]);
  *   e_next = e + e' (when de_next is not NULL). */
-static wx_status step_backward(wx_gc *m, const wx_gc_mlp *ke, const wx_gc_mlp *kn,
+static wx_status step_backward(wx_gc *m, int redo, const wx_gc_mlp *ke, const wx_gc_mlp *kn,
                                const wx_gc_step_tape *t, const wx_edge_set *es, const float *e,
                                const float *vs, const float *vr, float *dvr, float *dvs,
                                int dvs_fresh, const float *de_next, float *de, int64_t b) {
+    WX_ASSERT(!redo); /* this path's forward records every MLP outside the processor */
     const wx_backend *be = m->be;
     const int i = wx_gc_ops_edge_index(m, es);
     const int64_t D = m->D, E = es->n_edges, nr = es->n_receivers;
@@ -151,72 +152,20 @@ static wx_status step_backward(wx_gc *m, const wx_gc_mlp *ke, const wx_gc_mlp *k
     return wx_gc_ops_mlp_backward(m, ke, m->s.dupd, &t->edge, &ein, b * E);
 }
 
+/* MLP backward on this path: the forward recorded it (the walk passes redo = 0 here). */
+static wx_status mlp_back(wx_gc *m, int redo, const wx_gc_mlp *k, const float *dy,
+                          const wx_gc_mlp_tape *own, const wx_gc_mlp_in *in, int64_t n) {
+    WX_ASSERT(!redo);
+    return wx_gc_ops_mlp_backward(m, k, dy, own, in, n);
+}
+
 wx_status wx_gc_ops_backward(wx_gc *m, float *dx, const float *dy) {
     if (!m->ops)
         return wx_error_set(WX_ERR_USAGE, "graphcast: the ops path was called on a model created "
                             "for the fused CPU path");
-    if (m->ntapes < 1)
-        return wx_error_set(WX_ERR_USAGE, "graphcast: backward without a recorded forward");
-    const wx_gc_tape *t = &m->tapes[m->ntapes - 1];
-    const wx_backend *be = m->be;
-    wx_ctx *ctx = m->ctx;
-    const wx_gc_modules *o = &m->mod;
-    const int64_t b = t->b, D = m->D, ng = b * m->ng, nm = b * m->nm;
-    const int64_t H = m->c.nlat, W = m->c.nlon;
-    float *dvg = m->s.dvg, *dvm = m->s.dvm, *dem = m->s.dem;
-    /* grads final from a module on during the last pass (graphcast_backward.c) */
-    const int last_pass = m->ntapes == 1;
-    const wx_params *p = &m->params;
-#define FINAL_FROM(mlp) \
-    if (last_pass) WX_TRY(wx_params_grads_final_from(p, p->t[(mlp).w[0]].offset))
-    /* y = unpatchify(MLP_out(vg2)) */
-    WX_TRY(be->unpatchify_backward(ctx, m->s.dupd, dy, b, m->cout, H, W, 1));
-    wx_gc_mlp_in in = plain_in(t->vg2, dvg);
-    WX_TRY(wx_gc_ops_mlp_backward(m, &o->out, m->s.dupd, &t->out, &in, ng));
-    /* decoder step (mesh → grid): dvg: ∂/∂vg2 → ∂/∂vg1; dvm = ∂/∂vm[S]; ded0 → dem */
-    WX_TRY(step_backward(m, &o->dec_edge, &o->dec_grid, &t->dec, &m->g.m2g, t->ed0, t->vm[m->S],
-                         t->vg1, dvg, dvm, 1, NULL, dem, b));
-    in = plain_in(m->in.fm2g, NULL);
-    WX_TRY(wx_gc_ops_mlp_backward(m, &o->emb_m2g, dem, &t->emb_m2g, &in, b * m->ed));
-    FINAL_FROM(o->emb_m2g);
-    /* processor, last step first; the last step's edge residual is not computed (no de_next) */
-    for (int64_t s = m->S - 1; s >= 0; s--) {
-        const wx_gc_step_tape *st = &t->proc[s];
-        if (m->checkpoint) {
-            /* rerun step s from its stored inputs; its vm output goes to scratch */
-            st = &m->s.step;
-            WX_TRY(proc_step(m, s, t->em[s], t->vm[s], NULL, m->s.dtmp, st, b));
-        }
-        WX_TRY(step_backward(m, &o->proc_edge[s], &o->proc_node[s], st, &m->g.mesh, t->em[s],
-                             t->vm[s], t->vm[s], dvm, dvm, 0, s + 1 < m->S ? dem : NULL, dem, b));
-        FINAL_FROM(o->proc_edge[s]);
-    }
-    in = plain_in(m->in.fmesh, NULL);
-    WX_TRY(wx_gc_ops_mlp_backward(m, &o->emb_mesh_e, dem, &t->emb_mesh_e, &in, b * m->em));
-    FINAL_FROM(o->emb_mesh_e);
-#undef FINAL_FROM
-    /* encoder orphan grid update: vg1 = vg0 + MLP(vg0) */
-    in = plain_in(t->vg0, m->s.dtmp);
-    WX_TRY(wx_gc_ops_mlp_backward(m, &o->enc_grid, dvg, &t->enc_grid, &in, ng));
-    WX_TRY(be->add_forward(ctx, dvg, dvg, m->s.dtmp, ng * D));
-    /* encoder step (grid → mesh): dvm: ∂/∂vm[0] → ∂/∂vm0; dvg += ∂/∂vg0 via the edges */
-    WX_TRY(step_backward(m, &o->enc_edge, &o->enc_mesh, &t->enc, &m->g.g2m, t->eg0, t->vg0, t->vm0,
-                         dvm, dvg, 0, NULL, dem, b));
-    in = plain_in(m->in.fg2m, NULL);
-    WX_TRY(wx_gc_ops_mlp_backward(m, &o->emb_g2m, dem, &t->emb_g2m, &in, b * m->eg));
-    in = plain_in(m->in.min, NULL);
-    WX_TRY(wx_gc_ops_mlp_backward(m, &o->emb_mesh, dvm, &t->emb_mesh, &in, nm));
-    /* grid input [x | structural] → x(B,Cin,H,W) */
-    in = plain_in(t->gin, dx ? m->s.dcat : NULL);
-    WX_TRY(wx_gc_ops_mlp_backward(m, &o->emb_grid, dvg, &t->emb_grid, &in, ng));
-    if (dx) {
-        float *dxs[2] = {m->s.cat, NULL};
-        const int64_t cs[2] = {m->cin, 3};
-        WX_TRY(be->concat_backward(ctx, dxs, m->s.dcat, cs, 2, ng));
-        WX_TRY(be->unpatchify_forward(ctx, dx, m->s.cat, b, m->cin, H, W, 1));
-    }
-    m->ntapes--;
-    return WX_OK;
+    /* Under checkpointing only the processor steps are rerun (proc_step into s.step). */
+    static const wx_gc_back_path ops = {mlp_back, step_backward, proc_step, 0};
+    return wx_gc_backward_walk(m, dx, dy, &ops);
 }
 
 /* ---- dispatch ---- */
