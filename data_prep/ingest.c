@@ -722,8 +722,9 @@ static wx_status run(ingest_ctx *c, wx_ingest_opts *o) {
         if (st != WX_OK) break;
         for (int64_t t = t0, nb; st == WX_OK && t < t1; t += nb) {
             nb = t1 - t < b.cap ? t1 - t : b.cap;
-            /* The ingest's first batch: one task per thread (not two), so that the disk, the
-             * slower side from then on, starts a decode earlier. */
+            /* The ingest's first batch: just enough records to give every thread at least one
+             * field to decode (not two batches' worth), so that the disk, the slower side from
+             * then on, starts a decode earlier. */
             if (!o->records_written && nb > first_cap) nb = first_cap;
             int64_t nw = nb;
             st = batch_make(c, &b, t, nb);
