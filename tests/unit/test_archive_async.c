@@ -3,19 +3,34 @@
  * path; mixed with put; on ext4 /tmp and on tmpfs /dev/shm, which accepts O_DIRECT since Linux
  * 6.6; forced buffered with WX_ARCHIVE_BUFFERED, which must say why) are byte-identical to the
  * shards put() writes record by record, and verify. A failing write (file size limit) is
- * reported with its records and leaves neither shard nor temporary. */
+ * reported with its records and leaves neither shard nor temporary; so is a failing flush
+ * (fdatasync, replaced in this program so that it can be made to fail). */
 #include <dirent.h>
+#include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 #include <zlib.h>
 
 #include "core/wx_fs.h"
 #include "io/archive.h"
 #include "wx_test.h"
+
+/* The writer's flusher thread makes the written records durable with fdatasync; this program's
+ * definition takes the place of libc's for the statically linked archive writer, passing through
+ * unless a test sets fail_flush. */
+static volatile int fail_flush;
+int fdatasync(int fd) {
+    if (fail_flush) {
+        errno = EIO;
+        return -1;
+    }
+    return (int)syscall(SYS_fdatasync, fd);
+}
 
 static float value(int64_t t, int c, int p) { return (float)(t * 1000 + c * 100 + p % 97) * 0.5f; }
 
@@ -157,6 +172,22 @@ int main(void) {
     for (struct dirent *e; d && (e = readdir(d)) != NULL;) left += e->d_name[0] != '.' || strstr(e->d_name, ".tmp.");
     if (d) closedir(d);
     WX_CHECK(left == 0, "no temporary left either (%d files)", left);
+    /* A failing flush: reported as a flush with its records, no shard and no temporary left. */
+    fail_flush = 1;
+    snprintf(dir, sizeof dir, "%s/flushfail", tmp);
+    WX_CHECK(!write_shards(dir, &m, 1, note), "a failed flush is reported");
+    msg = wx_error_message();
+    WX_CHECK(strstr(msg, "flushing records") && strstr(msg, "to disk failed") &&
+                 strstr(msg, "shard-00000.wxr") && strstr(msg, strerror(EIO)),
+             "flush message: %s", msg);
+    fail_flush = 0;
+    snprintf(a, sizeof a, "%s/shard-00000.wxr", dir);
+    WX_CHECK(stat(a, &sb) != 0, "no shard left after the failed flush");
+    left = 0;
+    d = opendir(dir);
+    for (struct dirent *e; d && (e = readdir(d)) != NULL;) left += e->d_name[0] != '.' || strstr(e->d_name, ".tmp.");
+    if (d) closedir(d);
+    WX_CHECK(left == 0, "no temporary left after the failed flush (%d files)", left);
     char cmd[2600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s' '%s'", tmp, have_shm ? shm : "/nonexistent");
     WX_CHECK(system(cmd) == 0, "cleanup");
