@@ -5,10 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <cblas.h>
-
 #include "core/wx_yaml.h"
 #include "ops/wx_ctx.h"
+#include "ops/wx_gemm.h"
 #include "train/checkpoint.h"
 #include "train/train_model.h"
 #include "wx_build_config.h"
@@ -188,11 +187,7 @@ wx_status wx_rollout_open_opts(const char *ckpt_path, const wx_rollout_opts *o, 
     wx_checkpoint_free(&ck); /* the model reads it again: one copy of the weights at a time */
     if (st == WX_OK) {
         r->ctx = wx_ctx_create(o->threads);
-        /* Every GEMM runs single-threaded in our OpenMP team (ops/wx_gemm.h); OpenBLAS's own pool
-         * would only spin beside it (setting the count restarts a stopped pool: src/cli/main.c).
-         * Not in OpenBLAS's OpenMP build, where the count is libgomp's. */
-        if (openblas_get_parallel() == 1 && openblas_get_num_threads() != 1)
-            openblas_set_num_threads(1);
+        wx_blas_one_thread(0); /* ops/wx_gemm.h: a stopped pool stays stopped */
         st = setup_backend(r, o);
     }
     if (st == WX_OK) st = build_model(r);

@@ -1,5 +1,9 @@
 /* Row-major GEMM cut into slabs of C, one single-threaded BLAS call per slab, over the op's OpenMP
  * team (contract: ops/wx_gemm.h). Compiled twice (float32 and float64) through ops/wx_real.h. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* RTLD_DEFAULT */
+#endif
+#include <dlfcn.h>
 #include <omp.h>
 #include <string.h>
 
@@ -30,6 +34,17 @@ int wx_blas_serial_begin(void) {
 
 void wx_blas_serial_end(int saved) {
     if (saved != 1) openblas_set_num_threads(saved);
+}
+
+void wx_blas_one_thread(int stop_pool) {
+    if (openblas_get_parallel() != 1) return; /* 0 sequential, 1 pthreads, 2 OpenMP */
+    /* The count first: setting it starts a stopped pool again. */
+    if (openblas_get_num_threads() != 1) openblas_set_num_threads(1);
+    if (!stop_pool) return;
+    /* The call OpenBLAS itself makes before fork and at exit; looked up, not linked: it is not
+     * part of the API. */
+    int (*shutdown)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "blas_thread_shutdown_");
+    if (shutdown) shutdown();
 }
 
 int wx_gemm_threads(const wx_ctx *ctx) {

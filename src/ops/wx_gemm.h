@@ -17,6 +17,12 @@
 int wx_blas_serial_begin(void);
 void wx_blas_serial_end(int saved);
 
+/* OpenBLAS to one thread for good, as every GEMM here runs inside our OpenMP team; stop_pool:
+ * also stop the worker threads OpenBLAS started from its constructor (each spins in sched_yield
+ * for ~0.1 s before it sleeps). Only for OpenBLAS's pthread build: in its OpenMP build the count
+ * is libgomp's (setting it would make the whole process single-threaded) and there is no pool. */
+void wx_blas_one_thread(int stop_pool);
+
 /* The op's thread count (ctx->threads, else all cores). */
 int wx_gemm_threads(const wx_ctx *ctx);
 

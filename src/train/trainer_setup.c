@@ -5,10 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <cblas.h>
-
 #include "core/wx_fs.h"
 #include "core/wx_log.h"
+#include "ops/wx_gemm.h"
 #include "train/trainer_priv.h"
 #include "backend/wx_cuda_api.h"
 #if WX_HAVE_CUDA
@@ -209,11 +208,7 @@ static wx_status setup_local(wx_trainer *t) {
                             (long long)c->batch_size, t->nranks);
     int threads = t->o->threads > 0 ? t->o->threads : c->threads;
     t->ctx = wx_ctx_create(threads);
-    /* Every GEMM runs single-threaded in our OpenMP team (ops/wx_gemm.h); OpenBLAS's own pool
-     * would only spin beside it (setting the count restarts a stopped pool: src/cli/main.c).
-     * Not in OpenBLAS's OpenMP build, where the count is libgomp's. */
-    if (openblas_get_parallel() == 1 && openblas_get_num_threads() != 1)
-        openblas_set_num_threads(1);
+    wx_blas_one_thread(0); /* ops/wx_gemm.h: a stopped pool stays stopped */
     {
         char what[WX_TRAIN_PATH_MAX + 48];
         snprintf(what, sizeof what, "%s: line %d: key 'device'", c->path, c->device_line);
