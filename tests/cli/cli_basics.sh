@@ -7,29 +7,7 @@ SRC="$2"
 PY=/usr/bin/python3
 T=$(mktemp -d /tmp/wx_cli_basics.XXXXXX)
 trap 'rm -rf "$T"' EXIT
-pass=0
-fail=0
-check() { # check "what" condition-exit-status
-    if [ "$2" -eq 0 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $1"; fi
-}
-# run ARGS...: sets rc, out, err
-run() {
-    "$W" "$@" >"$T/out" 2>"$T/err"
-    rc=$?
-    out=$(cat "$T/out")
-    err=$(cat "$T/err")
-}
-# usage_error WHAT PATTERN... : last run exited 2, stderr is one line starting "wxcast: error:"
-# and containing every PATTERN (fixed strings).
-usage_error() {
-    local what="$1"; shift
-    [ "$rc" -eq 2 ]; check "$what: exit 2 (got $rc)" $?
-    [ "$(wc -l <"$T/err")" -eq 1 ] && [[ "$err" == "wxcast: error: "* ]]
-    check "$what: one 'wxcast: error:' line (got: $err)" $?
-    for p in "$@"; do
-        grep -qF -- "$p" "$T/err"; check "$what: stderr names '$p' (got: $err)" $?
-    done
-}
+. "$(dirname "$0")/lib/checks.sh" # check, run (sets rc, out, err), usage_error
 
 run --help
 [ "$rc" -eq 0 ] && grep -q '^  info ' "$T/out"; check "wxcast --help exits 0 and lists info" $?
@@ -179,5 +157,4 @@ run --quiet info
 run
 [ "$rc" -eq 2 ]; check "no command: exit 2" $?
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+checks_summary

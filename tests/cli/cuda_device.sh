@@ -10,25 +10,7 @@ W="$1"
 SRC=$(cd "$2" && pwd)
 T=$(mktemp -d /tmp/wx_cli_cuda_device.XXXXXX)
 trap 'rm -rf "$T"' EXIT
-pass=0
-fail=0
-check() {
-    if [ "$2" -eq 0 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $1"; fi
-}
-run() {
-    "$W" "$@" >"$T/out" 2>"$T/err"
-    rc=$?
-    err=$(cat "$T/err")
-}
-fails() {
-    local code="$1" what="$2"; shift 2
-    [ "$rc" -eq "$code" ]; check "$what: exit $code (got $rc: $err)" $?
-    [ "$(wc -l <"$T/err")" -eq 1 ] && [[ "$err" == "wxcast: error: "* ]]
-    check "$what: one 'wxcast: error:' line (got: $err)" $?
-    for p in "$@"; do
-        grep -qF -- "$p" "$T/err"; check "$what: names '$p' (got: $err)" $?
-    done
-}
+. "$(dirname "$0")/lib/checks.sh"
 cfg() { # cfg NAME EXTRA-LINES: a training config with the tiny model and a missing archive
     printf 'model: %s\ndata:\n  archive: %s/no-archive\n  time_step: 6h\n  train_years: [2000, 2000]\n  valid_years: [2001, 2001]\n  test_years: [2002, 2002]\n%s' \
         "$SRC/configs/model/fourcastnet_tiny.yaml" "$T" "$2" >"$T/$1.yaml"
@@ -55,5 +37,4 @@ else
 fi
 [ ! -e "$T/checkpoints" ]; check "nothing written" $?
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+checks_summary

@@ -8,11 +8,7 @@ set -u
 SRC=$(cd "$2" && pwd)
 T=$(mktemp -d /tmp/wx_cli_device_check.XXXXXX)
 trap 'rm -rf "$T"' EXIT
-pass=0
-fail=0
-check() {
-    if [ "$2" -eq 0 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $1"; fi
-}
+. "$(dirname "$0")/lib/checks.sh"
 export WX_DEVICE_BUILD="$T/build"
 gpus=$(nvidia-smi -L 2>/dev/null | grep -c GPU)
 if [ "$gpus" -eq 0 ]; then
@@ -40,5 +36,4 @@ max=$(sed -n 's/^.* dry-run .*timeout \([0-9]*\)s$/\1/p' "$T/dry" | sort -n | ta
 bash "$SRC/scripts/device_check.sh" --bogus >"$T/bad" 2>&1
 rc=$?
 [ $rc -eq 2 ] && grep -q "unknown option '--bogus'" "$T/bad"; check "unknown option: exit 2 (got $rc)" $?
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+checks_summary

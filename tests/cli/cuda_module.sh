@@ -10,11 +10,7 @@ set -u
 W="$1"
 T=$(mktemp -d /tmp/wx_cli_cuda_module.XXXXXX)
 trap 'rm -rf "$T"' EXIT
-pass=0
-fail=0
-check() {
-    if [ "$2" -eq 0 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $1"; fi
-}
+. "$(dirname "$0")/lib/checks.sh"
 "$W" info >"$T/info" 2>&1
 if ! grep -q "CUDA yes" "$T/info"; then echo "built without CUDA: nothing to check"; exit 77; fi
 cuda_libs='libcudart|libcublas|libcufft|libnccl|libwxcast_cuda'
@@ -48,5 +44,4 @@ rc=$?
 WXCAST_CUDA_MODULE="$(dirname "$W")/libwxcast_cuda.so" "$T/lone/wxcast" info >"$T/info4" 2>&1
 grep -E -q "CUDA +runtime [0-9]+\.[0-9]+" "$T/info4"; check "WXCAST_CUDA_MODULE points a lone program at the module" $?
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+checks_summary

@@ -9,8 +9,7 @@
 set -u
 W=$1
 T=$(mktemp -d /tmp/wx_cli_daily.XXXXXX); trap 'rm -rf "$T"' EXIT
-pass=0; fail=0
-ok() { if eval "$2"; then pass=$((pass+1)); else echo "FAIL: $1"; fail=$((fail+1)); fi; }
+. "$(dirname "$0")/lib/checks.sh"
 cd "$T"
 . "$2/tests/cli/lib/tiny_fcn_world.sh"
 ok "tiny world, archive and checkpoint made" '[ -f ck/pretrain/last.ckpt ]'
@@ -75,5 +74,4 @@ ok "unknown key: exit 2 naming it and the line (rc $rc: $(cat err6.txt))" '[ $rc
 "$W" daily ops/daily.yaml --date 2000-02-30 > /dev/null 2> err7.txt
 ok "bad --date: exit 2" '[ $? -eq 2 ] && grep -q "2000-02-30" err7.txt'
 
-echo "$pass passed, $fail failed"
-[ $fail -eq 0 ]
+checks_summary

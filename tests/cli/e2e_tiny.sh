@@ -12,8 +12,7 @@
 set -u
 W=$1
 T=$(mktemp -d /tmp/wx_cli_e2e.XXXXXX); trap '[ "${KEEP:-0}" = 1 ] || rm -rf "$T"' EXIT
-pass=0; fail=0
-ok() { if eval "$2"; then pass=$((pass+1)); else echo "FAIL: $1"; fail=$((fail+1)); fi; }
+. "$(dirname "$0")/lib/checks.sh"
 cd "$T"
 . "$2/tests/cli/lib/tiny_e2e.sh" # cfg/: synth.yaml, recipe.yaml, demo.yaml; the scores helpers
 cd cfg
@@ -67,5 +66,4 @@ ok "lead 0 = archive record" '[ -n "$(lead0 "$T/a.nc" z500)" ] && [ "$(lead0 "$F
 ok "map and plots written" '[ -s "$D/z500_forecast_vs_truth.png" ] && [ -s "$D/rmse_z500.png" ] && [ -s "$D/acc_z500.png" ]'
 ok "PNG signature" '[ "$(head -c 4 "$D/z500_forecast_vs_truth.png" | tail -c 3)" = "PNG" ]'
 ok "printed table has z500 at 24 h" 'grep -q "^z500 *24h" out.txt'
-echo "$pass passed, $fail failed"
-[ $fail -eq 0 ]
+checks_summary

@@ -15,8 +15,7 @@
 set -u
 W=$1
 T=$(mktemp -d /tmp/wx_cli_e2e_gc.XXXXXX); trap '[ "${KEEP:-0}" = 1 ] || rm -rf "$T"' EXIT
-pass=0; fail=0
-ok() { if eval "$2"; then pass=$((pass+1)); else echo "FAIL: $1"; fail=$((fail+1)); fi; }
+. "$(dirname "$0")/lib/checks.sh"
 cd "$T"
 . "$2/tests/cli/lib/tiny_e2e.sh" # cfg/: synth.yaml, recipe_graphcast.yaml, demo.yaml; helpers
 cat > cfg/model_graphcast.yaml <<'Y'
@@ -113,5 +112,4 @@ cp ops/drop/an_20020105_00.nc ops/drop/an_20020104_18.nc
 "$W" daily ops/daily2.yaml --date 2002-01-05 > do3.txt 2> de3.txt
 rc=$?
 ok "earlier file without 18 UTC: exit 1 naming it (rc $rc: $(cat de3.txt))" '[ $rc -eq 1 ] && [ $(grep -c "^wxcast: error:" de3.txt) -eq 1 ] && grep -q "(the earlier from ops/drop/an_20020104_18.nc)" de3.txt && grep -q "2002-01-04T18:00" de3.txt'
-echo "$pass passed, $fail failed"
-[ $fail -eq 0 ]
+checks_summary

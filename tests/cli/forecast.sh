@@ -8,8 +8,7 @@
 set -u
 W=$1
 T=$(mktemp -d /tmp/wx_cli_forecast.XXXXXX); trap 'rm -rf "$T"' EXIT
-pass=0; fail=0
-ok() { if eval "$2"; then pass=$((pass+1)); else echo "FAIL: $1"; fail=$((fail+1)); fi; }
+. "$(dirname "$0")/lib/checks.sh"
 cd "$T"
 . "$2/tests/cli/lib/tiny_fcn_world.sh"
 ok "tiny world, archive and checkpoint made" '[ -f ck/pretrain/last.ckpt ]'
@@ -68,5 +67,4 @@ cp $CK bad.ckpt; printf '\xff' | dd of=bad.ckpt bs=1 seek=3000 conv=notrunc stat
 ok "damaged checkpoint: exit 1 naming it" '[ $? -eq 1 ] && err1 "bad.ckpt" && [ ! -e e.nc ]'
 ls -A | grep -q "tmp" && { echo "FAIL: temporary left"; fail=$((fail+1)); }
 
-echo "$pass passed, $fail failed"
-[ $fail -eq 0 ]
+checks_summary

@@ -10,25 +10,8 @@ set -u
 W="$1"
 T=$(mktemp -d /tmp/wx_cli_forecast_device.XXXXXX)
 trap 'rm -rf "$T"' EXIT
-pass=0
-fail=0
-check() {
-    if [ "$2" -eq 0 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $1"; fi
-}
-run() {
-    "$W" -q "$@" >"$T/out" 2>"$T/err"
-    rc=$?
-    err=$(cat "$T/err")
-}
-fails() {
-    local code="$1" what="$2"; shift 2
-    [ "$rc" -eq "$code" ]; check "$what: exit $code (got $rc: $err)" $?
-    [ "$(wc -l <"$T/err")" -eq 1 ] && [[ "$err" == "wxcast: error: "* ]]
-    check "$what: one 'wxcast: error:' line (got: $err)" $?
-    for p in "$@"; do
-        grep -qF -- "$p" "$T/err"; check "$what: names '$p' (got: $err)" $?
-    done
-}
+. "$(dirname "$0")/lib/checks.sh"
+run_flags=(-q)
 echo "not a checkpoint" >"$T/model.ckpt"
 echo "not an analysis" >"$T/analysis_20001227_00.nc"
 fc() { run forecast --model "$T/model.ckpt" --init "$T/analysis_20001227_00.nc" --steps 2 --output "$T/f.nc" "$@"; }
@@ -82,5 +65,4 @@ expect_cuda "daily --device cuda over device: cpu" 1
 [ -z "$(ls -A "$T/products" 2>/dev/null)" ]
 check "daily: no dated or temporary folder (have: $(ls -A "$T/products" 2>/dev/null | tr '\n' ' '))" $?
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+checks_summary

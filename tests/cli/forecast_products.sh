@@ -10,8 +10,7 @@ W=$1; S=$2
 PY=/usr/bin/python3
 $PY -c "import netCDF4, xarray, cfgrib, eccodes" 2>/dev/null || { echo "skip: python3-netcdf4/xarray/cfgrib/eccodes missing"; exit 77; }
 T=$(mktemp -d /tmp/wx_cli_fproducts.XXXXXX); trap 'rm -rf "$T"' EXIT
-pass=0; fail=0
-ok() { if eval "$2"; then pass=$((pass+1)); else echo "FAIL: $1"; fail=$((fail+1)); fi; }
+. "$(dirname "$0")/lib/checks.sh"
 cd "$T"
 TINY_WIND_TP=1 . "$S/tests/cli/lib/tiny_fcn_world.sh"
 
@@ -55,5 +54,4 @@ ok "bad packing: exit 2" '[ $? -eq 2 ] && grep -q "expected simple or ccsds" err
 "$W" forecast --model $CK --init archive --steps 1 --output x.nc >/dev/null 2>err.txt
 ok "archive without --time: exit 2" '[ $? -eq 2 ] && grep -q "time is required" err.txt'
 ls -A . g | grep -q "tmp" && { echo "FAIL: temporary left"; fail=$((fail+1)); }
-echo "$pass passed, $fail failed"
-[ $fail -eq 0 ]
+checks_summary

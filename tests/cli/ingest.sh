@@ -7,8 +7,7 @@ set -u
 WX=$1; SRC=$2
 DATA=$SRC/../shared/data/era5
 T=$(mktemp -d /tmp/wx_cli_ingest.XXXXXX); trap 'rm -rf "$T"' EXIT
-fail=0; pass=0
-ok() { if eval "$2"; then pass=$((pass+1)); else echo "FAIL: $1"; fail=$((fail+1)); fi; }
+. "$(dirname "$0")/lib/checks.sh"
 
 DEFVARS='  - {name: z500, param: z, level: 500}
   - {name: t850, param: t, level: 850}
@@ -101,5 +100,4 @@ EOR
     ok "climatology_hour_step 5 refused (rc $rc: $(cat "$T/q2err.txt"))" '[ $rc -eq 2 ] && grep -q "climatology_hour_step 5: expected a divisor of 24" "$T/q2err.txt"'
 fi
 
-echo "$pass passed, $fail failed"
-[ $fail -eq 0 ]
+checks_summary

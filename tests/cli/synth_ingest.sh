@@ -7,8 +7,7 @@
 set -u
 WX=$1; SRC=$2
 T=$(mktemp -d /tmp/wx_cli_synth_ingest.XXXXXX); trap 'rm -rf "$T"' EXIT
-fail=0; pass=0
-ok() { if eval "$2"; then pass=$((pass+1)); else echo "FAIL: $1"; fail=$((fail+1)); fi; }
+. "$(dirname "$0")/lib/checks.sh"
 
 cat > "$T/s.yaml" <<EOS
 truncation: 21
@@ -52,5 +51,4 @@ PY'
 else
     echo "numpy/netCDF4 missing: value comparison skipped"
 fi
-echo "$pass passed, $fail failed"
-[ $fail -eq 0 ]
+checks_summary

@@ -11,26 +11,7 @@ SRC="$2"
 FX="$SRC/tests/ref/fixtures"
 T=$(mktemp -d /tmp/wx_cli_weights.XXXXXX)
 trap 'rm -rf "$T"' EXIT
-pass=0
-fail=0
-check() {
-    if [ "$2" -eq 0 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $1"; fi
-}
-run() {
-    "$W" "$@" >"$T/out" 2>"$T/err"
-    rc=$?
-    err=$(cat "$T/err")
-}
-# fails CODE WHAT PATTERN...: exit CODE, one error line containing every PATTERN
-fails() {
-    local code="$1" what="$2"; shift 2
-    [ "$rc" -eq "$code" ]; check "$what: exit $code (got $rc)" $?
-    [ "$(wc -l <"$T/err")" -eq 1 ] && [[ "$err" == "wxcast: error: "* ]]
-    check "$what: one 'wxcast: error:' line (got: $err)" $?
-    for p in "$@"; do
-        grep -qF -- "$p" "$T/err"; check "$what: names '$p' (got: $err)" $?
-    done
-}
+. "$(dirname "$0")/lib/checks.sh"
 # u64 little-endian header length of a safetensors file, and its header text
 hdr() { od -An -t u8 -N 8 "$1" | tr -d ' '; }
 header_text() { head -c $((8 + $(hdr "$1"))) "$1" | tail -c "$(hdr "$1")"; }
@@ -80,5 +61,4 @@ fails 2 "no --config" "--config is required"
 run export-weights "$T/a.ckpt"
 fails 2 "no --output" "--output is required"
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+checks_summary

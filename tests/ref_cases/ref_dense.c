@@ -9,41 +9,9 @@
 #include "wx_fixture.h"
 #include "wx_test.h"
 
-#define REF_CAT_(a, b) a##b
-#define REF_CAT(a, b) REF_CAT_(a, b)
-
-/* float32: one backward call into zeroed parameter grads. */
-#define REF_R float
-#define REF_OP(name) name
-#define REF_T(name) REF_CAT(ref_dense_f32_, name)
-#define REF_PREC "f32"
-#define REF_REPS 1
-#define REF_PREFILL 0.0
-#define REF_RTOL 1e-5
-#define REF_ATOL 1e-7
-#define REF_CLOSE WX_CHECK_CLOSE_F32
-#include "ref_dense_impl.h"
-#undef REF_R
-#undef REF_OP
-#undef REF_T
-#undef REF_PREC
-#undef REF_REPS
-#undef REF_PREFILL
-#undef REF_RTOL
-#undef REF_ATOL
-#undef REF_CLOSE
-
-/* float64: two backward calls into prefilled parameter grads (accumulate vs overwrite). */
-#define REF_R double
-#define REF_OP(name) name##_f64
-#define REF_T(name) REF_CAT(ref_dense_f64_, name)
-#define REF_PREC "f64"
-#define REF_REPS 2
-#define REF_PREFILL 0.25
-#define REF_RTOL 1e-12
-#define REF_ATOL 1e-14
-#define REF_CLOSE WX_CHECK_CLOSE_F64
-#include "ref_dense_impl.h"
+#define REF_IMPL "ref_dense_impl.h"
+#define REF_FAMILY ref_dense
+#include "ref_precisions.h"
 
 /* One case per op: load dense_<op>.wxfx and run both precisions. */
 #define REF_DENSE_CASE(op, body)                                                 \

@@ -14,39 +14,9 @@
 #include "wx_fixture.h"
 #include "wx_test.h"
 
-#define REF_CAT_(a, b) a##b
-#define REF_CAT(a, b) REF_CAT_(a, b)
-
-#define REF_R float
-#define REF_OP(name) name
-#define REF_T(name) REF_CAT(ref_fused_f32_, name)
-#define REF_PREC "f32"
-#define REF_REPS 1
-#define REF_PREFILL 0.0
-#define REF_RTOL 1e-5
-#define REF_ATOL 1e-7
-#define REF_CLOSE WX_CHECK_CLOSE_F32
-#include "ref_dense_fused_impl.h"
-#undef REF_R
-#undef REF_OP
-#undef REF_T
-#undef REF_PREC
-#undef REF_REPS
-#undef REF_PREFILL
-#undef REF_RTOL
-#undef REF_ATOL
-#undef REF_CLOSE
-
-#define REF_R double
-#define REF_OP(name) name##_f64
-#define REF_T(name) REF_CAT(ref_fused_f64_, name)
-#define REF_PREC "f64"
-#define REF_REPS 2
-#define REF_PREFILL 0.25
-#define REF_RTOL 1e-12
-#define REF_ATOL 1e-14
-#define REF_CLOSE WX_CHECK_CLOSE_F64
-#include "ref_dense_fused_impl.h"
+#define REF_IMPL "ref_dense_fused_impl.h"
+#define REF_FAMILY ref_fused
+#include "ref_precisions.h"
 
 static float *ref_fused_rnd(int64_t n, uint32_t seed, float scale, float shift) {
     float *o = malloc(sizeof(float) * (size_t)n);

@@ -11,42 +11,11 @@
 #include "wx_fixture.h"
 #include "wx_test.h"
 
-#define REF_CAT_(a, b) a##b
-#define REF_CAT(a, b) REF_CAT_(a, b)
-#define REF_RUN(call) WX_CHECK((call) == WX_OK, "%s: %s", #call, wx_error_message())
-#define REF_GARBAGE 777.0
-
-#define REF_R float
-#define REF_OP(name) name
-#define REF_T(name) REF_CAT(ref_spectral_f32_, name)
-#define REF_PREC "f32"
-#define REF_REPS 1
-#define REF_PREFILL 0.0
-#define REF_RTOL 1e-5
-#define REF_ATOL 0.0
-#define REF_CLOSE WX_CHECK_CLOSE_F32
-#include "ref_spectral_impl.h"
-#undef REF_R
-#undef REF_OP
-#undef REF_T
-#undef REF_PREC
-#undef REF_REPS
-#undef REF_PREFILL
-#undef REF_RTOL
-#undef REF_ATOL
-#undef REF_CLOSE
-
-#define ref_mask_load ref_mask_load_f64 /* the impl defines this helper once per inclusion */
-#define REF_R double
-#define REF_OP(name) name##_f64
-#define REF_T(name) REF_CAT(ref_spectral_f64_, name)
-#define REF_PREC "f64"
-#define REF_REPS 2
-#define REF_PREFILL 0.25
-#define REF_RTOL 1e-12
-#define REF_ATOL 0.0
-#define REF_CLOSE WX_CHECK_CLOSE_F64
-#include "ref_spectral_impl.h"
+#define REF_IMPL "ref_spectral_impl.h"
+#define REF_FAMILY ref_spectral
+#define REF_ATOL_F32 0.0
+#define REF_ATOL_F64 0.0
+#include "ref_precisions.h"
 
 /* One case per fixture, running both precisions. */
 #define REF_SPECTRAL_CASE(id, op, fixture, fn)                                      \

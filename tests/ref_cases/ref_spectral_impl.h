@@ -67,7 +67,7 @@ static void REF_T(params_free)(REF_T(params) *p) {
     free(p->dw1), free(p->db1), free(p->dw2), free(p->db2);
 }
 
-static uint8_t *ref_mask_load(const wx_fixture *f, int64_t *kept) {
+static uint8_t *REF_T(mask_load)(const wx_fixture *f, int64_t *kept) {
     const wx_fixture_tensor *t = wx_fixture_get(f, "mask");
     uint8_t *m = malloc((size_t)t->size);
     *kept = 0;
@@ -82,7 +82,7 @@ static void REF_T(afno)(wx_ctx *ctx, const wx_fixture *f) {
     int64_t c = (int64_t)ts->data[3], nb = (int64_t)ts->data[4], fac = (int64_t)ts->data[5], m;
     double lam = wx_fixture_scalar(f, "lambda");
     int64_t nX = b * h * wf * c * 2;
-    uint8_t *mask = ref_mask_load(f, &m);
+    uint8_t *mask = REF_T(mask_load)(f, &m);
     REF_T(params) p;
     REF_T(params_load)(&p, f);
     REF_R *X = REF_T(load)(f, "X"), *dY = REF_T(load)(f, "dY");
@@ -119,7 +119,7 @@ static void REF_T(afno2d)(wx_ctx *ctx, const wx_fixture *f) {
     int64_t c = (int64_t)ts->data[3], nb = (int64_t)ts->data[4], fac = (int64_t)ts->data[5], m;
     int64_t wf = w / 2 + 1, nx = b * h * w * c, nX = b * h * wf * c * 2;
     double lam = wx_fixture_scalar(f, "lambda");
-    uint8_t *mask = ref_mask_load(f, &m);
+    uint8_t *mask = REF_T(mask_load)(f, &m);
     REF_T(params) p;
     REF_T(params_load)(&p, f);
     REF_R *x = REF_T(load)(f, "x"), *dy = REF_T(load)(f, "dy"), *y = REF_T(filled)(nx, 0);
