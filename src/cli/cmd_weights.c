@@ -1,6 +1,7 @@
 /* wxcast export-weights / import-weights: model weights between wxcast checkpoints and
  * safetensors files with the published PyTorch parameter names (NVlabs FourCastNet for the AFNO
  * model), so published weights run in wxcast and wxcast-trained weights load in PyTorch. */
+#include <libgen.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,7 +10,10 @@
 #include "cli/wx_args.h"
 #include "cli/wx_cli.h"
 #include "core/wx_log.h"
+#include "core/wx_config.h"
 #include "core/wx_yaml.h"
+#include "infer/forecast_init.h"
+#include "io/npy.h"
 #include "io/safetensors.h"
 #include "models/fourcastnet.h"
 #include "models/weights.h"
@@ -72,8 +76,153 @@ int wx_cmd_export_weights(int argc, char **argv) {
 
 /* ---- import ---------------------------------------------------------------------------------- */
 
-static wx_status import_weights(const char *wpath, const char *cfg_path, const char *out,
-                                int64_t *total) {
+/* --data: what a forecast needs besides the weights (the DATA section a training run writes):
+ * the channels in model order, their normalisation, the time step and the grid. */
+static const wx_cfg_field grid_fields[] = {
+    {"lat0", WX_CFG_FLOAT, 0, -90, 90, "90", "latitude of the first row (degrees)", NULL},
+    {"dlat", WX_CFG_FLOAT, 0, 0, 180, "0", "row spacing southward (0: 180/(rows - 1), counting a dropped south-pole row when img_size's rows are even)", NULL},
+    {"lon0", WX_CFG_FLOAT, 0, 0, 360, "0", "longitude of the first column (degrees east)", NULL},
+    {"dlon", WX_CFG_FLOAT, 0, 0, 360, "0", "column spacing eastward (0: 360/columns)", NULL},
+    WX_CFG_END,
+};
+static const wx_cfg_field data_fields[] = {
+    {"channels", WX_CFG_LIST, 1, WX_CFG_NO_RANGE, NULL, "channel names in model order (u10, t2m, z500, r850, ...)", NULL},
+    {"means", WX_CFG_ANY, 1, WX_CFG_NO_RANGE, NULL, "per-channel means: a list, or a .npy file (relative to this file)", NULL},
+    {"stds", WX_CFG_ANY, 1, WX_CFG_NO_RANGE, NULL, "per-channel standard deviations: a list, or a .npy file", NULL},
+    {"stats_index", WX_CFG_LIST, 0, WX_CFG_NO_RANGE, "[]", "position of each channel in means/stds ([]: 0, 1, ...)", NULL},
+    {"time_step", WX_CFG_STR, 0, WX_CFG_NO_RANGE, "6h", "the model's time step", NULL},
+    {"grid", WX_CFG_MAP, 0, WX_CFG_NO_RANGE, NULL, "model grid: lat0, dlat, lon0, dlon (rows and columns: img_size)", NULL},
+    WX_CFG_END,
+};
+
+/* means or stds: an inline list or a .npy file (NVlabs: global_means.npy, (1, 21, 1, 1)). */
+static wx_status stats_values(const wx_yaml *node, const char *key, const char *dir,
+                              const char *cfg_path, wx_npy *out) {
+    memset(out, 0, sizeof *out);
+    if (node->kind == WX_YAML_SEQ) {
+        out->count = node->count;
+        out->values = wx_calloc((size_t)(node->count ? node->count : 1), sizeof(double));
+        for (int i = 0; i < node->count; i++) {
+            wx_status s = wx_yaml_as_double(node->items[i], key, &out->values[i]);
+            if (s != WX_OK) {
+                wx_npy_free(out);
+                return wx_error_wrap(WX_ERR_USAGE, "%s: ", cfg_path);
+            }
+        }
+        return WX_OK;
+    }
+    const char *file = NULL;
+    if (node->kind != WX_YAML_SCALAR || wx_yaml_as_string(node, key, &file) != WX_OK)
+        return wx_error_set(WX_ERR_USAGE, "%s: key '%s': expected a list of numbers or a .npy "
+                            "file name", cfg_path, key);
+    char path[4096];
+    int n = file[0] == '/' ? snprintf(path, sizeof path, "%s", file)
+                           : snprintf(path, sizeof path, "%s/%s", dir, file);
+    if (n < 0 || (size_t)n >= sizeof path)
+        return wx_error_set(WX_ERR_USAGE, "%s: key '%s': path too long", cfg_path, key);
+    return wx_npy_read(path, out);
+}
+
+/* The DATA section text for the weights' model (in = out channels, img_size h x w). */
+static wx_status import_data_text(const char *path, const wx_fcn_config *d, char **text) {
+    wx_yaml *root = NULL;
+    WX_TRY(wx_yaml_load_file(path, &root));
+    char tmp[4096];
+    snprintf(tmp, sizeof tmp, "%s", path);
+    const char *dir = dirname(tmp);
+    const wx_yaml *ch = wx_yaml_get(root, "channels"), *ix = wx_yaml_get(root, "stats_index");
+    const wx_yaml *gr = wx_yaml_get(root, "grid");
+    wx_npy mean = {0}, sd = {0};
+    wx_ckpt_channel *c = NULL;
+    wx_archive_channel *ac = NULL;
+    const char *step_text = NULL;
+    int64_t step_s = 0;
+    int nch = 0;
+    wx_status s = wx_cfg_validate(root, "", data_fields);
+    if (s == WX_OK) s = wx_cfg_validate(gr, "grid", grid_fields);
+    if (s == WX_OK) s = wx_cfg_str(root, data_fields, "time_step", &step_text);
+    if (s == WX_OK) s = wx_time_parse_duration(step_text, "time_step", &step_s);
+    if (s != WX_OK) s = wx_error_wrap(WX_ERR_USAGE, "%s: ", path);
+    if (s == WX_OK) {
+        nch = ch->count;
+        if (d->n_extra)
+            s = wx_error_set(WX_ERR_USAGE, "%s: --data describes plain FourCastNet state channels; "
+                             "the model has %lld FourCastNet+ extra inputs", path,
+                             (long long)d->n_extra);
+        else if (nch != d->out_channels)
+            s = wx_error_set(WX_ERR_USAGE, "%s: key 'channels': %d names, the model has %lld "
+                             "channels", path, nch, (long long)d->out_channels);
+        else if (ix && ix->count && ix->count != nch)
+            s = wx_error_set(WX_ERR_USAGE, "%s: key 'stats_index': %d entries for %d channels",
+                             path, ix->count, nch);
+    }
+    if (s == WX_OK) s = stats_values(wx_yaml_get(root, "means"), "means", dir, path, &mean);
+    if (s == WX_OK) s = stats_values(wx_yaml_get(root, "stds"), "stds", dir, path, &sd);
+    if (s == WX_OK) {
+        c = wx_calloc((size_t)nch, sizeof *c);
+        ac = wx_calloc((size_t)nch, sizeof *ac);
+    }
+    for (int i = 0; s == WX_OK && i < nch; i++) {
+        const char *name = NULL;
+        int64_t k = i;
+        s = wx_yaml_as_string(ch->items[i], "channels", &name);
+        if (s == WX_OK && ix && ix->count) s = wx_yaml_as_int(ix->items[i], "stats_index", &k);
+        if (s != WX_OK) {
+            s = wx_error_wrap(WX_ERR_USAGE, "%s: ", path);
+            break;
+        }
+        s = wx_forecast_channel_from_name(name, step_s, &ac[i]);
+        if (s != WX_OK) {
+            s = wx_error_wrap(WX_ERR_USAGE, "%s: ", path);
+            break;
+        }
+        if (k < 0 || k >= mean.count || k >= sd.count) {
+            s = wx_error_set(WX_ERR_USAGE, "%s: channel %s: statistics index %lld, but means has "
+                             "%lld and stds %lld values", path, name, (long long)k,
+                             (long long)mean.count, (long long)sd.count);
+            break;
+        }
+        c[i] = (wx_ckpt_channel){ac[i].name, ac[i].units, mean.values[k], sd.values[k], 0.0};
+        if (!isfinite(c[i].mean) || !(c[i].std > 0) || !isfinite(c[i].std))
+            s = wx_error_set(WX_ERR_USAGE, "%s: channel %s: mean %g, std %g (expected finite, std "
+                             "> 0)", path, name, c[i].mean, c[i].std);
+    }
+    double lat0 = 90, dlat = 0, lon0 = 0, dlon = 0;
+    if (s == WX_OK) s = wx_cfg_double(gr, grid_fields, "lat0", &lat0);
+    if (s == WX_OK) s = wx_cfg_double(gr, grid_fields, "dlat", &dlat);
+    if (s == WX_OK) s = wx_cfg_double(gr, grid_fields, "lon0", &lon0);
+    if (s == WX_OK) s = wx_cfg_double(gr, grid_fields, "dlon", &dlon);
+    /* ERA5's rows include both poles; an even row count (FourCastNet's 720 of 721) has dropped
+     * the south pole. */
+    int64_t h = d->img_h, w = d->img_w, rows = h % 2 ? h : h + 1;
+    if (dlat == 0) dlat = 180.0 / (double)(rows - 1);
+    if (dlon == 0) dlon = 360.0 / (double)w;
+    wx_grid g;
+    if (s == WX_OK) s = wx_grid_make((int)h, (int)w, lat0, dlat, lon0, dlon, &g);
+    if (s == WX_OK) {
+        size_t len = 0;
+        FILE *f = open_memstream(text, &len);
+        if (!f) {
+            s = wx_error_set(WX_ERR_RUN, "import-weights: out of memory");
+        } else {
+            wx_ckpt_data_channels(f, "channels_in", c, nch);
+            wx_ckpt_data_channels(f, "channels_out", c, nch);
+            fprintf(f, "time_step_s: %lld\nwindow: 1\n", (long long)step_s);
+            wx_ckpt_data_grid(f, &g);
+            fprintf(f, "imported_from: \"%s\"\n", path);
+            fclose(f);
+        }
+    }
+    free(c);
+    free(ac);
+    wx_npy_free(&mean);
+    wx_npy_free(&sd);
+    wx_yaml_free(root);
+    return s;
+}
+
+static wx_status import_weights(const char *wpath, const char *cfg_path, const char *data_path,
+                                const char *out, int64_t *total) {
     wx_yaml *root = NULL;
     wx_status s = wx_yaml_load_file(cfg_path, &root);
     if (s != WX_OK) return wx_error_wrap(WX_ERR_USAGE, "import-weights: --config: ");
@@ -85,8 +234,11 @@ static wx_status import_weights(const char *wpath, const char *cfg_path, const c
                             "families with published weights)", cfg_path);
     }
     wx_fcn_config d;
+    char *model_text = NULL, *data_text = NULL;
     s = wx_fcn_config_parse(root, "", &d);
     if (s == WX_OK) s = wx_fcn_check(&d);
+    /* --data before the weights: a config error stops at once, not after a 300 MB read */
+    if (s == WX_OK && data_path) s = import_data_text(data_path, &d, &data_text);
     if (s != WX_OK) {
         wx_yaml_free(root);
         return s;
@@ -103,7 +255,6 @@ static wx_status import_weights(const char *wpath, const char *cfg_path, const c
     memset(&st, 0, sizeof st);
     if (s == WX_OK) s = wx_safetensors_read(wpath, &st);
     if (s == WX_OK) s = wx_weights_import(&p, &st);
-    char *model_text = NULL;
     size_t len = 0;
     if (s == WX_OK) {
         FILE *mem = open_memstream(&model_text, &len);
@@ -122,11 +273,12 @@ static wx_status import_weights(const char *wpath, const char *cfg_path, const c
         cs.best_step = -1;
         wx_rng_init(&cs.order, 0, 1);
         wx_rng_init(&cs.noise, 0, 2);
-        wx_ckpt_out co = {.model_text = model_text, .st = &cs, .params = &p};
+        wx_ckpt_out co = {.model_text = model_text, .data_text = data_text, .st = &cs, .params = &p};
         s = wx_checkpoint_write(out, &co);
     }
     *total = wx_params_total(&p);
     free(model_text);
+    free(data_text);
     wx_safetensors_free(&st);
     wx_params_free(&p);
     wx_yaml_free(root);
@@ -136,6 +288,7 @@ static wx_status import_weights(const char *wpath, const char *cfg_path, const c
 int wx_cmd_import_weights(int argc, char **argv) {
     static const wx_arg_option opts[] = {
         {"config", 1, "model config the weights belong to (required)", "MODEL.yaml"},
+        {"data", 1, "channels, normalisation statistics (lists or .npy), time step and grid: makes the checkpoint usable by `wxcast forecast` (docs/weights.md)", "DATA.yaml"},
         {"output", 1, "checkpoint to write (required)", "CKPT"},
         {NULL, 0, NULL, NULL},
     };
@@ -144,7 +297,9 @@ int wx_cmd_import_weights(int argc, char **argv) {
         "Reads PyTorch weights with the published names (NVlabs FourCastNet; the DDP 'module.'\n"
         "prefix and the unused 'norm.*' keys are accepted) into a wxcast checkpoint for the model\n"
         "of MODEL.yaml. Every parameter must be present with the model's shape; F32, F64, F16\n"
-        "and BF16 are accepted.",
+        "and BF16 are accepted. With --data (channels, statistics such as NVlabs'\n"
+        "global_means.npy/global_stds.npy, time step, grid) the checkpoint also runs\n"
+        "`wxcast forecast`; without it, it serves as a training init_from.",
         opts, 1, 1};
     wx_args a;
     int rc = wx_args_parse(&spec, argc, argv, &a);
@@ -154,7 +309,7 @@ int wx_cmd_import_weights(int argc, char **argv) {
         return wx_cli_error(wx_error_set(WX_ERR_USAGE, "import-weights: --%s is required",
                                          cfg ? "output" : "config"));
     int64_t total = 0;
-    wx_status s = import_weights(a.positionals[0], cfg, out, &total);
+    wx_status s = import_weights(a.positionals[0], cfg, wx_args_get(&a, "data"), out, &total);
     if (s) return wx_cli_error(s);
     wx_log_info("%s: %lld parameters from %s", out, (long long)total, a.positionals[0]);
     return 0;

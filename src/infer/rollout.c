@@ -17,12 +17,14 @@
 #endif
 
 /* One channel list of the DATA section: - {name, units, mean, std}. */
-static wx_status parse_channels(const wx_yaml *root, const char *key, const char *path,
-                                wx_rollout_channel **out, int *n) {
+static wx_status parse_channels(const wx_yaml *root, const char *key, wx_rollout_channel **out,
+                                int *n) {
     const wx_yaml *seq = wx_yaml_get(root, key);
+    /* messages without the path: parse_data prefixes it */
     if (!seq || seq->kind != WX_YAML_SEQ || seq->count < 1)
-        return wx_error_set(WX_ERR_RUN, "%s: checkpoint DATA section: '%s' is missing or empty",
-                            path, key);
+        return wx_error_set(WX_ERR_RUN, "checkpoint DATA section: '%s' is missing or empty (a "
+                            "checkpoint of import-weights without --data has no channels or "
+                            "statistics: import again with --data, docs/weights.md)", key);
     *n = seq->count;
     *out = wx_calloc((size_t)seq->count, sizeof **out);
     for (int i = 0; i < seq->count; i++) {
@@ -36,8 +38,8 @@ static wx_status parse_channels(const wx_yaml *root, const char *key, const char
         WX_TRY(wx_yaml_as_double(wx_yaml_get(it, "mean"), k, &c->mean));
         WX_TRY(wx_yaml_as_double(wx_yaml_get(it, "std"), k, &c->std));
         if (!(c->std > 0) || !isfinite(c->mean))
-            return wx_error_set(WX_ERR_RUN, "%s: checkpoint DATA %s: channel '%s' has mean %g, std "
-                                "%g (expected finite, std > 0)", path, key, name, c->mean, c->std);
+            return wx_error_set(WX_ERR_RUN, "checkpoint DATA %s: channel '%s' has mean %g, std %g "
+                                "(expected finite, std > 0)", key, name, c->mean, c->std);
         snprintf(c->name, sizeof c->name, "%s", name);
         snprintf(c->units, sizeof c->units, "%s", units);
     }
@@ -49,8 +51,8 @@ static wx_status parse_data(wx_rollout *r, const char *text) {
     char name[1100];
     snprintf(name, sizeof name, "%s (DATA section)", r->path);
     WX_TRY(wx_yaml_load_string(text, name, &root));
-    wx_status st = parse_channels(root, "channels_in", r->path, &r->in, &r->nin);
-    if (st == WX_OK) st = parse_channels(root, "channels_out", r->path, &r->out, &r->nout);
+    wx_status st = parse_channels(root, "channels_in", &r->in, &r->nin);
+    if (st == WX_OK) st = parse_channels(root, "channels_out", &r->out, &r->nout);
     if (st == WX_OK) st = wx_yaml_as_int(wx_yaml_get(root, "time_step_s"), "DATA.time_step_s", &r->step_s);
     const wx_yaml *g = wx_yaml_get(root, "grid");
     int64_t nlat = 0, nlon = 0;

@@ -24,8 +24,10 @@
 #define WX_TRAIN_CHECKPOINT_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 #include "core/wx_rng.h"
+#include "meteo/wx_grid.h"
 #include "models/params.h"
 
 #define WX_CKPT_VERSION 1
@@ -90,5 +92,16 @@ void wx_checkpoint_free(wx_checkpoint *c);
  * p->data (in device memory when p is: staged on the host, uploaded once); for m/v, dst is a buffer of p->len elements laid out as p. */
 wx_status wx_checkpoint_load(const wx_checkpoint *c, wx_ckpt_kind kind, const wx_params *p,
                              float *dst);
+
+/* DATA section writers (one format for the trainer and import-weights; read by infer/rollout.c
+ * and train/train_model.c): a channel list `key:` of {name, units, mean, std, diff_std} lines, and
+ * the grid line {nlat, nlon, lat0, dlat, lon0, dlon}. */
+typedef struct {
+    const char *name, *units;
+    double mean, std, diff_std;
+} wx_ckpt_channel;
+
+void wx_ckpt_data_channels(FILE *f, const char *key, const wx_ckpt_channel *c, int n);
+void wx_ckpt_data_grid(FILE *f, const wx_grid *g);
 
 #endif

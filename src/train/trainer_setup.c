@@ -39,11 +39,12 @@ static char *data_yaml(const wx_trainer *t) {
     for (int k = 0; k < 2; k++) {
         int n = k ? ds->nout : ds->nin;
         const int *ch = k ? ds->cout : ds->cin;
-        fprintf(f, "%s:\n", k ? "channels_out" : "channels_in");
+        wx_ckpt_channel *c = wx_calloc((size_t)(n ? n : 1), sizeof *c);
         for (int i = 0; i < n; i++)
-            fprintf(f, "  - {name: \"%s\", units: \"%s\", mean: %.17g, std: %.17g, diff_std: "
-                    "%.17g}\n", am->chan[ch[i]].name, am->chan[ch[i]].units, ds->mean[ch[i]],
-                    ds->std[ch[i]], am->diff_std ? am->diff_std[ch[i]] : 0.0);
+            c[i] = (wx_ckpt_channel){am->chan[ch[i]].name, am->chan[ch[i]].units, ds->mean[ch[i]],
+                                     ds->std[ch[i]], am->diff_std ? am->diff_std[ch[i]] : 0.0};
+        wx_ckpt_data_channels(f, k ? "channels_out" : "channels_in", c, n);
+        free(c);
     }
     fprintf(f, "time_step_s: %lld\n", (long long)t->c->time_step_s);
     /* GraphCast: input states per step; static fields (values in the FLDS section) */
@@ -54,8 +55,7 @@ static char *data_yaml(const wx_trainer *t) {
             fprintf(f, "  - {name: \"%s\", archive_channel: \"%s\"}\n", ds->model->statics[i].name,
                     ds->cstatic[i] >= 0 ? am->chan[ds->cstatic[i]].name : "(absent: zeros)");
     }
-    fprintf(f, "grid: {nlat: %d, nlon: %d, lat0: %.17g, dlat: %.17g, lon0: %.17g, dlon: %.17g}\n",
-            ds->grid.nlat, ds->grid.nlon, ds->grid.lat0, ds->grid.dlat, ds->grid.lon0, ds->grid.dlon);
+    wx_ckpt_data_grid(f, &ds->grid);
     fprintf(f, "archive: \"%s\"\n", t->c->archive);
     fclose(f);
     return s;

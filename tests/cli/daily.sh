@@ -32,7 +32,8 @@ maps: {coast: false}
 Y
 D=ops/products/20001227T06
 "$W" daily ops/daily.yaml --date 2000-12-27 > out.txt 2> err.txt
-ok "daily exits 0 (err: $(tail -3 err.txt))" '[ $? -eq 0 ] && [ -d $D ]'
+rc=$?
+ok "daily exits 0 (rc $rc: $(tail -3 err.txt))" '[ $rc -eq 0 ] && [ -d $D ]'
 ok "log names the analysis and the products" 'grep -q "analysis ops/drop/analysis_20001227_06.nc" err.txt && grep -q "ensemble: 3 members" err.txt && grep -q "20 PNG" err.txt'
 ncdump -h $D/forecast.nc > h.txt 2>&1
 ok "forecast.nc readable by ncdump: 5 times, z, t, msl, t2m" '[ $? -eq 0 ] && grep -q "time = UNLIMITED ; // (5 currently)" h.txt && grep -q "float msl(time, latitude, longitude)" h.txt && grep -q "float t2m(" h.txt && grep -q "float z(" h.txt'
@@ -49,7 +50,8 @@ ok "no temporary folder or file left" '[ -z "$(find ops/products -name ".tmp*")"
 (cd ops/products && find . -type f | sort | xargs md5sum) > sums1.txt
 sleep 1
 "$W" daily ops/daily.yaml --date 2000-12-27 > out2.txt 2> err2.txt
-ok "rerun exits 0 and says skipped (out: $(cat out2.txt))" '[ $? -eq 0 ] && grep -q "already done, skipped" out2.txt && grep -q "already done, skipped" err2.txt'
+rc=$?
+ok "rerun exits 0 and says skipped (rc $rc: $(cat out2.txt))" '[ $rc -eq 0 ] && grep -q "already done, skipped" out2.txt && grep -q "already done, skipped" err2.txt'
 (cd ops/products && find . -type f | sort | xargs md5sum) > sums2.txt
 ok "rerun leaves every file unchanged ($(wc -l < sums1.txt) files)" 'cmp -s sums1.txt sums2.txt && [ $(wc -l < sums1.txt) -gt 25 ]'
 ok "rerun does not rewrite (mtimes)" '[ -z "$(find ops/products -newer sums1.txt)" ]'

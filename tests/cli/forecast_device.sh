@@ -40,7 +40,8 @@ expect_cuda "forecast --device cuda"
 fc --device cuda --precision bf16
 expect_cuda "forecast --device cuda --precision bf16"
 [ ! -e "$T/f.nc" ] && [ -z "$(ls "$T" | grep -v -e model.ckpt -e analysis_ -e out -e err)" ]
-check "forecast: nothing written (have: $(ls "$T" | tr '\n' ' '))" $?
+st=$? # before the message's own command substitution resets $?
+check "forecast: nothing written (have: $(ls "$T" | tr '\n' ' '))" $st
 
 # wxcast daily: the config's device/precision keys, and --device/--precision overriding them
 daily_cfg() { # daily_cfg EXTRA-LINES
@@ -63,6 +64,7 @@ daily_cfg $'device: cpu\n'
 run daily "$T/daily.yaml" --date 2000-12-27 --device cuda
 expect_cuda "daily --device cuda over device: cpu" 1
 [ -z "$(ls -A "$T/products" 2>/dev/null)" ]
-check "daily: no dated or temporary folder (have: $(ls -A "$T/products" 2>/dev/null | tr '\n' ' '))" $?
+st=$?
+check "daily: no dated or temporary folder (have: $(ls -A "$T/products" 2>/dev/null | tr '\n' ' '))" $st
 
 checks_summary

@@ -58,6 +58,88 @@ fails 1 "bad checkpoint" "bad.ckpt"
 [ ! -e "$T/x.safetensors" ]; check "no safetensors written on failure" $?
 run import-weights "$FX/weights_tiny.safetensors" --output "$T/x.ckpt"
 fails 2 "no --config" "--config is required"
+
+# Published weights to a forecast: --data gives the channels, NVlabs-style .npy statistics of
+# shape (1, 5, 1, 1) picked by stats_index (float32 means, float64 stds), the time step and the
+# grid; wxcast forecast from a 17x32 analysis (rows 0..15 used, as FourCastNet's 720 of 721)
+# equals the NVlabs inference loop in torch (tests/ref/ref_weights.py --forecast).
+PY=/usr/bin/python3
+if $PY -c "import numpy, netCDF4, torch" 2>/dev/null; then
+    $PY - "$T" <<'PYS'
+import sys
+import numpy as np
+t = sys.argv[1]
+np.save(f"{t}/means.npy", np.array([54000, -1, 270, -1, 280], np.float32).reshape(1, 5, 1, 1))
+np.save(f"{t}/stds.npy", np.array([1500, 1, 15, 1, 20], np.float64).reshape(1, 5, 1, 1))
+open(f"{t}/bad.npy", "wb").write(b"\x93NUMPY\x01\x00" + b"\x10\x00{'descr': '<i8'} \n")
+PYS
+    printf 'channels: [z500, t850, t2m]\nmeans: means.npy\nstds: stds.npy\nstats_index: [0, 2, 4]\n' >"$T/data.yaml"
+    run import-weights "$FX/weights_tiny.safetensors" --config "$CFG" --data "$T/data.yaml" --output "$T/p.ckpt"
+    [ "$rc" -eq 0 ]; check "import with --data (rc $rc: $err)" $?
+    printf 'truncation: 21\nnlat: 17\nnlon: 32\nstart_year: 2000\ndays: 1\nspin_up_days: 5\nvariables: [z500, t850, t2m]\nformats: [netcdf]\n' >"$T/world.yaml"
+    run -q synth "$T/world.yaml" --output "$T/world"
+    # one analysis file with the three channels (CDS layout: z and t on pressure levels 500, 850)
+    init="$T/analysis.nc"
+    $PY - "$T/world" "$init" <<'PYS'
+import sys
+import netCDF4
+import numpy as np
+w, out = sys.argv[1], sys.argv[2]
+pl5, pl8, sfc = (netCDF4.Dataset(f"{w}/synth_{k}_200001.nc") for k in ("pl500", "pl850", "sfc"))
+o = netCDF4.Dataset(out, "w")
+for d in ("valid_time", "latitude", "longitude"):
+    o.createDimension(d, len(sfc[d]))
+    v = o.createVariable(d, sfc[d].dtype, (d,))
+    v.setncatts({a: sfc[d].getncattr(a) for a in sfc[d].ncattrs()})
+    v[:] = sfc[d][:]
+o.createDimension("pressure_level", 2)
+p = o.createVariable("pressure_level", "f8", ("pressure_level",))
+p.units, p[:] = "hPa", [500, 850]
+dims = ("valid_time", "pressure_level", "latitude", "longitude")
+for name, src in (("z", pl5), ("t", pl8)):
+    v = o.createVariable(name, "f4", dims)
+    v.setncatts({a: src[name].getncattr(a) for a in src[name].ncattrs() if a != "_FillValue"})
+    v[:] = np.concatenate([src[name][:]] * 2, axis=1)
+v = o.createVariable("t2m", "f4", dims[:1] + dims[2:])
+v.setncatts({a: sfc["t2m"].getncattr(a) for a in sfc["t2m"].ncattrs() if a != "_FillValue"})
+v[:] = sfc["t2m"][:]
+o.close()
+PYS
+    run forecast --model "$T/p.ckpt" --init "$init" --time 2000-01-01T06:00 --steps 3 --output "$T/p.nc"
+    [ "$rc" -eq 0 ] && [ -s "$T/p.nc" ]; check "forecast with the imported checkpoint (rc $rc: $err)" $?
+    $PY "$SRC/tests/ref/ref_weights.py" --forecast "$FX/weights_tiny.safetensors" "$init" "$T/p.nc" \
+        "$T/means.npy" "$T/stds.npy" 0,2,4 z500,t850,t2m >"$T/ref.txt" 2>&1
+    st=$?
+    check "forecast = the NVlabs inference loop in torch ($(tail -1 "$T/ref.txt"))" $st
+    echo "  $(tail -1 "$T/ref.txt")"
+    run forecast --model "$T/a.ckpt" --init "$init" --steps 1 --output "$T/q.nc"
+    fails 1 "forecast from a checkpoint imported without --data" "a.ckpt: checkpoint DATA" "--data"
+    [ "$(grep -o "a.ckpt" "$T/err" | wc -l)" -eq 1 ] && [ ! -e "$T/q.nc" ]
+    check "... the checkpoint named once, no forecast file (got: $err)" $?
+    # --data errors: config errors exit 2, a damaged .npy exits 1; nothing written
+    data() { printf "$1" >"$T/d.yaml"; run import-weights "$FX/weights_tiny.safetensors" --config "$CFG" --data "$T/d.yaml" --output "$T/x.ckpt"; }
+    data 'channels: [z500, t850]\nmeans: means.npy\nstds: stds.npy\n'
+    fails 2 "--data: channel count" "d.yaml" "2 names, the model has 3 channels"
+    data 'channels: [z500, t850, t2mm]\nmeans: means.npy\nstds: stds.npy\n'
+    fails 2 "--data: unknown channel" "d.yaml" "model channel 't2mm'"
+    data 'channels: [z500, t850, t2m]\nmeans: means.npy\nstds: stds.npy\nstats_index: [0, 2, 5]\n'
+    fails 2 "--data: statistics index" "channel t2m: statistics index 5" "means has 5"
+    data 'channels: [z500, t850, t2m]\nmeans: means.npy\nstds: [1500, 0, 15]\n'
+    fails 2 "--data: std 0" "channel t850" "std > 0"
+    data 'channels: [z500, t850, t2m]\nmeans: bad.npy\nstds: stds.npy\n'
+    fails 1 "--data: damaged .npy" "bad.npy" "expected little-endian float32"
+    data 'channels: [z500, t850, t2m]\nmeans: means.npy\nstds: stds.npy\ntimestep: 6h\n'
+    fails 2 "--data: unknown key" "d.yaml" "'timestep'"
+    [ ! -e "$T/x.ckpt" ]; check "--data errors: no checkpoint written" $?
+    # The shipped NVlabs data file (20 channel names, statistics beside it) is read and checked
+    # against the paper model before the weights: the tiny weights then fail as the wrong model.
+    cp "$SRC/configs/weights/fourcastnet_nvlabs_data.yaml" "$T/nv.yaml"
+    $PY -c "import numpy as np; [np.save('$T/global_%s.npy' % k, np.full((1, 21, 1, 1), 2, np.float32)) for k in ('means', 'stds')]"
+    run import-weights "$FX/weights_tiny.safetensors" --config "$SRC/configs/model/fourcastnet_paper.yaml" --data "$T/nv.yaml" --output "$T/x.ckpt"
+    fails 1 "shipped NVlabs data file accepted, then the weights checked" "weights_tiny.safetensors" "has shape"
+else
+    echo "skip: /usr/bin/python3 lacks numpy, netCDF4 or torch (the --data forecast checks)"
+fi
 run export-weights "$T/a.ckpt"
 fails 2 "no --output" "--output is required"
 

@@ -11,6 +11,10 @@ config, an input x and the float64 torch forward y:
 the torch model (plain NVlabs names, load_state_dict strict), and IO (written by the C test:
 tensors x and y = wxcast's forward, the config as JSON in metadata "config"); exits 0 when the
 torch forward of x equals y within 1e-4 of max|y|, 1 otherwise.
+
+--forecast W.safetensors INIT.nc FORECAST.nc MEANS.npy STDS.npy I,J,.. NAME,NAME,..: published
+weights run by `wxcast forecast` (import-weights --data) against the NVlabs inference loop
+(forecast_check); exits 0 when every lead agrees within 1e-4 standard deviations.
 Run with /usr/bin/python3.
 """
 import json
@@ -124,7 +128,54 @@ def check(wpath, iopath):
     return 0 if err <= 1e-4 else 1
 
 
+def nc_field(ds, name, t):
+    """Channel `name` (z500, t2m, ...) at time index t of a CDS-style or wxcast NetCDF file."""
+    import numpy as np
+    if name in ds.variables:
+        return np.asarray(ds[name][t], dtype=np.float64)
+    k = len(name.rstrip("0123456789"))
+    v, level = ds[name[:k]], float(name[k:])
+    axis = ds[v.dimensions[1]][:]
+    return np.asarray(v[t, list(axis).index(level)], dtype=np.float64)
+
+
+def forecast_check(wpath, init_nc, fc_nc, means, stds, index, names):
+    """The NVlabs inference loop on the published-style weights (module. prefix, .npy statistics
+    of shape (1, 21, 1, 1) indexed by in_channels): x = (state - mean)/std on the first 720 of
+    721 rows (here 16 of 17), x <- model(x) per step, state = x*std + mean; against wxcast's
+    forecast file (lead 0 = the initial state, leads 1.. the steps)."""
+    import netCDF4
+    import numpy as np
+    weights, _ = read_safetensors(wpath)
+    weights = {k[len("module."):] if k.startswith("module.") else k: v for k, v in weights.items()}
+    model = fcn.AFNONet(CFG)
+    model.load_state_dict(weights, strict=True)
+    idx = [int(i) for i in index.split(",")]
+    names = names.split(",")
+    mean = np.load(means).reshape(-1).astype(np.float64)[idx][:, None, None]
+    std = np.load(stds).reshape(-1).astype(np.float64)[idx][:, None, None]
+    init, fc = netCDF4.Dataset(init_nc), netCDF4.Dataset(fc_nc)
+    when = lambda v: list(netCDF4.num2date(v[:], v.units))
+    t0 = when(init["valid_time"]).index(when(fc["time"])[0])  # the forecast's initial time
+    h = CFG["img_h"]
+    state = np.stack([nc_field(init, n, t0)[:h] for n in names])
+    worst = max(np.abs(nc_field(fc, n, 0) - state[c]).max() / std[c, 0, 0] for c, n in enumerate(names))
+    x = torch.from_numpy((state - mean) / std)[None]
+    steps = len(fc["time"]) - 1
+    with torch.no_grad():
+        for k in range(1, steps + 1):
+            x = model(x)
+            ref = x[0].numpy() * std + mean
+            for c, n in enumerate(names):
+                worst = max(worst, np.abs(nc_field(fc, n, k) - ref[c]).max() / std[c, 0, 0])
+    print(f"wxcast forecast vs the NVlabs inference loop in torch, {steps} steps, {len(names)} "
+          f"channels: max error {worst:.2e} standard deviations")
+    return 0 if steps >= 1 and worst <= 1e-4 else 1
+
+
 if __name__ == "__main__":
     if len(sys.argv) == 4 and sys.argv[1] == "--check":
         sys.exit(check(sys.argv[2], sys.argv[3]))
+    if len(sys.argv) == 9 and sys.argv[1] == "--forecast":
+        sys.exit(forecast_check(*sys.argv[2:]))
     make()

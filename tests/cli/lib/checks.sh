@@ -1,6 +1,7 @@
 # The CLI tests' check helpers, one copy for every tests/cli/*.sh. Source it after setting W (the
 # wxcast binary) and T (the test's temp folder); it starts the pass/fail counters at 0.
-#   check WHAT STATUS        counts STATUS (0 = pass); prints "FAIL: WHAT" otherwise
+#   check WHAT STATUS        counts STATUS (0 = pass); prints "FAIL: WHAT" otherwise. A $(...)
+#                            in WHAT resets $?: take `st=$?` first and pass $st
 #   ok WHAT EXPRESSION       the same for `eval EXPRESSION`
 #   run ARGS...              runs "$W" ${run_flags[@]} ARGS; sets rc, out, err (stdout/stderr
 #                            also stay in $T/out and $T/err)

@@ -1,0 +1,107 @@
+#include "io/npy.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/wx_fs.h"
+#include <stdio.h>
+
+/* The value of 'key' in the header dict: a pointer just past "'key':" and its spaces. */
+static const char *dict_value(const char *hdr, const char *key) {
+    char k[32];
+    snprintf(k, sizeof k, "'%s':", key);
+    const char *p = strstr(hdr, k);
+    if (!p) return NULL;
+    p += strlen(k);
+    while (*p == ' ') p++;
+    return p;
+}
+
+static wx_status parse_header(const char *path, const char *hdr, int *elem, wx_npy *a) {
+    const char *d = dict_value(hdr, "descr"), *f = dict_value(hdr, "fortran_order"),
+               *s = dict_value(hdr, "shape");
+    if (d && !strncmp(d, "'<f4'", 5)) *elem = 4;
+    else if (d && !strncmp(d, "'<f8'", 5)) *elem = 8;
+    else if (d)
+        return wx_error_set(WX_ERR_RUN, "%s: .npy dtype %.8s, expected little-endian float32 "
+                            "('<f4') or float64 ('<f8')", path, d);
+    if (!d || !f || !s)
+        return wx_error_set(WX_ERR_RUN, "%s: .npy header without 'descr', 'fortran_order' or "
+                            "'shape': %.200s", path, hdr);
+    if (strncmp(f, "False", 5))
+        return wx_error_set(WX_ERR_RUN, "%s: .npy array in Fortran order, expected C order", path);
+    if (*s != '(') return wx_error_set(WX_ERR_RUN, "%s: .npy shape is not a tuple", path);
+    s++;
+    a->ndim = 0;
+    a->count = 1;
+    for (;;) {
+        while (*s == ' ' || *s == ',') s++;
+        if (*s == ')') break;
+        char *end;
+        long long v = strtoll(s, &end, 10);
+        if (end == s || v < 0 || a->ndim == WX_NPY_MAX_DIMS || (v > 0 && a->count > INT64_MAX / v))
+            return wx_error_set(WX_ERR_RUN, "%s: .npy shape unreadable at '%.16s' (at most %d "
+                                "non-negative dimensions)", path, s, WX_NPY_MAX_DIMS);
+        a->dims[a->ndim++] = v;
+        a->count *= v;
+        s = end;
+    }
+    return WX_OK;
+}
+
+wx_status wx_npy_read(const char *path, wx_npy *out) {
+    memset(out, 0, sizeof *out);
+    char *buf = NULL;
+    size_t len = 0;
+    WX_TRY(wx_read_file(path, &buf, &len));
+    const uint8_t *b = (const uint8_t *)buf;
+    wx_status st = WX_OK;
+    size_t hlen = 0, off = 0;
+    if (len < 10 || memcmp(b, "\x93NUMPY", 6)) {
+        st = wx_error_set(WX_ERR_RUN, "%s: not a .npy file (no \\x93NUMPY magic)", path);
+    } else if (b[6] == 1) {
+        hlen = (size_t)b[8] | (size_t)b[9] << 8, off = 10;
+    } else if ((b[6] == 2 || b[6] == 3) && len >= 12) {
+        hlen = (size_t)b[8] | (size_t)b[9] << 8 | (size_t)b[10] << 16 | (size_t)b[11] << 24;
+        off = 12;
+    } else {
+        st = wx_error_set(WX_ERR_RUN, "%s: .npy format version %d.%d, expected 1.x, 2.x or 3.x",
+                          path, b[6], b[7]);
+    }
+    if (st == WX_OK && off + hlen > len)
+        st = wx_error_set(WX_ERR_RUN, "%s: .npy header of %zu bytes runs past the end of the "
+                          "file (%zu bytes)", path, hlen, len);
+    int elem = 0;
+    if (st == WX_OK) {
+        char *hdr = wx_malloc(hlen + 1);
+        memcpy(hdr, buf + off, hlen);
+        hdr[hlen] = 0;
+        st = parse_header(path, hdr, &elem, out);
+        free(hdr);
+    }
+    size_t need = st == WX_OK ? (size_t)out->count * (size_t)elem : 0;
+    if (st == WX_OK && len - off - hlen != need)
+        st = wx_error_set(WX_ERR_RUN, "%s: .npy data has %zu bytes, the shape and dtype need %zu "
+                          "(truncated or trailing bytes)", path, len - off - hlen, need);
+    if (st == WX_OK) {
+        const uint8_t *p = b + off + hlen;
+        out->values = wx_malloc(sizeof(double) * (size_t)(out->count ? out->count : 1));
+        for (int64_t i = 0; i < out->count; i++) {
+            if (elem == 4) {
+                float v;
+                memcpy(&v, p + 4 * i, 4);
+                out->values[i] = v;
+            } else {
+                memcpy(&out->values[i], p + 8 * i, 8);
+            }
+        }
+    }
+    free(buf);
+    if (st != WX_OK) wx_npy_free(out);
+    return st;
+}
+
+void wx_npy_free(wx_npy *a) {
+    free(a->values);
+    memset(a, 0, sizeof *a);
+}

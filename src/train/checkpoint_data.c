@@ -1,0 +1,15 @@
+/* The DATA section's channel and grid lines (train/checkpoint.h). %.17g: doubles read back
+ * exactly, so a forecast normalises with the trainer's own statistics. */
+#include "train/checkpoint.h"
+
+void wx_ckpt_data_channels(FILE *f, const char *key, const wx_ckpt_channel *c, int n) {
+    fprintf(f, "%s:\n", key);
+    for (int i = 0; i < n; i++)
+        fprintf(f, "  - {name: \"%s\", units: \"%s\", mean: %.17g, std: %.17g, diff_std: %.17g}\n",
+                c[i].name, c[i].units, c[i].mean, c[i].std, c[i].diff_std);
+}
+
+void wx_ckpt_data_grid(FILE *f, const wx_grid *g) {
+    fprintf(f, "grid: {nlat: %d, nlon: %d, lat0: %.17g, dlat: %.17g, lon0: %.17g, dlon: %.17g}\n",
+            g->nlat, g->nlon, g->lat0, g->dlat, g->lon0, g->dlon);
+}
