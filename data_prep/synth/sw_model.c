@@ -7,7 +7,7 @@
 
 #define DAY 86400.0
 #define NTEND 13
-#define NWORK 20
+#define NWORK 21
 
 void wx_sw_params_default(wx_sw_params *p, int trunc, int nlat, int nlon) {
     memset(p, 0, sizeof *p);
@@ -282,7 +282,13 @@ static void tendencies(wx_sw_model *m) {
      * source following the sun, stronger over land; evaporation toward 90 % of saturation,
      * condensation above 85 % */
     double *Aq = w + 12 * ng, *Bq = Aq + ng, *Q = Bq + ng, *S = Q + ng, *Lh = S + ng;
-    double *hu_old = Lh + ng, *hl_old = hu_old + ng, *Cv = hl_old + ng;
+    double *hu_old = Lh + ng, *hl_old = hu_old + ng, *Cv = hl_old + ng, *q_old = Cv + ng;
+    /* Evaporation and condensation relax q toward a saturation value: dampings, so they act on
+     * the previous level, as the drag and the refill. At the centre of the leapfrog step their
+     * computational mode grew where 2 dt is not small against the 3-hour condensation time
+     * (T21's default dt 4320 s: tcwv flipped between 0 and ~58 kg m⁻² every 6 h). */
+    wx_sw_synth_item qs_old = {m->q[0], NULL, q_old};
+    wx_sw_spec_synth_many(sp, 1, &qs_old);
     if (p->h_min > 0) {
         /* the refill is a damping: from the previous level, as the drag, because a damping
          * evaluated at the centre of a leapfrog step amplifies its computational mode */
@@ -305,10 +311,10 @@ static void tendencies(wx_sw_model *m) {
             if (cz < 0) cz = 0;
             Q[k] = p->diurnal_amp / DAY * (0.3 + 0.7 * land) * (cz - 1 / M_PI);
             double qs = wx_sw_qsat(276.0 + p->g_red * m->gh[0][k] / p->t_scale);
-            double q = m->gq[k] > 0 ? m->gq[k] : 0;
-            double evap = (0.9 * qs - q) / tau_e * (1 - 0.85 * land);
+            double q = m->gq[k] > 0 ? m->gq[k] : 0, qo = q_old[k] > 0 ? q_old[k] : 0;
+            double evap = (0.9 * qs - qo) / tau_e * (1 - 0.85 * land);
             if (evap < 0) evap = 0;
-            double cond = (q - 0.85 * qs) / tau_c;
+            double cond = (qo - 0.85 * qs) / tau_c;
             if (cond < 0) cond = 0;
             S[k] = evap - cond;
             m->precip_acc[k] += cond * p->dt;
