@@ -171,7 +171,7 @@ static wx_status restrict_mesh(wx_mesh_graphs *g, int lo) {
     es->row_ptr = wx_malloc(((size_t)g->n_mesh + 1) * sizeof(int32_t));
     es->perm = wx_malloc((size_t)e * sizeof(int32_t));
     WX_TRY(wx_graph_csr_build(r, e, g->n_mesh, es->row_ptr, es->perm));
-    return wx_mesh_edge_features(es, g->ico.xyz, g->ico.xyz, 0.0);
+    return wx_mesh_edge_features(es, g->ico.xyz, g->ico.xyz, NULL, 0.0);
 }
 
 static wx_status build_graphs(wx_gc *m) {

@@ -31,7 +31,8 @@ void wx_mesh_graphs_free(wx_mesh_graphs *g) {
 /* Takes ownership of senders/receivers, builds the CSR order and the features. */
 static wx_status edge_set_init(wx_edge_set *set, int32_t *senders, int32_t *receivers, int64_t e,
                                int32_t n_senders, int32_t n_receivers, const double *sender_xyz,
-                               const double *receiver_xyz, double norm) {
+                               const double *receiver_xyz, const double *receiver_latlon,
+                               double norm) {
     set->senders = senders;
     set->receivers = receivers;
     set->n_edges = e;
@@ -40,10 +41,11 @@ static wx_status edge_set_init(wx_edge_set *set, int32_t *senders, int32_t *rece
     set->row_ptr = wx_malloc(((size_t)n_receivers + 1) * sizeof(int32_t));
     set->perm = wx_malloc((size_t)(e > 0 ? e : 1) * sizeof(int32_t));
     WX_TRY(wx_graph_csr_build(receivers, e, n_receivers, set->row_ptr, set->perm));
-    return wx_mesh_edge_features(set, sender_xyz, receiver_xyz, norm);
+    return wx_mesh_edge_features(set, sender_xyz, receiver_xyz, receiver_latlon, norm);
 }
 
-static wx_status build(const wx_mesh_options *opt, wx_mesh_graphs *g, double *grid_xyz) {
+static wx_status build(const wx_mesh_options *opt, wx_mesh_graphs *g, const double *grid_xyz,
+                       const double *grid_latlon) {
     WX_TRY(wx_mesh_icosphere_build(opt->levels, &g->ico));
     int L = opt->levels;
     const double *mesh_xyz = g->ico.xyz;
@@ -74,11 +76,11 @@ static wx_status build(const wx_mesh_options *opt, wx_mesh_graphs *g, double *gr
     int32_t *s, *r;
     int64_t e;
     WX_TRY(wx_mesh_face_edges(&g->ico, 0, L, &s, &r, &e));
-    WX_TRY(edge_set_init(&g->mesh, s, r, e, nm, nm, mesh_xyz, mesh_xyz, 0.0));
+    WX_TRY(edge_set_init(&g->mesh, s, r, e, nm, nm, mesh_xyz, mesh_xyz, NULL, 0.0));
 
     g->radius = opt->fraction * wx_mesh_level_max_edge(&g->ico, L);
     WX_TRY(wx_mesh_radius_edges(&g->ico, grid_xyz, ng, g->radius, &s, &r, &e));
-    WX_TRY(edge_set_init(&g->g2m, s, r, e, ng, nm, grid_xyz, mesh_xyz, 0.0));
+    WX_TRY(edge_set_init(&g->g2m, s, r, e, ng, nm, grid_xyz, mesh_xyz, NULL, 0.0));
 
     g->m2g_face = wx_malloc((size_t)ng * sizeof(int32_t));
     g->m2g_weights = wx_malloc((size_t)ng * 3 * sizeof(float));
@@ -90,7 +92,7 @@ static wx_status build(const wx_mesh_options *opt, wx_mesh_graphs *g, double *gr
             s[3 * q + c] = g->ico.faces[3 * (int64_t)g->m2g_face[q] + c];
             r[3 * q + c] = (int32_t)q;
         }
-    return edge_set_init(&g->m2g, s, r, 3 * (int64_t)ng, nm, ng, mesh_xyz, grid_xyz,
+    return edge_set_init(&g->m2g, s, r, 3 * (int64_t)ng, nm, ng, mesh_xyz, grid_xyz, grid_latlon,
                          opt->m2g_norm > 0.0 ? opt->m2g_norm : 0.0);
 }
 
@@ -112,7 +114,14 @@ wx_status wx_mesh_graphs_build(const wx_mesh_options *opt, wx_mesh_graphs *out) 
     out->n_grid = opt->nlat * opt->nlon;
     double *grid_xyz = wx_malloc((size_t)out->n_grid * 3 * sizeof(double));
     wx_mesh_grid_xyz(opt->lat, opt->nlat, opt->lon, opt->nlon, grid_xyz);
-    wx_status st = build(opt, out, grid_xyz);
+    /* The grid's own lat/lon for the mesh→grid receiver frames (GraphCast's grid_nodes_lat/lon). */
+    double *grid_latlon = wx_malloc((size_t)out->n_grid * 2 * sizeof(double));
+    for (int64_t q = 0; q < out->n_grid; q++) {
+        grid_latlon[2 * q] = opt->lat[q / opt->nlon];
+        grid_latlon[2 * q + 1] = opt->lon[q % opt->nlon];
+    }
+    wx_status st = build(opt, out, grid_xyz, grid_latlon);
+    free(grid_latlon);
     free(grid_xyz);
     if (st != WX_OK) wx_mesh_graphs_free(out);
     return st;

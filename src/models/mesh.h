@@ -108,14 +108,23 @@ wx_status wx_mesh_containing_faces(const wx_icosphere *ico, const double *grid_x
 void wx_mesh_latlon_to_xyz(double lat, double lon, double *xyz);
 /* [sin lat, cos lon, sin lon] of unit vectors xyz (n, 3) → feat (n, 3). */
 void wx_mesh_node_features(const double *xyz, int64_t n, float *feat);
-/* Rotation taking the direction of p to (1, 0, 0): R = R_y(π/2 − θ) · R_z(−φ), θ colatitude and φ
- * longitude of p (reference §1.5). rot (3, 3) row-major, applied as R·x. */
-void wx_mesh_local_rotation(const double *p, double *rot);
+/* [lat, lon] in degrees of the points xyz (n, 3) → latlon (n, 2), lon = atan2(y, x) as GraphCast
+ * derives its mesh nodes' lat/lon from the vertices. */
+void wx_mesh_xyz_to_latlon(const double *xyz, int64_t n, double *latlon);
+/* Rotation into the local frame of the node at (lat, lon) degrees: R = R_y(π/2 − θ) · R_z(−φ),
+ * θ = 90° − lat, φ = lon (reference §1.5); the node maps to (1, 0, 0). From lat/lon, not from the
+ * position, as GraphCast does: at a pole the position has no longitude, the grid node has one.
+ * rot (3, 3) row-major, applied as R·x. */
+void wx_mesh_local_rotation(double lat, double lon, double *rot);
 /* Edge features of `e` into set->features (allocated) and set->norm/max_length: d = R_r·x_s −
- * R_r·x_r with R_r the receiver's local rotation, features [|d|, dx, dy, dz] / s with s = norm if
- * norm > 0, else the set's longest |d|. sender_xyz (n_senders, 3), receiver_xyz (n_receivers, 3). */
+ * R_r·x_r with R_r the local rotation of the receiver's (lat, lon), features [|d|, dx, dy, dz] / s
+ * with s = norm if norm > 0, else the set's longest |d|. sender_xyz (n_senders, 3), receiver_xyz
+ * (n_receivers, 3); receiver_latlon (n_receivers, 2) degrees, or NULL to derive it from
+ * receiver_xyz (wx_mesh_xyz_to_latlon: mesh receivers; grid receivers must pass theirs, since a
+ * pole-row point's position does not carry its longitude). */
 wx_status wx_mesh_edge_features(wx_edge_set *set, const double *sender_xyz,
-                                const double *receiver_xyz, double norm);
+                                const double *receiver_xyz, const double *receiver_latlon,
+                                double norm);
 
 /* ---- mesh.c ---- */
 

@@ -23,25 +23,45 @@ void wx_mesh_node_features(const double *xyz, int64_t n, float *feat) {
     }
 }
 
-void wx_mesh_local_rotation(const double *p, double *rot) {
-    /* R_z(−φ) then R_y(π/2 − θ): with cos θ = z and sin θ = ρ = |(x, y)|, R_y(π/2 − θ) has
-     * cos = ρ and sin = z, so R = [[ρ cφ, ρ sφ, z], [−sφ, cφ, 0], [−z cφ, −z sφ, ρ]]. ρ and z are
-     * taken from p/|p|: the float32 vertices are off the sphere by ~1e-7, and near a pole using
-     * them unnormalised would give rows that are not unit vectors. */
-    double n = sqrt(p[0] * p[0] + p[1] * p[1] + p[2] * p[2]);
-    double rho = sqrt(p[0] * p[0] + p[1] * p[1]) / n;
-    double lon = atan2(p[1], p[0]);
-    double cp = cos(lon), sp = sin(lon), z = p[2] / n;
+void wx_mesh_xyz_to_latlon(const double *xyz, int64_t n, double *latlon) {
+    /* atan2(z, ρ) rather than GraphCast's arccos(z): the same angle on the unit sphere, and it
+     * stays a true latitude for the float32 vertices, which are off the sphere by ~1e-7. */
+    for (int64_t i = 0; i < n; i++) {
+        const double *p = xyz + 3 * i;
+        latlon[2 * i] = atan2(p[2], sqrt(p[0] * p[0] + p[1] * p[1])) * (180.0 / M_PI);
+        latlon[2 * i + 1] = atan2(p[1], p[0]) * (180.0 / M_PI);
+    }
+}
+
+void wx_mesh_local_rotation(double lat, double lon, double *rot) {
+    /* R_z(−φ) then R_y(π/2 − θ): with cos θ = sin lat = z and sin θ = cos lat = ρ, R_y(π/2 − θ)
+     * has cos = ρ and sin = z, so R = [[ρ cφ, ρ sφ, z], [−sφ, cφ, 0], [−z cφ, −z sφ, ρ]]. */
+    double la = lat * (M_PI / 180.0), lo = lon * (M_PI / 180.0);
+    double rho = cos(la), z = sin(la), cp = cos(lo), sp = sin(lo);
     double r[9] = {rho * cp, rho * sp, z, -sp, cp, 0.0, -z * cp, -z * sp, rho};
     for (int k = 0; k < 9; k++) rot[k] = r[k];
+}
+
+/* Receiver v's rotation from its own (lat, lon) when given, else from its position (mesh nodes,
+ * whose lat/lon GraphCast derives from the vertex). */
+static void receiver_rotation(const double *receiver_xyz, const double *receiver_latlon,
+                              int32_t v, double *rot) {
+    double ll[2];
+    if (receiver_latlon) {
+        ll[0] = receiver_latlon[2 * (int64_t)v];
+        ll[1] = receiver_latlon[2 * (int64_t)v + 1];
+    } else {
+        wx_mesh_xyz_to_latlon(receiver_xyz + 3 * (int64_t)v, 1, ll);
+    }
+    wx_mesh_local_rotation(ll[0], ll[1], rot);
 }
 
 /* Edge k's [|d|, d] with d = R(receiver)·(sender − receiver), unnormalised. rot is the
  * receiver's rotation from `table` or, without one, `own`, recomputed when the receiver changes
  * (*last). R·s − R·r = R·(s − r): rotating the difference avoids cancelling two ~1 values. */
 static inline void edge_vec(const wx_edge_set *set, int64_t k, const double *sender_xyz,
-                            const double *receiver_xyz, const double *table, int32_t *last,
-                            double *own, double *out) {
+                            const double *receiver_xyz, const double *receiver_latlon,
+                            const double *table, int32_t *last, double *own, double *out) {
     const double *s = sender_xyz + 3 * (int64_t)set->senders[k];
     const double *r = receiver_xyz + 3 * (int64_t)set->receivers[k];
     double rel[3] = {s[0] - r[0], s[1] - r[1], s[2] - r[2]};
@@ -49,7 +69,7 @@ static inline void edge_vec(const wx_edge_set *set, int64_t k, const double *sen
     if (table) {
         rot = table + 9 * (int64_t)set->receivers[k];
     } else if (set->receivers[k] != *last) {
-        wx_mesh_local_rotation(r, own);
+        receiver_rotation(receiver_xyz, receiver_latlon, set->receivers[k], own);
         *last = set->receivers[k];
     }
     for (int i = 0; i < 3; i++)
@@ -58,7 +78,8 @@ static inline void edge_vec(const wx_edge_set *set, int64_t k, const double *sen
 }
 
 wx_status wx_mesh_edge_features(wx_edge_set *set, const double *sender_xyz,
-                                const double *receiver_xyz, double norm) {
+                                const double *receiver_xyz, const double *receiver_latlon,
+                                double norm) {
     int64_t e = set->n_edges;
     double longest = 0.0;
     /* The rotation depends on the receiver only: a table when receivers are few per edge
@@ -68,7 +89,8 @@ wx_status wx_mesh_edge_features(wx_edge_set *set, const double *sender_xyz,
     if (nr > 0 && nr * 4 <= e) {
         table = wx_malloc((size_t)nr * 9 * sizeof(double));
 #pragma omp parallel for schedule(static)
-        for (int64_t v = 0; v < nr; v++) wx_mesh_local_rotation(receiver_xyz + 3 * v, table + 9 * v);
+        for (int32_t v = 0; v < nr; v++)
+            receiver_rotation(receiver_xyz, receiver_latlon, v, table + 9 * (int64_t)v);
     }
     /* Two passes (the longest edge, then the features) instead of storing the double vectors:
      * recomputing is cheaper than writing and rereading 32 bytes per edge. */
@@ -78,7 +100,7 @@ wx_status wx_mesh_edge_features(wx_edge_set *set, const double *sender_xyz,
         double own[9], out[4];
 #pragma omp for schedule(static)
         for (int64_t k = 0; k < e; k++) {
-            edge_vec(set, k, sender_xyz, receiver_xyz, table, &last, own, out);
+            edge_vec(set, k, sender_xyz, receiver_xyz, receiver_latlon, table, &last, own, out);
             if (out[0] > longest) longest = out[0];
         }
     }
@@ -96,7 +118,7 @@ wx_status wx_mesh_edge_features(wx_edge_set *set, const double *sender_xyz,
         double own[9], out[4];
 #pragma omp for schedule(static)
         for (int64_t k = 0; k < e; k++) {
-            edge_vec(set, k, sender_xyz, receiver_xyz, table, &last, own, out);
+            edge_vec(set, k, sender_xyz, receiver_xyz, receiver_latlon, table, &last, own, out);
             for (int i = 0; i < 4; i++) set->features[4 * k + i] = (float)(out[i] / s);
         }
     }

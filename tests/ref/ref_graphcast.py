@@ -86,21 +86,29 @@ def node_features(xyz):
     return torch.stack([xyz[:, 2], xyz[:, 0] / r, xyz[:, 1] / r], dim=1)
 
 
-def local_rotation(p):
-    """R = R_y(lat)·R_z(−lon): receiver → (1, 0, 0), north → +z, east → +y."""
-    lat = torch.asin(p[2].clamp(-1, 1))
-    lon = torch.atan2(p[1], p[0])
-    rz = torch.tensor([[math.cos(lon), math.sin(lon), 0], [-math.sin(lon), math.cos(lon), 0],
-                       [0, 0, 1]])
-    ry = torch.tensor([[math.cos(lat), 0, math.sin(lat)], [0, 1, 0],
-                       [-math.sin(lat), 0, math.cos(lat)]])
+def mesh_latlon(xyz):
+    """Mesh nodes' lat/lon in degrees from their positions (graphcast.py _init_mesh_properties:
+    phi = arctan2(y, x), theta = arccos(z))."""
+    theta = torch.acos((xyz[:, 2] / xyz.norm(dim=1)).clamp(-1, 1))
+    return 90.0 - torch.rad2deg(theta), torch.rad2deg(torch.atan2(xyz[:, 1], xyz[:, 0]))
+
+
+def local_rotation(lat_deg, lon_deg):
+    """R = R_y(π/2 − θ)·R_z(−φ) from the receiver's own lat/lon (model_utils.py
+    get_rotation_matrices_to_local_coordinates: from_euler("zy", [−φ, π/2 − θ]), θ = 90° − lat,
+    φ = lon): receiver → (1, 0, 0), north → +z, east → +y. A pole-row grid node keeps its grid
+    longitude here; its position alone would not give one."""
+    a = -math.radians(lon_deg)
+    b = math.pi / 2 - math.radians(90.0 - lat_deg)
+    rz = torch.tensor([[math.cos(a), -math.sin(a), 0], [math.sin(a), math.cos(a), 0], [0, 0, 1]])
+    ry = torch.tensor([[math.cos(b), 0, math.sin(b)], [0, 1, 0], [-math.sin(b), 0, math.cos(b)]])
     return ry @ rz
 
 
-def edge_features(snd_xyz, rcv_xyz, snd, rcv, norm=None):
+def edge_features(snd_xyz, rcv_xyz, rcv_lat, rcv_lon, snd, rcv, norm=None):
     d = []
     for s, r in zip(snd.tolist(), rcv.tolist()):
-        rot = local_rotation(rcv_xyz[r])
+        rot = local_rotation(float(rcv_lat[r]), float(rcv_lon[r]))
         d.append(rot @ snd_xyz[s] - rot @ rcv_xyz[r])
     d = torch.stack(d)
     length = d.norm(dim=1, keepdim=True)
@@ -152,14 +160,16 @@ def build_graphs(res, levels, fraction):
         m2g_s += finest[best].tolist()
         m2g_r += [g] * 3
     m2g_s, m2g_r = torch.tensor(m2g_s), torch.tensor(m2g_r)
+    mlat, mlon = mesh_latlon(v)
     grid_feat = torch.stack([torch.sin(torch.deg2rad(glat.reshape(-1))),
                              torch.cos(torch.deg2rad(glon.reshape(-1))),
                              torch.sin(torch.deg2rad(glon.reshape(-1)))], dim=1)
     return dict(nlat=nlat, nlon=nlon, lat=lat, ng=gxyz.shape[0], nm=v.shape[0],
                 grid_feat=grid_feat, mesh_feat=node_features(v),
-                g2m=(gi, mi, edge_features(gxyz, v, gi, mi)),
-                mesh=(ms, mr, edge_features(v, v, ms, mr)),
-                m2g=(m2g_s, m2g_r, edge_features(v, gxyz, m2g_s, m2g_r, M2G_NORM)),
+                g2m=(gi, mi, edge_features(gxyz, v, mlat, mlon, gi, mi)),
+                mesh=(ms, mr, edge_features(v, v, mlat, mlon, ms, mr)),
+                m2g=(m2g_s, m2g_r, edge_features(v, gxyz, glat.reshape(-1), glon.reshape(-1),
+                                                 m2g_s, m2g_r, M2G_NORM)),
                 m2g_tie=torch.tensor(ties, dtype=torch.float64))
 
 

@@ -123,10 +123,10 @@ static void test_icosphere(void) {
     wx_mesh_icosphere_free(&m3);
 }
 
-/* Independent local rotation: matrices R_z(−φ) and R_y(π/2 − θ) written out and multiplied. */
-static void rotation_ref(const double *p, double *rot) {
-    double n = sqrt(p[0] * p[0] + p[1] * p[1] + p[2] * p[2]);
-    double th = acos(fmax(-1.0, fmin(1.0, p[2] / n))), ph = atan2(p[1], p[0]);
+/* Independent local rotation of the node at (lat, lon) degrees: matrices R_z(−φ) and
+ * R_y(π/2 − θ) written out and multiplied. */
+static void rotation_ref(double lat, double lon, double *rot) {
+    double th = (90.0 - lat) * (M_PI / 180.0), ph = lon * (M_PI / 180.0);
     double a = -ph, b = M_PI / 2 - th;
     double rz[9] = {cos(a), -sin(a), 0, sin(a), cos(a), 0, 0, 0, 1};
     double ry[9] = {cos(b), 0, sin(b), 0, 1, 0, -sin(b), 0, cos(b)};
@@ -144,8 +144,8 @@ static void test_rotation(void) {
         double p[3], rot[9], ref[9];
         wx_mesh_latlon_to_xyz(pts[n][0], pts[n][1], p);
         if (fabs(pts[n][0]) == 90) p[0] = p[1] = 0; /* exact poles */
-        wx_mesh_local_rotation(p, rot);
-        rotation_ref(p, ref);
+        wx_mesh_local_rotation(pts[n][0], pts[n][1], rot);
+        rotation_ref(pts[n][0], pts[n][1], ref);
         double q[3];
         for (int i = 0; i < 3; i++) q[i] = rot[3 * i] * p[0] + rot[3 * i + 1] * p[1] + rot[3 * i + 2] * p[2];
         worst_fix = fmax(worst_fix, fmax(fabs(q[0] - 1), fmax(fabs(q[1]), fabs(q[2]))));
@@ -189,9 +189,10 @@ static void check_csr(const char *what, const wx_edge_set *s) {
 }
 
 /* Features of an edge set: finite, column 0 = |(dx, dy, dz)|, |d|·s = chord between the nodes,
- * and d = R_r (x_s − x_r) with the independent rotation, on every 97th edge. */
+ * and d = R_r (x_s − x_r) with the independent rotation of the receiver's lat/lon (rlatlon, or
+ * from its position when NULL: mesh nodes), on every 97th edge. */
 static void check_features(const char *what, const wx_edge_set *s, const double *sxyz,
-                           const double *rxyz, double expect_norm) {
+                           const double *rxyz, const double *rlatlon, double expect_norm) {
     int finite = 1;
     double worst_len = 0, worst_chord = 0, worst_d = 0, colmax = 0;
     for (int64_t k = 0; k < s->n_edges; k++) {
@@ -204,7 +205,14 @@ static void check_features(const char *what, const wx_edge_set *s, const double 
         const double *a = sxyz + 3 * (int64_t)s->senders[k], *b = rxyz + 3 * (int64_t)s->receivers[k];
         double diff[3] = {a[0] - b[0], a[1] - b[1], a[2] - b[2]}, rot[9];
         worst_chord = fmax(worst_chord, fabs(f[0] * s->norm - sqrt(diff[0] * diff[0] + diff[1] * diff[1] + diff[2] * diff[2])));
-        rotation_ref(b, rot);
+        int32_t v = s->receivers[k];
+        if (rlatlon) {
+            rotation_ref(rlatlon[2 * v], rlatlon[2 * v + 1], rot);
+        } else {
+            double n = sqrt(b[0] * b[0] + b[1] * b[1] + b[2] * b[2]);
+            rotation_ref(90.0 - acos(b[2] / n) * (180.0 / M_PI), atan2(b[1], b[0]) * (180.0 / M_PI),
+                         rot);
+        }
         for (int i = 0; i < 3; i++) {
             double d = rot[3 * i] * diff[0] + rot[3 * i + 1] * diff[1] + rot[3 * i + 2] * diff[2];
             worst_d = fmax(worst_d, fabs(f[1 + i] * s->norm - d));
@@ -221,6 +229,52 @@ static void check_features(const char *what, const wx_edge_set *s, const double 
     else
         WX_CHECK(s->norm == s->max_length && fabs(colmax - 1.0) < 1e-6,
                  "%s: normalised by its longest edge (max |d|/s = %.7f)", what, colmax);
+}
+
+/* Mesh→grid edges into the pole rows. GraphCast takes a receiver's frame from its grid lat/lon,
+ * so a pole point at longitude φ has the frame that mid-latitude points along meridian φ tend to:
+ * x' = outward (0, 0, ±1), y' = east (−sin φ, cos φ, 0), z' = north, which is ∓(cos φ, sin φ, 0)
+ * (at the north pole north points away from meridian φ, at the south pole along it). The
+ * position (0, 0, ±1) has no longitude; a frame taken from it gets dy, dz rotated or flipped. */
+static void check_pole_frames(const wx_mesh_graphs *g, const double *gxyz, const double *lat,
+                              int nlat, const double *lon, int nlon) {
+    static const double want_lon[] = {0, 45, 90, 135, 180, 225, 270, 315};
+    double worst = 0, longest = 0;
+    int checked = 0;
+    for (int row = 0; row < 2; row++) {
+        int j = row ? nlat - 1 : 0;
+        double sg = lat[j] > 0 ? 1.0 : -1.0;
+        if (!WX_CHECK(fabs(lat[j]) == 90.0, "grid row %d is a pole row (lat %g)", j, lat[j]))
+            return;
+        for (size_t w = 0; w < sizeof want_lon / sizeof want_lon[0]; w++) {
+            int i = 0;
+            while (i < nlon && lon[i] != want_lon[w]) i++;
+            if (i == nlon) continue;
+            double ph = lon[i] * (M_PI / 180.0);
+            double ex[3] = {0, 0, sg}, ey[3] = {-sin(ph), cos(ph), 0};
+            double ez[3] = {-sg * cos(ph), -sg * sin(ph), 0};
+            int64_t q = (int64_t)j * nlon + i;
+            for (int c = 0; c < 3; c++) {
+                int64_t k = 3 * q + c; /* mesh.c emits each grid point's 3 edges in a row */
+                const double *sp = g->ico.xyz + 3 * (int64_t)g->m2g.senders[k], *rp = gxyz + 3 * q;
+                double d[3] = {sp[0] - rp[0], sp[1] - rp[1], sp[2] - rp[2]};
+                double want[3] = {ex[0] * d[0] + ex[1] * d[1] + ex[2] * d[2],
+                                  ey[0] * d[0] + ey[1] * d[1] + ey[2] * d[2],
+                                  ez[0] * d[0] + ez[1] * d[1] + ez[2] * d[2]};
+                const float *f = g->m2g.features + 4 * k;
+                for (int a = 0; a < 3; a++) {
+                    worst = fmax(worst, fabs(f[1 + a] * g->m2g.norm - want[a]));
+                    longest = fmax(longest, fabs(want[a]));
+                }
+                checked++;
+            }
+        }
+    }
+    WX_CHECK(checked == 2 * 8 * 3 && longest > 0.01,
+             "pole-row mesh->grid edges checked: %d (largest component %.4f)", checked, longest);
+    WX_CHECK(worst < 1.2e-7 * g->m2g.norm,
+             "pole-row receivers: [dx, dy, dz] in the frame of the grid longitude (max err %.2e)",
+             worst);
 }
 
 static void test_graphs_1deg(void) {
@@ -327,9 +381,16 @@ static void test_graphs_1deg(void) {
     WX_CHECK(g.grid_features[0] == 1.0f && g.grid_features[3 * (ng - 1)] == -1.0f,
              "sin lat is +1 at the north pole row and -1 at the south");
 
-    check_features("mesh", &g.mesh, g.ico.xyz, g.ico.xyz, 0);
-    check_features("grid->mesh", &g.g2m, gxyz, g.ico.xyz, 0);
-    check_features("mesh->grid", &g.m2g, g.ico.xyz, gxyz, WX_MESH_M2G_NORM_PUBLISHED);
+    double *glatlon = malloc((size_t)ng * 2 * sizeof(double));
+    for (int32_t q = 0; q < ng; q++) {
+        glatlon[2 * q] = lat[q / nlon];
+        glatlon[2 * q + 1] = lon[q % nlon];
+    }
+    check_features("mesh", &g.mesh, g.ico.xyz, g.ico.xyz, NULL, 0);
+    check_features("grid->mesh", &g.g2m, gxyz, g.ico.xyz, NULL, 0);
+    check_features("mesh->grid", &g.m2g, g.ico.xyz, gxyz, glatlon, WX_MESH_M2G_NORM_PUBLISHED);
+    free(glatlon);
+    check_pole_frames(&g, gxyz, lat, nlat, lon, nlon);
     WX_CHECK(fabs(g.mesh.max_length - 1.051462) < 1e-6, "multi-mesh longest edge is M0's (%.7f)",
              g.mesh.max_length);
     check_csr("mesh", &g.mesh);
