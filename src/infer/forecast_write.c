@@ -9,13 +9,15 @@
 #include "meteo/wx_catalogue.h"
 
 struct wx_forecast_attrs {
-    char name[64], units[32], standard_name[96], long_name[192];
+    char name[64], units[32], standard_name[96], long_name[192], cell_methods[32];
 };
 
 #define MAX_AXES 16
 
+/* step_s: the model step, the accumulation period of an accumulated channel without its own
+ * (the same period the GRIB messages' startStep..endStep span). */
 static void attrs_of(const wx_archive_channel *ch, const wx_catalogue_entry *e, int per_param,
-                     struct wx_forecast_attrs *a) {
+                     int64_t step_s, struct wx_forecast_attrs *a) {
     if (per_param) snprintf(a->name, sizeof a->name, "%s", e ? e->nc_name : ch->param);
     else snprintf(a->name, sizeof a->name, "%s", ch->name);
     snprintf(a->units, sizeof a->units, "%s", e && e->cf_units[0] ? e->cf_units : ch->units);
@@ -25,6 +27,19 @@ static void attrs_of(const wx_archive_channel *ch, const wx_catalogue_entry *e, 
         snprintf(a->long_name, sizeof a->long_name, "%s at %g hPa", ln, ch->level);
     else
         snprintf(a->long_name, sizeof a->long_name, "%s", ln);
+    a->cell_methods[0] = 0;
+    int64_t acc = ch->accum_s > 0 ? ch->accum_s : (e && e->accumulated ? step_s : 0);
+    if (acc > 0) {
+        /* CF cell_methods says a sum over time; its period has no CF attribute of its own
+         * without time bounds (which the instantaneous variables sharing `time` must not get),
+         * so the long_name says it, worded as `wxcast dump` does. */
+        char dur[32];
+        wx_time_format_duration(acc, dur);
+        size_t n = strlen(a->long_name);
+        snprintf(a->long_name + n, sizeof a->long_name - n, ", accumulated over the %s ending at time",
+                 dur);
+        snprintf(a->cell_methods, sizeof a->cell_methods, "time: sum");
+    }
 }
 
 static int cmp_desc(const void *a, const void *b) {
@@ -54,7 +69,7 @@ static wx_status open_netcdf(wx_forecast_writer *f, const wx_forecast_write_opts
         const wx_archive_channel *ch = &f->chans[c];
         const wx_catalogue_entry *e = f->entries[c];
         if (o->members > 0 || ch->kind != WX_LEVEL_PRESSURE) {
-            attrs_of(ch, e, 0, &f->attrs[nv]);
+            attrs_of(ch, e, 0, f->step_s, &f->attrs[nv]);
             f->nc_var[c] = nv, f->nc_level[c] = 0;
             nv++;
             continue;
@@ -84,7 +99,7 @@ static wx_status open_netcdf(wx_forecast_writer *f, const wx_forecast_write_opts
             memcpy(axes[a], lev, sizeof(double) * (size_t)nl);
             axis_len[naxes++] = nl;
         }
-        attrs_of(ch, e, 1, &f->attrs[nv]);
+        attrs_of(ch, e, 1, f->step_s, &f->attrs[nv]);
         f->vars[nv].has_level = 1 + a;
         for (int d = c; d < n; d++)
             if (f->chans[d].kind == WX_LEVEL_PRESSURE && !strcmp(f->chans[d].param, ch->param)) {
@@ -111,6 +126,9 @@ static wx_status open_netcdf(wx_forecast_writer *f, const wx_forecast_write_opts
     wx_nc_layout_ext X = {"level", naxes > 1 ? naxes - 1 : 0, extra, o->members};
     WX_TRY(wx_nc_writer_open_ext(&f->w, o->netcdf, &L, "time", &X));
     f->has_nc = 1;
+    for (int v = 0; v < nv; v++)
+        if (f->attrs[v].cell_methods[0])
+            WX_TRY(wx_nc_writer_var_text(&f->w, v, "cell_methods", f->attrs[v].cell_methods));
     return WX_OK;
 }
 

@@ -114,6 +114,8 @@ wx_status wx_archive_dump(const char *dir, const char *out_path, wx_dump_opts *o
     int open_w = 0;
     if (st == WX_OK) st = wx_nc_writer_open_time(&w, out_path, &L, "time");
     open_w = st == WX_OK;
+    for (int k = 0; st == WX_OK && k < nsel; k++) /* accumulations: a sum over time (CF 7.3) */
+        if (m->chan[sel[k]].accum_s > 0) st = wx_nc_writer_var_text(&w, k, "cell_methods", "time: sum");
     size_t P = (size_t)wx_archive_points(m), rec = P * (size_t)m->nchan;
     float *buf[2] = {wx_malloc(sizeof(float) * rec * DUMP_BATCH), wx_malloc(sizeof(float) * rec * DUMP_BATCH)};
     int64_t ts[2][DUMP_BATCH];

@@ -164,6 +164,11 @@ wx_status wx_nc_writer_open_ext(wx_nc_writer *w, const char *path, const wx_nc_l
         if (d->standard_name && d->standard_name[0])
             NC_TRY(put_text(ncid, id, "standard_name", d->standard_name), "attribute");
         NC_TRY(put_text(ncid, id, "long_name", d->long_name ? d->long_name : d->name), "attribute");
+        /* CF 5.7 / Example 5.14: the reference time and the lead are auxiliary coordinates of
+         * every field, so readers (xarray, netCDF-Java) list them as coordinates. */
+        if (L->has_ref_time)
+            NC_TRY(put_text(ncid, id, "coordinates", "forecast_reference_time forecast_period"),
+                   "attribute");
         w->varids[v] = id;
         w->ndims[v] = nd;
     }
@@ -198,6 +203,22 @@ wx_status wx_nc_writer_open_ext(wx_nc_writer *w, const char *path, const wx_nc_l
     return WX_OK;
 fail:
     wx_nc_writer_abort(w);
+    return st;
+}
+
+wx_status wx_nc_writer_var_text(wx_nc_writer *w, int var, const char *name, const char *text) {
+    wx_status st = WX_OK;
+    WX_ASSERT(var >= 0 && var < w->nvars && w->ntimes == 0);
+    NC_TRY(nc_redef(w->ncid), "reopen the definitions");
+    int rc = put_text(w->ncid, w->varids[var], name, text), rc2 = nc_enddef(w->ncid);
+    if (rc != NC_NOERR) {
+        st = wx_error_set(WX_ERR_RUN, "%s: attribute %s of variable %d: %s", w->path, name, var,
+                          nc_strerror(rc));
+        goto fail;
+    }
+    NC_TRY(rc2, "end of definitions");
+    return WX_OK;
+fail:
     return st;
 }
 

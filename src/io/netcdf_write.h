@@ -6,7 +6,8 @@
  * gives it) and longitude (degrees_east). Variables are float32 (valid_time[, pressure_level],
  * latitude, longitude) with units, standard_name (when CF has one) and long_name, chunked per
  * field and deflated. An optional scalar forecast_reference_time plus a forecast_period per
- * valid time (hours) serve forecast products. The file is written under a temporary name in the
+ * valid time (hours) serve forecast products; they are then CF auxiliary coordinates, named in
+ * every variable's `coordinates` attribute (CF ch. 5, Example 5.14). The file is written under a temporary name in the
  * same folder, fsynced and renamed on close. */
 #ifndef WX_NETCDF_WRITE_H
 #define WX_NETCDF_WRITE_H
@@ -77,6 +78,9 @@ wx_status wx_nc_writer_open_time(wx_nc_writer *w, const char *path, const wx_nc_
 /* As wx_nc_writer_open_time with the optional parts (ext may be NULL). */
 wx_status wx_nc_writer_open_ext(wx_nc_writer *w, const char *path, const wx_nc_layout *layout,
                                 const char *time_name, const wx_nc_layout_ext *ext);
+/* Adds a text attribute to variable `var` (CF cell_methods, comment) after open, before any
+ * field is written. */
+wx_status wx_nc_writer_var_text(wx_nc_writer *w, int var, const char *name, const char *text);
 /* Writes one field of variable `var` at time index t (0, 1, ... in order; a new index appends
  * valid_time = valid). values: [nlat, nlon] in grid order; NaN becomes the _FillValue. */
 wx_status wx_nc_writer_put(wx_nc_writer *w, int64_t t, wx_time valid, int var, int level_index,

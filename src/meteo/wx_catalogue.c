@@ -36,18 +36,22 @@ static const wx_catalogue_entry entries[] = {
     /* eccodes gives tcwv typeOfFirstFixedSurface 1 with typeOfSecondFixedSurface 8 (entire
      * atmosphere). */
     {"tcwv", "tcwv", "total_column_water_vapour", "kg m**-2", "kg m-2", 137, WX_LEVEL_SINGLE,
-     "lwe_thickness_of_atmosphere_mass_content_of_water_vapor",
+     "atmosphere_mass_content_of_water_vapor",
      "Total column vertically-integrated water vapour", 0, 1, 64, SFC_GROUND, 0, 0},
-    /* tp is an ECMWF local parameter in GRIB2 (number 193), accumulated (statistical process 1). */
-    {"tp", "tp", "total_precipitation", "m", "m", 228, WX_LEVEL_SINGLE, "", "Total precipitation", 0,
-     1, 193, SFC_GROUND, 0, 1},
-    {"skt", "skt", "skin_temperature", "K", "K", 235, WX_LEVEL_SINGLE, "", "Skin temperature", 0, 0,
-     17, SFC_GROUND, 0, 0},
+    /* tp is an ECMWF local parameter in GRIB2 (number 193), accumulated (statistical process 1);
+     * metres of liquid water equivalent, hence CF's lwe_thickness_ name (the kg m-2 one is
+     * precipitation_amount). */
+    {"tp", "tp", "total_precipitation", "m", "m", 228, WX_LEVEL_SINGLE,
+     "lwe_thickness_of_precipitation_amount", "Total precipitation", 0, 1, 193, SFC_GROUND, 0, 1},
+    {"skt", "skt", "skin_temperature", "K", "K", 235, WX_LEVEL_SINGLE, "surface_temperature",
+     "Skin temperature", 0, 0, 17, SFC_GROUND, 0, 0},
     /* NCEP's mean sea level pressure (found in GRIB2 files from other centres). */
     {"prmsl", "prmsl", "pressure_reduced_to_msl", "Pa", "Pa", 260074, WX_LEVEL_SINGLE,
      "air_pressure_at_mean_sea_level", "Pressure reduced to MSL", 0, 3, 1, SFC_MSL, 0, 0},
     /* Static fields. */
-    {"lsm", "lsm", "land_sea_mask", "(0 - 1)", "1", 172, WX_LEVEL_STATIC, "land_binary_mask",
+    /* ERA5's lsm is the land fraction of the cell (0..1, not only 0 or 1): land_area_fraction,
+     * not land_binary_mask. */
+    {"lsm", "lsm", "land_sea_mask", "(0 - 1)", "1", 172, WX_LEVEL_STATIC, "land_area_fraction",
      "Land-sea mask", 2, 0, 0, SFC_GROUND, 0, 0},
     {"z", "z", "geopotential_at_surface,orography,orog,zs", "m**2 s**-2", "m2 s-2", 129,
      WX_LEVEL_STATIC, "surface_geopotential", "Geopotential", 0, 3, 4, SFC_GROUND, 0, 0},
@@ -96,6 +100,31 @@ const wx_catalogue_entry *wx_catalogue_find_param_id(int param_id, int kind) {
     for (int i = 0; i < N_ENTRIES; i++)
         if (entries[i].param_id == param_id && (kind < 0 || (int)entries[i].level_kind == kind))
             return &entries[i];
+    return NULL;
+}
+
+/* Parameters read as a catalogue channel after a conversion (see wx_catalogue_find_converted). */
+static const struct {
+    const char *short_name, *param_id;
+    wx_level_kind kind;
+    const char *as;
+    double scale;
+} converted[] = {
+    /* WMO geopotential metre: 1 gpm = g0 m = 9.80665 m2 s-2 of geopotential (eccodes' gh is
+     * "Geopotential height", gpm; ERA5/WeatherBench/GraphCast models take z). */
+    {"gh", "156", WX_LEVEL_PRESSURE, "z", 9.80665},
+};
+
+const wx_catalogue_entry *wx_catalogue_find_converted(const char *name, wx_level_kind kind,
+                                                      double *scale) {
+    if (!name) return NULL;
+    for (size_t i = 0; i < sizeof converted / sizeof converted[0]; i++)
+        if (converted[i].kind == kind && (!strcasecmp(name, converted[i].short_name) ||
+                                          !strcmp(name, converted[i].param_id))) {
+            const wx_catalogue_entry *e = wx_catalogue_find_kind(converted[i].as, kind);
+            if (e && scale) *scale = converted[i].scale;
+            return e;
+        }
     return NULL;
 }
 

@@ -41,6 +41,13 @@ const wx_catalogue_entry *wx_catalogue_find(const char *name);
 const wx_catalogue_entry *wx_catalogue_find_kind(const char *name, wx_level_kind kind);
 /* Finds by ECMWF paramId and level kind (-1 = any); NULL when unknown. */
 const wx_catalogue_entry *wx_catalogue_find_param_id(int param_id, int kind);
+/* A parameter the catalogue reads as another one after a unit conversion: geopotential height
+ * `gh` (paramId 156, gpm; what ECMWF open data gives on pressure levels) is the channel `z`
+ * (geopotential, m2 s-2) times standard gravity 9.80665. Returns the entry of the channel the
+ * field stands for and sets *scale (value_as_entry = scale × value_as_stored); NULL when `name`
+ * (a shortName or paramId in decimal) at that level kind is not such a parameter. */
+const wx_catalogue_entry *wx_catalogue_find_converted(const char *name, wx_level_kind kind,
+                                                      double *scale);
 /* 1 when `name` is one of the entry's names (case-insensitive). */
 int wx_catalogue_matches(const wx_catalogue_entry *e, const char *name);
 

@@ -105,7 +105,7 @@ static void check_file(const char *path, const wx_archive_meta *m, const int *ch
     int64_t P = wx_archive_points(m);
     float *f = wx_malloc(sizeof(float) * (size_t)(NT * P));
     /* CF attributes as the catalogue gives them (eccodes names, UDUNITS units). */
-    const char *units[] = {"m2 s-2", "K", "m"}, *sn[] = {"geopotential", "air_temperature", ""}; /* tp: the catalogue has no CF name */
+    const char *units[] = {"m2 s-2", "K", "m"}, *sn[] = {"geopotential", "air_temperature", "lwe_thickness_of_precipitation_amount"};
     const char *ln[] = {"Geopotential at 500 hPa", "2 metre temperature",
                         "Total precipitation, accumulated over the 6h ending at time"};
     for (int k = 0; k < n; k++) {
@@ -124,6 +124,9 @@ static void check_file(const char *path, const wx_archive_meta *m, const int *ch
         WX_CHECK(att_is(nc, var, "units", units[c]) &&
                      (sn[c][0] ? att_is(nc, var, "standard_name", sn[c]) : !has_sn) &&
                      att_is(nc, var, "long_name", ln[c]), "%s attributes", m->chan[c].name);
+        int has_cm = nc_inq_attlen(nc, var, "cell_methods", &sl) == NC_NOERR;
+        WX_CHECK(c == 2 ? att_is(nc, var, "cell_methods", "time: sum") : !has_cm,
+                 "%s: cell_methods 'time: sum' on the accumulation only", m->chan[c].name);
         WX_CHECK(nc_get_var_float(nc, var, f) == NC_NOERR, "read %s", m->chan[c].name);
         long bad = 0;
         for (int i = 0; i < nt; i++)
