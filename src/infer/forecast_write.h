@@ -7,13 +7,14 @@
  * variable per single-level channel named as the channel ("t2m") and one per pressure-level
  * parameter ("z", "t") on a `level` axis (hPa, decreasing: 1000 first); parameters on another
  * level set get an axis of their own (level_2, ...), so no variable holds levels it lacks. Units,
- * standard_name and long_name from the catalogue; the scalar forecast_reference_time and
- * forecast_period(time) in hours.
+ * standard_name and long_name from the catalogue (accumulations: cell_methods "time: sum" and
+ * the period in long_name); the scalar forecast_reference_time and forecast_period(time) in
+ * hours, auxiliary coordinates named in every variable's `coordinates` attribute.
  * NetCDF, ensemble (members > 0): (time, realization, latitude, longitude), one variable per
  * channel ("z500"): CDO reads at most 4 dimensions.
  * GRIB2: <grib_dir>/<prefix>_sfc.grib2 (single-level channels) and <prefix>_pl.grib2 (pressure
- * levels), typeOfProcessedData forecast (perturbed with perturbationNumber for members), step =
- * lead; accumulated channels (tp) with PDT 4.8/4.11 over [lead − accumulation, lead] and no
+ * levels), typeOfProcessedData forecast (members: member 0 the control forecast, dataType cf,
+ * the others perturbed, pf, with perturbationNumber), step = lead; accumulated channels (tp) with PDT 4.8/4.11 over [lead − accumulation, lead] and no
  * message at leads shorter than the accumulation (lead 0). */
 #ifndef WX_FORECAST_WRITE_H
 #define WX_FORECAST_WRITE_H

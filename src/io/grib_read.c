@@ -130,6 +130,7 @@ static wx_status describe_message(codes_handle *h, const char *where, wx_field_i
         f->kind = WX_LEVEL_PRESSURE;
         f->level = !strcmp(tol, "isobaricInPa") ? level / 100.0 : (double)level;
         f->entry = wx_catalogue_find_kind(f->name, WX_LEVEL_PRESSURE);
+        if (!f->entry) f->entry = wx_catalogue_find_converted(f->name, WX_LEVEL_PRESSURE, &f->scale);
     } else {
         f->kind = WX_LEVEL_SINGLE;
         f->entry = wx_catalogue_find_kind(f->name, WX_LEVEL_SINGLE);
@@ -439,6 +440,8 @@ wx_status wx_grib_read(wx_source *s, int i, wx_missing_policy policy, float *val
         if (nmiss && policy == WX_MISSING_ERROR)
             st = wx_error_set(WX_ERR_RUN, "%s: %ld of %zu values are missing (GRIB bitmap); set "
                               "`missing: nan` in the recipe to keep them as NaN", where, nmiss, n);
+        if (f->scale != 0) /* a converted parameter (gh -> z); NaN stays NaN */
+            for (size_t k = 0; k < n; k++) values[k] = (float)(f->scale * values[k]);
     }
     free(rm);
     free(cm);

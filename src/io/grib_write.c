@@ -136,13 +136,19 @@ wx_status wx_grib_writer_add(wx_grib_writer *w, const wx_grib_field *f, const wx
     wx_time_split(f->ref_time, &y, &mo, &d, &hh, &mi, &s);
     SET_L("dataDate", y * 10000 + mo * 100 + d);
     SET_L("dataTime", hh * 100 + mi);
-    SET_L("typeOfProcessedData", f->member >= 0 ? 4 : (f->step_end > 0 || w->forecast ? 1 : 0));
+    /* Ensembles as ECMWF codes ENS/TIGGE/S2S in GRIB2: member 0, the unperturbed control, is a
+     * control forecast (code table 1.4: 3 = cf; table 4.6: 1 = unperturbed control), the others
+     * perturbed forecasts (4 = pf; 3 = positively perturbed), so eccodes and cfgrib report
+     * dataType cf / pf. */
+    int control = f->member == 0;
+    SET_L("typeOfProcessedData", f->member >= 0 ? (control ? 3 : 4)
+                                                : (f->step_end > 0 || w->forecast ? 1 : 0));
     if (f->var->accumulated)
         SET_L("productDefinitionTemplateNumber", f->member >= 0 ? 11 : 8);
     else if (f->member >= 0)
         SET_L("productDefinitionTemplateNumber", 1);
     if (f->member >= 0) {
-        SET_L("typeOfEnsembleForecast", 3);
+        SET_L("typeOfEnsembleForecast", control ? 1 : 3);
         SET_L("perturbationNumber", f->member);
         SET_L("numberOfForecastsInEnsemble", f->members);
     }

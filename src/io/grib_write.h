@@ -25,7 +25,8 @@ typedef struct {
     wx_time ref_time;              /* dataDate/dataTime: analysis or forecast start */
     int64_t step_start;            /* seconds after ref_time: accumulation start (accum only) */
     int64_t step_end;              /* seconds after ref_time: the valid time */
-    int member;                    /* ensemble perturbationNumber, or −1 for none */
+    int member;                    /* ensemble perturbationNumber, or −1 for none; 0 is the
+                                      unperturbed control (dataType cf), 1.. perturbed (pf) */
     int members;                   /* numberOfForecastsInEnsemble (member ≥ 0 only) */
 } wx_grib_field;
 

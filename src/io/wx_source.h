@@ -19,6 +19,8 @@ typedef struct {
     char param[64];      /* catalogue shortName when known ("2t"), else the source's own name */
     char name[64];       /* the source's own name (eccodes shortName / NetCDF variable) */
     const wx_catalogue_entry *entry; /* NULL when the catalogue does not know it */
+    double scale;        /* 0: values as stored; else the read multiplies them by it, a field the
+                            catalogue converts to `entry` (gh in gpm read as z: 9.80665) */
     wx_level_kind kind;
     double level;        /* hPa for pressure levels, 0 otherwise */
     int has_time;        /* 0: the source gives no valid time (static, or an unknown axis) */
