@@ -14,8 +14,8 @@ cd "$T"
 ok "tiny world, archive and checkpoint made" '[ -f ck/pretrain/last.ckpt ]'
 CK=ck/pretrain/last.ckpt
 
-"$W" -q forecast --model $CK --init archive --time 2000-12-27T06:00 --steps 8 --output f.nc > out.txt 2> err.txt
-ok "forecast exits 0 (err: $(cat err.txt))" '[ $? -eq 0 ] && [ -f f.nc ]'
+"$W" -q forecast --model $CK --init archive --time 2000-12-27T06:00 --steps 8 --output f.nc > out.txt 2> err.txt; st=$?
+ok "forecast exits 0 (err: $(cat err.txt))" '[ $st -eq 0 ] && [ -f f.nc ]'
 ok "summary names 9 times" 'grep -q "4 variables x 9 times" out.txt'
 ncdump -h f.nc > h.txt
 ok "time is the unlimited dimension with 9 values" 'grep -q "time = UNLIMITED ; // (9 currently)" h.txt'

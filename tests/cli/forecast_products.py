@@ -21,10 +21,25 @@ ok("longitude 0..354.375", ds.longitude.values[0] == 0 and ds.longitude.values[-
 ok("z(time, level, latitude, longitude) on level [500]", ds.z.dims == ("time", "level", "latitude", "longitude") and list(ds.level.values) == [500])
 ok("u and v share z's level axis; t on its own [850]", ds.u.dims == ds.z.dims and ds.t.dims[1] == "level_2" and list(ds.level_2.values) == [850])
 ok("units/standard_name", ds.z.units == "m2 s-2" and ds.z.standard_name == "geopotential" and ds.t2m.units == "K" and ds.tp.units == "m")
+# CF standard names (the CF standard-name table: canonical units kg m-2 for the water-vapour
+# column, m for the lwe_ thickness of precipitation)
+ok(f"tcwv: atmosphere_mass_content_of_water_vapor in kg m-2 (got {ds.tcwv.attrs.get('standard_name')})",
+   ds.tcwv.standard_name == "atmosphere_mass_content_of_water_vapor" and ds.tcwv.units == "kg m-2")
+ok(f"tp: lwe_thickness_of_precipitation_amount in m, cell_methods 'time: sum', 6h period in long_name (got {ds.tp.attrs})",
+   ds.tp.attrs.get("standard_name") == "lwe_thickness_of_precipitation_amount" and ds.tp.attrs.get("cell_methods") == "time: sum"
+   and "accumulated over the 6h ending at time" in ds.tp.long_name)
+ok("instantaneous variables carry no cell_methods", all("cell_methods" not in ds[v].attrs for v in ds.data_vars if v != "tp"))
+ok("every variable has units and a standard_name", all(ds[v].attrs.get("units") and ds[v].attrs.get("standard_name") for v in ds.data_vars))
+# CF 5.7 auxiliary coordinates: xarray lists them as coordinates (they used to be data variables)
+for n in ["f", "e", "e_mean", "e_spread"]:
+    x = xr.open_dataset(f"{d}/{n}.nc")
+    ok(f"{n}.nc: forecast_reference_time, forecast_period are coordinates (coords {sorted(x.coords)}, data {sorted(x.data_vars)[:4]}...)",
+       {"forecast_reference_time", "forecast_period"} <= set(x.coords) and not {"forecast_reference_time", "forecast_period"} & set(x.data_vars))
 ok("at most 4 dims everywhere", all(len(v.dims) <= 4 for v in ds.data_vars.values()))
 nc = netCDF4.Dataset(f"{d}/f.nc")
 ok("netCDF4: deflate on with --compress", nc["t2m"].filters()["zlib"])
 ok("netCDF4: time unlimited", nc.dimensions["time"].isunlimited())
+ok("netCDF4: coordinates attribute on every data variable", all(nc[v].__dict__.get("coordinates") == "forecast_reference_time forecast_period" for v in ds.data_vars))
 
 # GRIB: keys through the eccodes API
 def keys(path, names):
@@ -46,16 +61,31 @@ ok("pressure file: z 129 / t 130 / u 131 / v 132 isobaricInhPa", {(m["paramId"],
 c = keys(f"{d}/g3/forecast_20001227T12_sfc.grib2", ["packingType", "bitsPerValue"])
 ok("--grib-packing ccsds --grib-bits 12", all(m["packingType"] == "grid_ccsds" and m["bitsPerValue"] == 12 for m in c))
 
-# cfgrib opens the files with names, units, coords and times
-inst = xr.open_dataset(stem + "_sfc.grib2", engine="cfgrib", backend_kwargs={"filter_by_keys": {"stepType": "instant"}, "indexpath": ""})
-acc = xr.open_dataset(stem + "_sfc.grib2", engine="cfgrib", backend_kwargs={"filter_by_keys": {"stepType": "accum"}, "indexpath": ""})
-ok("cfgrib: t2m, msl in K / Pa", inst.t2m.attrs["units"] == "K" and inst.msl.attrs["units"] == "Pa")
+# cfgrib opens the surface file (2t at 2 m and 10u/10v at 10 m: two heightAboveGround levels)
+# with the filter_by_keys of docs/products.md, one dataset per level, and nothing is dropped
+SFC_FILTERS = {  # as in docs/products.md
+    "2 m": {"typeOfLevel": "heightAboveGround", "level": 2},
+    "10 m": {"typeOfLevel": "heightAboveGround", "level": 10},
+    "msl": {"typeOfLevel": "meanSea"},
+    "column": {"typeOfLevel": "entireAtmosphere"},
+    "surface, accumulated": {"typeOfLevel": "surface", "stepType": "accum"},
+}
+def cf_open(path, fk):
+    return xr.open_dataset(path, engine="cfgrib", backend_kwargs={"filter_by_keys": fk, "indexpath": ""})
+sets = {k: cf_open(stem + "_sfc.grib2", fk) for k, fk in SFC_FILTERS.items()}
+got = {k: sorted(x.data_vars) for k, x in sets.items()}
+ok(f"cfgrib per documented filter: 2 m [t2m], 10 m [u10, v10], msl, tcwv, tp (got {got})",
+   got == {"2 m": ["t2m"], "10 m": ["u10", "v10"], "msl": ["msl"], "column": ["tcwv"], "surface, accumulated": ["tp"]})
+ok("cfgrib: heightAboveGround 2 / 10 coordinates", float(sets["2 m"].heightAboveGround) == 2 and float(sets["10 m"].heightAboveGround) == 10)
+inst = xr.merge([sets["2 m"], sets["msl"]], compat="override")
+acc = sets["surface, accumulated"]
+ok("cfgrib: t2m, msl in K / Pa; u10 in m s**-1", inst.t2m.attrs["units"] == "K" and inst.msl.attrs["units"] == "Pa" and sets["10 m"].u10.attrs["units"] == "m s**-1")
 ok("cfgrib: time = init, step 0..24h, valid_time", inst.time.values == init and list(inst.step.values.astype("timedelta64[h]").astype(int)) == [0, 6, 12, 18, 24] and inst.valid_time.values[1] == init + np.timedelta64(6, "h"))
 ok("cfgrib: tp steps 6..24h in m", acc.tp.attrs["units"] == "m" and list(acc.step.values.astype("timedelta64[h]").astype(int)) == [6, 12, 18, 24])
 ok("cfgrib latitude 90 first", inst.latitude.values[0] == 90)
 tol = lambda a: (a.max() - a.min()) / 2**16 * 1.01
-for name in ["t2m", "msl"]:
-    a, b = inst[name].values, ds[name].values
+for name, x in [("t2m", inst), ("msl", inst), ("u10", sets["10 m"]), ("tcwv", sets["column"])]:
+    a, b = x[name].values, ds[name].values
     ok(f"cfgrib {name} = NetCDF within 16-bit packing ({np.abs(a - b).max():.3g} <= {tol(b):.3g})", np.abs(a - b).max() <= tol(b))
 pls = cfgrib.open_datasets(stem + "_pl.grib2", backend_kwargs={"indexpath": ""})
 names = sorted(v for p in pls for v in p.data_vars)
@@ -80,9 +110,13 @@ ok("members 1..3 perturbed at lead 0", all(not np.array_equal(e.z500.values[0, m
 ok("members differ from each other", not np.array_equal(e.t2m.values[2, 1], e.t2m.values[2, 2]))
 ok("mean file = member mean", np.allclose(em.t2m.values, e.t2m.values.mean(1), rtol=1e-6, atol=1e-3))
 ok("spread file = std ddof 1", np.allclose(es.t2m.values, e.t2m.values.std(1, ddof=1), rtol=1e-4, atol=1e-3))
-ens = keys(f"{d}/ge/forecast_20001227T06_sfc.grib2", ["perturbationNumber", "numberOfForecastsInEnsemble", "productDefinitionTemplateNumber", "shortName"])
+ens = keys(f"{d}/ge/forecast_20001227T06_sfc.grib2", ["perturbationNumber", "numberOfForecastsInEnsemble", "productDefinitionTemplateNumber", "shortName", "dataType", "typeOfProcessedData", "typeOfEnsembleForecast"])
 ok("GRIB ensemble: perturbationNumber 0..3, PDT 4.1 / 4.11 (tp)", sorted({m["perturbationNumber"] for m in ens}) == [0, 1, 2, 3] and all(m["numberOfForecastsInEnsemble"] == 4 and m["productDefinitionTemplateNumber"] == (11 if m["shortName"] == "tp" else 1) for m in ens))
-ge = xr.open_dataset(f"{d}/ge/forecast_20001227T06_sfc.grib2", engine="cfgrib", backend_kwargs={"filter_by_keys": {"stepType": "instant"}, "indexpath": ""})
-ok("cfgrib: number coordinate 0..3", list(ge.number.values) == [0, 1, 2, 3])
+# member 0, the unperturbed control, is a control forecast (ECMWF: code table 1.4 = 3, table 4.6 = 1)
+bad = [m for m in ens if (m["dataType"], m["typeOfEnsembleForecast"]) != (("cf", 1) if m["perturbationNumber"] == 0 else ("pf", 3))]
+ok(f"GRIB ensemble: member 0 dataType cf (typeOfEnsembleForecast 1), members 1..3 pf (3) (wrong: {bad[:2]})", not bad and len(ens) > 0)
+for dt, want in [("cf", [0]), ("pf", [1, 2, 3])]:
+    ge = cf_open(f"{d}/ge/forecast_20001227T06_sfc.grib2", {"dataType": dt, **SFC_FILTERS["10 m"]})
+    ok(f"cfgrib dataType={dt}: number {want}, u10 and v10", "number" in ge.coords and list(np.atleast_1d(ge.number.values)) == want and sorted(ge.data_vars) == ["u10", "v10"])
 print(f"{npass} passed, {nfail} failed")
 sys.exit(1 if nfail else 0)

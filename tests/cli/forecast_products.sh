@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Forecast products on a tiny synthetic world (z500 u500 v500 t850 msl t2m tp, a FourCastNet
-# trained a few steps): CF NetCDF with level axes (--compress), GRIB2 per level type (simple and
+# Forecast products on a tiny synthetic world (z500 u500 v500 t850 msl u10 v10 t2m tcwv tp, a
+# FourCastNet trained a few steps): CF NetCDF with level axes (--compress), GRIB2 per level type (simple and
 # CCSDS), round trips through --init FILE.nc / FILE.grib2, an ensemble (--members 4) with mean
 # and spread files, all checked by forecast_products.py with netCDF4, xarray, cfgrib and eccodes;
 # `cdo sinfo` reads the NetCDF; errors. Skips (77) when a tool is absent.
+# A command's status is taken (st=$?) before `ok`: the $(...) in a check's text would reset $?.
 # Usage: forecast_products.sh WXCAST SRCDIR
 set -u
 W=$1; S=$2
@@ -16,28 +17,28 @@ TINY_WIND_TP=1 . "$S/tests/cli/lib/tiny_fcn_world.sh"
 
 CK=ck/pretrain/last.ckpt
 F() { "$W" -q forecast --model $CK "$@" >/dev/null 2>err.txt; }
-F --init archive --time 2000-12-27T06:00 --lead 24h --output f.nc --grib g --compress
-ok "deterministic NetCDF + GRIB (err: $(cat err.txt))" '[ $? -eq 0 ] && [ -f f.nc ] && [ -f g/forecast_20001227T06_sfc.grib2 ] && [ -f g/forecast_20001227T06_pl.grib2 ]'
-F --init f.nc --steps 4 --output r.nc
-ok "round trip from the NetCDF file (err: $(cat err.txt))" '[ $? -eq 0 ]'
+F --init archive --time 2000-12-27T06:00 --lead 24h --output f.nc --grib g --compress; st=$?
+ok "deterministic NetCDF + GRIB (err: $(cat err.txt))" '[ $st -eq 0 ] && [ -f f.nc ] && [ -f g/forecast_20001227T06_sfc.grib2 ] && [ -f g/forecast_20001227T06_pl.grib2 ]'
+F --init f.nc --steps 4 --output r.nc; st=$?
+ok "round trip from the NetCDF file (err: $(cat err.txt))" '[ $st -eq 0 ]'
 cat g/forecast_20001227T06_sfc.grib2 g/forecast_20001227T06_pl.grib2 > all.grib2
-F --init all.grib2 --time 2000-12-27T12:00 --steps 1 --output r3.nc --grib g3 --grib-packing ccsds --grib-bits 12
-ok "round trip from GRIB at +6h (err: $(cat err.txt))" '[ $? -eq 0 ]'
-F --init archive --time 2000-12-27T06:00 --steps 2 --output e.nc --grib ge --members 4 --perturbation spherical-gaussian --seed 3
-ok "ensemble (err: $(cat err.txt))" '[ $? -eq 0 ] && [ -f e_mean.nc ] && [ -f e_spread.nc ]'
-$PY "$S/tests/cli/forecast_products.py" "$T" > py.txt 2>&1
-ok "python checks: $(tail -1 py.txt) $(grep FAIL py.txt | head -5)" '[ $? -eq 0 ]'
+F --init all.grib2 --time 2000-12-27T12:00 --steps 1 --output r3.nc --grib g3 --grib-packing ccsds --grib-bits 12; st=$?
+ok "round trip from GRIB at +6h (err: $(cat err.txt))" '[ $st -eq 0 ]'
+F --init archive --time 2000-12-27T06:00 --steps 2 --output e.nc --grib ge --members 4 --perturbation spherical-gaussian --seed 3; st=$?
+ok "ensemble (err: $(cat err.txt))" '[ $st -eq 0 ] && [ -f e_mean.nc ] && [ -f e_spread.nc ]'
+$PY "$S/tests/cli/forecast_products.py" "$T" > py.txt 2>&1; st=$?
+ok "python checks: $(tail -1 py.txt) $(grep FAIL py.txt | head -5)" '[ $st -eq 0 ] && grep -q "^[0-9]* passed, 0 failed" py.txt'
 if command -v cdo >/dev/null; then
     cdo -s sinfo f.nc > cdo.txt 2>&1
-    ok "cdo sinfo reads the NetCDF: 7 variables, 5 times, 2 pressure axes" '[ $? -eq 0 ] && grep -q "points=2048 (64x32)" cdo.txt && grep -q "2000-12-28 06:00:00" cdo.txt && [ $(grep -c "pressure  *: levels=1" cdo.txt) -eq 2 ]'
+    ok "cdo sinfo reads the NetCDF: 10 variables, 5 times, 2 pressure axes" '[ $? -eq 0 ] && grep -q "points=2048 (64x32)" cdo.txt && grep -q "2000-12-28 06:00:00" cdo.txt && [ $(grep -c "pressure  *: levels=1" cdo.txt) -eq 2 ]'
     cdo -s sinfo e.nc > cdo.txt 2>&1
     ok "cdo sinfo reads the ensemble file" '[ $? -eq 0 ]'
 else
     echo "note: cdo absent, its checks skipped"
 fi
 for p in gaussian bred; do
-    F --init archive --time 2000-12-27T06:00 --steps 1 --output p_$p.nc --members 3 --perturbation $p
-    ok "--perturbation $p (err: $(cat err.txt))" '[ $? -eq 0 ] && [ -f p_${p}_spread.nc ]'
+    F --init archive --time 2000-12-27T06:00 --steps 1 --output p_$p.nc --members 3 --perturbation $p; st=$?
+    ok "--perturbation $p (err: $(cat err.txt))" '[ $st -eq 0 ] && [ -f p_${p}_spread.nc ]'
 done
 F --init f.nc --steps 1 --output r.nc --members 2 --perturbation gaussian --seed 5 && cp r_spread.nc s1.nc
 F --init f.nc --steps 1 --output r.nc --members 2 --perturbation gaussian --seed 5

@@ -2,11 +2,15 @@
 # (T21, 33x64, the year 2000 plus 5 days), an archive of its last 12 days with z500 t850 msl t2m
 # (south-pole row dropped) and a FourCastNet trained 3 steps, checkpoint ck/pretrain/last.ckpt.
 # Source it after `cd` into the test's temp folder with W set to the wxcast binary; returns the
-# status of the last command. TINY_WIND_TP=1 adds u500, v500 and tp (7 channels).
+# status of the last command. TINY_WIND_TP=1 adds u500, v500, u10, v10, tcwv and tp (10
+# channels: the surface GRIB file then holds 2t and 10u/10v on two heightAboveGround levels).
 if [ "${TINY_WIND_TP:-0}" = 1 ]; then
-    tiny_vars="z500, u500, v500, t850, msl, t2m, tp"; tiny_nch=7
+    tiny_vars="z500, u500, v500, t850, msl, u10, v10, t2m, tcwv, tp"; tiny_nch=10
     tiny_extra='  - {name: u500, param: u, level: 500}
   - {name: v500, param: v, level: 500}
+  - {name: u10, param: 10u}
+  - {name: v10, param: 10v}
+  - {name: tcwv, param: tcwv}
   - {name: tp, param: tp}'
 else
     tiny_vars="z500, t850, msl, t2m"; tiny_nch=4; tiny_extra=''
