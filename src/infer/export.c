@@ -10,6 +10,7 @@
 #include <strings.h>
 
 #include "core/wx_fs.h"
+#include "infer/forecast_init.h"
 #include "io/coastline.h"
 #include "io/forecast_file.h"
 #include "io/png_map.h"
@@ -62,6 +63,23 @@ static int find_lead(const scan *s, wx_time t) {
     return -1;
 }
 
+/* The (parameter, level) of a field. Ensemble files keep one variable per pressure channel
+ * ("u500": CDO reads at most 4 dimensions, so there is no room for a level axis beside
+ * realization); such a name, unknown to the catalogue as a single-level field, is read as its
+ * pressure parameter and level (as eval does), so that its maps, ids and u/v pairs are those of a
+ * deterministic file. */
+static void field_key(const wx_field_info *f, group *out) {
+    wx_archive_channel pc;
+    snprintf(out->param, sizeof out->param, "%s", f->param);
+    out->kind = f->kind, out->level = f->level, out->entry = f->entry;
+    if (f->kind == WX_LEVEL_SINGLE && !f->entry &&
+        wx_forecast_channel_from_name(f->name, 0, &pc) == WX_OK && pc.kind == WX_LEVEL_PRESSURE) {
+        snprintf(out->param, sizeof out->param, "%s", pc.param);
+        out->kind = pc.kind, out->level = pc.level;
+        out->entry = wx_catalogue_find_kind(pc.param, WX_LEVEL_PRESSURE);
+    }
+}
+
 static wx_status scan_file(const char *path, scan *s) {
     memset(s, 0, sizeof *s);
     WX_TRY(wx_source_open(path, &s->src));
@@ -90,14 +108,15 @@ static wx_status scan_file(const char *path, scan *s) {
     for (int i = 0; i < nf; i++) {
         const wx_field_info *f = wx_source_info(s->src, i);
         if (!f->has_time || f->member != minmem) continue;
+        group key;
+        field_key(f, &key);
         int g = 0;
-        while (g < s->ngroups && !(!strcmp(s->groups[g].param, f->param) &&
-                                   s->groups[g].kind == f->kind && s->groups[g].level == f->level))
+        while (g < s->ngroups && !(!strcmp(s->groups[g].param, key.param) &&
+                                   s->groups[g].kind == key.kind && s->groups[g].level == key.level))
             g++;
         if (g == s->ngroups) {
             group *n = &s->groups[s->ngroups++];
-            snprintf(n->param, sizeof n->param, "%s", f->param);
-            n->kind = f->kind, n->level = f->level, n->entry = f->entry;
+            *n = key;
             n->field = wx_malloc(sizeof(int) * (size_t)s->nleads);
             for (int k = 0; k < s->nleads; k++) n->field[k] = -1;
         }
@@ -424,8 +443,28 @@ static const char *base_name(const char *p) {
     return b ? b + 1 : p;
 }
 
+/* Every option that can be wrong on its own, before anything is read or written (a usage error
+ * must leave no half-made folder behind). --vars and --leads need the file and are checked after
+ * the scan, still before the first write. */
+static wx_status check_opts(const wx_export_opts *o) {
+    if (!o->forecast || !o->forecast[0] || !o->output || !o->output[0])
+        return wx_error_set(WX_ERR_USAGE, "export: a forecast file and --output DIR are required");
+    int even = o->width & ~1; /* wx_map_render rounds the width down to even */
+    if (o->width < 0 || (o->width > 0 && (even < WX_MAP_WIDTH_MIN || even > WX_MAP_WIDTH_MAX)))
+        return wx_error_set(WX_ERR_USAGE, "--width %d: expected %d..%d pixels (or 0: from the "
+                                          "grid)", o->width, WX_MAP_WIDTH_MIN, WX_MAP_WIDTH_MAX);
+    if (o->wind_max_nlon < 0 || o->wind_max_nlon == 1)
+        return wx_error_set(WX_ERR_USAGE, "--wind-columns %d: expected at least 2 (or 0: 360)",
+                            o->wind_max_nlon);
+    if (o->threads < 0)
+        return wx_error_set(WX_ERR_USAGE, "--threads %d: expected 0 (OpenMP's default) or more",
+                            o->threads);
+    return WX_OK;
+}
+
 wx_status wx_export_run(const wx_export_opts *o, wx_export_result *r) {
     memset(r, 0, sizeof *r);
+    WX_TRY(check_opts(o));
     scan s;
     wx_status st = scan_file(o->forecast, &s);
     int nc = 0, nw = 0, nv = 0, nl = 0, nj = 0;

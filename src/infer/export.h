@@ -8,7 +8,13 @@
  * level) becomes a wind-speed variable ("10ws", "100ws", "ws850") and a particle layer; the
  * components themselves are exported only when --vars names them. Leads are valid time minus
  * the file's forecast_reference_time (the first valid time when the file has none). Ensemble
- * files: the lowest member only. Colour ranges are fixed per variable across all leads (the
+ * files: the lowest member only (member 0, the unperturbed control of `wxcast forecast
+ * --members`), for the maps and the wind layers alike, so a wind-speed map and its particles show
+ * one physically consistent state (the members' mean would smooth the winds, and the speed of
+ * the mean wind is not a mean speed); their per-channel variables ("u500") are read as parameter
+ * and level, so u/v pairs become ws500 and a 500 hPa layer as in deterministic files. Options
+ * that are wrong on their own (--width outside WX_MAP_WIDTH_MIN..MAX, ...) are refused before
+ * anything is read or written. Colour ranges are fixed per variable across all leads (the
  * documented ranges, or for styles without one the min..max over every exported lead), so
  * colours mean the same thing along the time slider.
  *

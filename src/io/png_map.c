@@ -200,8 +200,9 @@ wx_status wx_map_render(const wx_grid *g, const float *field, const wx_map_style
     l.map_w = o->width > 0 ? o->width : 2 * g->nlon;
     if (o->width <= 0) l.map_w = l.map_w < 720 ? 720 : l.map_w > 1440 ? 1440 : l.map_w;
     l.map_w &= ~1;
-    if (l.map_w < 120 || l.map_w > 16384)
-        return wx_error_set(WX_ERR_USAGE, "map width %d pixels: expected 120..16384", l.map_w);
+    if (l.map_w < WX_MAP_WIDTH_MIN || l.map_w > WX_MAP_WIDTH_MAX)
+        return wx_error_set(WX_ERR_USAGE, "map width %d pixels: expected %d..%d", l.map_w,
+                            WX_MAP_WIDTH_MIN, WX_MAP_WIDTH_MAX);
     l.map_h = l.map_w / 2;
     l.map_x = 32;
     l.map_y = 44;

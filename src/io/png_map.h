@@ -60,6 +60,10 @@ void wx_map_style_for(const char *name, double level, const char *units, int cel
 /* Colour of a display value under the style. */
 wx_rgb wx_map_colour(const wx_map_style *s, double display_value);
 
+/* The map widths wx_map_render accepts (after rounding down to even), in pixels. */
+#define WX_MAP_WIDTH_MIN 120
+#define WX_MAP_WIDTH_MAX 16384
+
 typedef struct {
     int width;                 /* map area width in pixels (even); 0: clamp(2·nlon, 720, 1440) */
     double west;               /* longitude of the left edge, degrees */

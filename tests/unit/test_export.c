@@ -13,6 +13,7 @@
 #include "core/wx_fs.h"
 #include "infer/export.h"
 #include "io/netcdf_write.h"
+#include "io/png_map.h"
 #include "io/viewer.h"
 #include "wx_test.h"
 
@@ -225,6 +226,83 @@ static void test_selection(const char *nc) {
     st = wx_export_run(&o, &r);
     WX_CHECK(st == WX_ERR_USAGE, "malformed --leads is a usage error: %s", wx_error_message());
     WX_CHECK(!exists(OUTDIR "/bad/manifest.json"), "failed exports write no manifest");
+    /* Options wrong on their own are refused before anything is written (a width outside the
+     * map renderer's range used to fail after the wind layers were in place). */
+    o.leads = NULL, o.output = OUTDIR "/narrow";
+    static const int widths[3] = {10, 119, 16386};
+    for (int k = 0; k < 3; k++) {
+        o.width = widths[k];
+        st = wx_export_run(&o, &r);
+        WX_CHECK(st == WX_ERR_USAGE && strstr(wx_error_message(), "--width") && !exists(OUTDIR "/narrow"),
+                 "--width %d: usage error, no output folder: %s", widths[k], wx_error_message());
+    }
+    o.width = 121; /* rounded down to 120, the smallest map */
+    st = wx_export_run(&o, &r);
+    WX_CHECK(st == WX_OK && r.npng > 0, "--width 121 accepted: %s", st ? wx_error_message() : "ok");
+}
+
+/* An ensemble file as `wxcast forecast --members` writes it (one variable per pressure channel
+ * beside the realization axis): member 0 u500 = 3, v500 = 4 (5 m/s), member 1 u500 = 30,
+ * v500 = 40; z500 = 5500·g. The pair becomes ws500 and a 500 hPa wind layer, from member 0 (the
+ * control, the member whose maps are exported), like a deterministic file's. */
+static void test_ensemble(void) {
+    const char *path = OUTDIR "/ens.nc";
+    wx_grid g;
+    WX_CHECK(wx_grid_make(61, 120, 90, 3, 0, 3, &g) == WX_OK, "grid");
+    wx_nc_var vars[] = {{"u500", "m s-1", "eastward_wind", "U component of wind at 500 hPa", 0},
+                        {"v500", "m s-1", "northward_wind", "V component of wind at 500 hPa", 0},
+                        {"z500", "m2 s-2", "geopotential", "Geopotential at 500 hPa", 0}};
+    wx_nc_layout L = {g, 0, NULL, 3, vars, 1, wx_time_make(2024, 3, 1, 0, 0, 0), "test", NULL, 0};
+    wx_nc_layout_ext ext = {.members = 2};
+    wx_nc_writer w;
+    int ok = wx_nc_writer_open_ext(&w, path, &L, "valid_time", &ext) == WX_OK;
+    size_t n = (size_t)g.nlat * g.nlon;
+    float *f = malloc(sizeof(float) * n);
+    for (int k = 0; ok && k < 2; k++)
+        for (int v = 0; ok && v < 3; v++)
+            for (int e = 0; ok && e < 2; e++) {
+                double val = v == 2 ? 5500 * 9.80665 : (v == 0 ? 3 : 4) * (e ? 10 : 1);
+                for (size_t p = 0; p < n; p++) f[p] = (float)val;
+                ok = wx_nc_writer_put_member(&w, k, L.ref_time + k * 6 * 3600, v, 0, e, f) == WX_OK;
+            }
+    free(f);
+    ok = ok && wx_nc_writer_close(&w) == WX_OK;
+    if (!WX_CHECK(ok, "ensemble file written: %s", ok ? "" : wx_error_message())) return;
+    wx_export_opts o;
+    wx_export_opts_default(&o);
+    o.forecast = path, o.output = OUTDIR "/ens", o.coast = 0, o.width = 240, o.wind_max_nlon = 60;
+    wx_export_result r;
+    wx_status st = wx_export_run(&o, &r);
+    WX_CHECK(st == WX_OK && r.nvars == 2 && r.nleads == 2 && r.npng == 4 && r.nwind_files == 2,
+             "ensemble: vars %d leads %d png %d wind %d (want 2 2 4 2: z500, ws500; 500 hPa layer): %s",
+             r.nvars, r.nleads, r.npng, r.nwind_files, st ? wx_error_message() : "ok");
+    WX_CHECK(exists(OUTDIR "/ens/maps/ws500_f006.png") && !exists(OUTDIR "/ens/maps/u500_f006.png") &&
+                 exists(OUTDIR "/ens/wind/500hPa_f006.json"),
+             "ensemble: ws500 maps and 500hPa wind layers, no u500/v500 maps");
+    char *m = slurp(OUTDIR "/ens/manifest.json");
+    WX_CHECK(strstr(m, "\"wind\":[{\"id\":\"500hPa\"") != NULL, "manifest wind layer 500hPa");
+    free(m);
+    image im = {0};
+    if (WX_CHECK(read_png(OUTDIR "/ens/maps/ws500_f006.png", &im), "read ws500 map")) {
+        /* the 500 hPa wind scale's colour of 5 m/s (member 0), not of 50 m/s (member 1) */
+        wx_map_style ws;
+        wx_map_style_for("ws", 500, NULL, 1, &ws);
+        wx_rgb c5 = wx_map_colour(&ws, 5), c50 = wx_map_colour(&ws, 50);
+        double fr = map_fraction(&im, 240, c5.r, c5.g, c5.b, 1);
+        WX_CHECK(fr == 1.0 && (c5.r != c50.r || c5.g != c50.g || c5.b != c50.b),
+                 "ws500 map: %.4f of map pixels have the colour of 5 m/s (member 0), want all", fr);
+        free(im.rgb);
+    }
+    char *wj = slurp(OUTDIR "/ens/wind/500hPa_f006.json");
+    char *d = strstr(wj, "\"data\":[");
+    int n3 = 0, other = 0;
+    for (char *p = d ? d + 8 : NULL; p && *p && *p != ']'; p++) {
+        if (*p == '3' && (p[1] == ',' || p[1] == ']')) n3++;
+        else if (*p != ',') other++;
+    }
+    WX_CHECK(strstr(wj, "\"parameterNumber\":2,") && n3 == 60 * 31 && other == 0,
+             "500 hPa layer: U data all 3 (member 0; member 1 has 30): %d threes, %d other chars", n3, other);
+    free(wj);
 }
 
 int main(void) {
@@ -235,5 +313,6 @@ int main(void) {
     test_lead_tags();
     test_export_all(nc);
     test_selection(nc);
+    test_ensemble();
     return wx_test_summary();
 }
