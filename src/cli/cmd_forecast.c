@@ -6,6 +6,7 @@
 #include "cli/cmd_forecast_ext.h"
 #include "cli/wx_args.h"
 #include "cli/wx_cli.h"
+#include "core/wx_fs.h"
 #include "core/wx_log.h"
 #include "infer/forecast.h"
 
@@ -14,7 +15,7 @@ int wx_cmd_forecast(int argc, char **argv) {
         {"model", 1, "checkpoint written by `wxcast train` (required)", "CKPT"},
         {"init", 1, "archive holding the initial state (required)", "ARCHIVE"},
         {"time", 1, "initial time, a record of the archive (required)", "ISO"},
-        {"steps", 1, "model steps to roll out (required; 40 = 10 days of 6 h)", "N"},
+        {"steps", 1, "model steps to roll out (required unless --lead; 40 = 10 days of 6 h)", "N"},
         {"output", 1, "NetCDF file to write (required)", "FILE.nc"},
         {"threads", 1, "compute threads (default: all cores)", "N"},
         {"precip", 1, "precipitation model (wxcast train --stage precip): adds tp at leads >= 1",
@@ -62,7 +63,12 @@ int wx_cmd_forecast(int argc, char **argv) {
     o.device = device;
     o.bf16 = precision && !strcmp(precision, "bf16");
     int64_t threads = 0;
-    wx_status st = wx_args_int(&a, "steps", 0, &o.steps);
+    wx_status st = o.output ? wx_output_path_check(o.output, "--output") : WX_OK;
+    if (st == WX_OK && x.grib_dir) st = wx_output_dir_check(x.grib_dir, "--grib");
+    if (st == WX_OK && x.grib_dir && o.output && !strcmp(x.grib_dir, o.output))
+        st = wx_error_set(WX_ERR_USAGE, "--grib %s names the --output file: give the GRIB2 files a "
+                          "folder of their own", x.grib_dir);
+    if (st == WX_OK) st = wx_args_int(&a, "steps", 0, &o.steps);
     if (st == WX_OK) st = wx_args_int(&a, "threads", 0, &threads);
     if (st == WX_OK && (o.steps < 0 || threads < 0))
         st = wx_error_set(WX_ERR_USAGE, "forecast: --steps and --threads must be >= 0");

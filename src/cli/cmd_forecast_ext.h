@@ -6,15 +6,15 @@
 #include "infer/forecast.h"
 
 #define WX_FORECAST_EXT_OPTIONS                                                                   \
-    {"lead", 1, "forecast length instead of --steps (\"240h\", \"10d\")", "DURATION"},              \
+    {"lead", 1, "forecast length instead of --steps, not with it (\"240h\")", "DURATION"},              \
     {"grib", 1, "also (or only) write GRIB2: DIR/forecast_<init>_sfc.grib2 and _pl.grib2", "DIR"}, \
-    {"grib-bits", 1, "GRIB2 bits per value (default 16)", "N"},                                   \
-    {"grib-packing", 1, "GRIB2 packing: simple (default) or ccsds", "KIND"},                       \
+    {"grib-bits", 1, "GRIB2 bits per value, 1..32 (default 16; with --grib)", "N"},                                   \
+    {"grib-packing", 1, "GRIB2 packing: simple (default) or ccsds (with --grib)", "KIND"},                       \
     {"compress", 0, "deflate the NetCDF variables (level 4, shuffle)", NULL},                      \
     {"members", 1, "ensemble members run as one batch (member 0 unperturbed)", "N"},               \
-    {"perturbation", 1, "gaussian (default), spherical-gaussian or bred", "KIND"},                \
-    {"amplitude", 1, "perturbation size in channel standard deviations (default 0.05)", "A"},      \
-    {"seed", 1, "ensemble random seed (default 1)", "S"},
+    {"perturbation", 1, "gaussian (default), spherical-gaussian or bred (with --members)", "KIND"},                \
+    {"amplitude", 1, "perturbation size (> 0) in channel std deviations (default 0.05)", "A"},      \
+    {"seed", 1, "ensemble random seed (default 1; with --members)", "S"},
 
 /* The backend options of `wxcast forecast` and `wxcast daily`. */
 #define WX_FORECAST_DEVICE_OPTIONS                                                                \

@@ -57,8 +57,9 @@ int wx_cmd_train(int argc, char **argv) {
                      "model on the frozen wind model); default: the config's `stage:`", "STAGE"},
         {"resume", 1, "continue a run from its checkpoint (bit-identical on the CPU)", "CKPT"},
         {"metrics", 1, "write one JSON object per step and per validation", "FILE"},
-        {"max-steps", 1, "stop after this many steps in total (checkpoint written; --resume "
-                         "continues)", "N"},
+        {"max-steps", 1, "stop after this many steps in total (>= 1; checkpoint written; --resume "
+                         "continues; with --resume it must be above the checkpoint's step, else "
+                         "exit 2)", "N"},
         {"threads", 1, "compute threads (overrides the config's `threads`)", "N"},
         {"zero1", 0, "under MPI: shard the AdamW state over the ranks (ZeRO stage 1)", NULL},
         {"bucket-mb", 1, "under MPI: gradient all-reduce bucket size in MiB (default 25)", "MB"},
@@ -82,6 +83,9 @@ int wx_cmd_train(int argc, char **argv) {
     wx_status s = wx_args_int(&a, "max-steps", 0, &o.max_steps);
     if (s == WX_OK) s = wx_args_int(&a, "threads", 0, &threads);
     if (s == WX_OK) s = wx_args_double(&a, "bucket-mb", 25, &bucket_mb);
+    if (s == WX_OK && wx_args_get(&a, "max-steps") && o.max_steps < 1)
+        s = wx_error_set(WX_ERR_USAGE, "train: --max-steps %lld: expected >= 1 (leave it out to train "
+                         "every step)", (long long)o.max_steps);
     if (s == WX_OK && (o.max_steps < 0 || threads < 0 || !(bucket_mb >= 0.001 && bucket_mb <= 2048)))
         s = wx_error_set(WX_ERR_USAGE, "train: --max-steps and --threads must be >= 0, --bucket-mb "
                          "in 0.001..2048");

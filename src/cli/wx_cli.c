@@ -5,6 +5,7 @@
 
 #include "cli/wx_args.h"
 #include "core/wx_error.h"
+#include "core/wx_fs.h"
 #include "wx_build_config.h"
 
 const wx_command wx_commands[] = {
@@ -71,7 +72,14 @@ int wx_cli_main(int argc, char **argv) {
         name = argv[first + 1];
     } else {
         for (const wx_command *c = wx_commands; c->name; c++)
-            if (!strcmp(c->name, name)) return c->run(argc - first, argv + first);
+            if (!strcmp(c->name, name)) {
+                /* an interrupted run removes its temporaries; a failed one, the folders it made
+                 * that are still empty (core/wx_fs.h) */
+                wx_fs_cleanup_install();
+                int rc = c->run(argc - first, argv + first);
+                if (rc != 0) wx_fs_created_dirs_remove();
+                return rc;
+            }
     }
     fprintf(stderr, "wxcast: error: unknown command '%s' (see 'wxcast --help')\n", name);
     return WX_ERR_USAGE;

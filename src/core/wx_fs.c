@@ -47,10 +47,25 @@ wx_status wx_atomic_open(wx_atomic_file *f, const char *path) {
         return s;
     }
     f->path = wx_strdup(path);
+    f->reg = wx_fs_tmp_register(f->tmp, 0) + 1;
     return WX_OK;
 }
 
+int wx_fs_tmp_register_for(const char *path) {
+    char *dir;
+    const char *name;
+    split_path(path, &dir, &name);
+    size_t n = strlen(dir) + strlen(name) + 48;
+    char *tmp = wx_malloc(n);
+    snprintf(tmp, n, "%s/.%s.tmp.%ld", dir, name, (long)getpid());
+    int slot = wx_fs_tmp_register(tmp, 0);
+    free(tmp);
+    free(dir);
+    return slot;
+}
+
 static void release(wx_atomic_file *f) {
+    if (f->reg > 0) wx_fs_tmp_unregister(f->reg - 1);
     free(f->path);
     free(f->tmp);
     memset(f, 0, sizeof *f);
@@ -116,7 +131,9 @@ wx_status wx_mkdir_p(const char *path) {
         if (*s != '/' && *s != 0) continue;
         char keep = *s;
         *s = 0;
-        if (mkdir(p, 0777) != 0 && errno != EEXIST) {
+        int made = mkdir(p, 0777) == 0;
+        if (made) wx_fs_created_dir_note(p);
+        if (!made && errno != EEXIST) {
             wx_status st = wx_error_set(WX_ERR_RUN, "%s: cannot create folder %s: %s", path, p,
                                         strerror(errno));
             free(p);
@@ -131,6 +148,38 @@ wx_status wx_mkdir_p(const char *path) {
         return wx_error_set(WX_ERR_RUN, "%s: exists and is not a folder", path);
     }
     free(p);
+    return WX_OK;
+}
+
+wx_status wx_output_path_check(const char *path, const char *what) {
+    struct stat sb;
+    if (!path[0]) return wx_error_set(WX_ERR_USAGE, "%s: empty file name", what);
+    if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode))
+        return wx_error_set(WX_ERR_USAGE, "%s %s: is a folder, expected a file name", what, path);
+    size_t n = strlen(path);
+    if (path[n - 1] == '/')
+        return wx_error_set(WX_ERR_USAGE, "%s %s: names a folder, expected a file name", what, path);
+    char *dir;
+    const char *name;
+    split_path(path, &dir, &name);
+    wx_status s = WX_OK;
+    if (stat(dir, &sb) != 0)
+        s = wx_error_set(WX_ERR_USAGE, "%s %s: folder %s %s", what, path, dir,
+                         errno == ENOENT ? "does not exist" : strerror(errno));
+    else if (!S_ISDIR(sb.st_mode))
+        s = wx_error_set(WX_ERR_USAGE, "%s %s: %s is not a folder", what, path, dir);
+    else if (access(dir, W_OK | X_OK) != 0)
+        s = wx_error_set(WX_ERR_USAGE, "%s %s: cannot write in folder %s: %s", what, path, dir,
+                         strerror(errno));
+    free(dir);
+    return s;
+}
+
+wx_status wx_output_dir_check(const char *path, const char *what) {
+    struct stat sb;
+    if (!path[0]) return wx_error_set(WX_ERR_USAGE, "%s: empty folder name", what);
+    if (stat(path, &sb) == 0 && !S_ISDIR(sb.st_mode))
+        return wx_error_set(WX_ERR_USAGE, "%s %s: is a file, expected a folder", what, path);
     return WX_OK;
 }
 

@@ -15,6 +15,7 @@ typedef struct {
     FILE *fp;   /* write here between open and commit/abort */
     char *path; /* final name */
     char *tmp;  /* "<dir>/.<name>.tmp.<pid>" */
+    int reg;    /* clean-up registry slot + 1 (0: none) */
 } wx_atomic_file;
 
 /* Creates the temporary "<dir>/.<name>.tmp.<pid>" next to `path` (the folder must exist). */
@@ -24,6 +25,28 @@ wx_status wx_atomic_open(wx_atomic_file *f, const char *path);
 wx_status wx_atomic_commit(wx_atomic_file *f);
 /* Closes and removes the temporary; the final name is untouched. Safe on a zeroed struct. */
 void wx_atomic_abort(wx_atomic_file *f);
+
+/* Whether `path` can be an output file: not a folder, its folder exists and is a folder. Usage
+ * errors naming `what` ("--output") and the path. */
+wx_status wx_output_path_check(const char *path, const char *what);
+/* Whether `path` can be an output folder: absent (created later) or a folder. */
+wx_status wx_output_dir_check(const char *path, const char *what);
+
+/* Clean-up of interrupted and failed runs (core/wx_fs_cleanup.c). The SIGINT/SIGTERM/SIGHUP
+ * handler (installed once by the CLI) unlinks every registered temporary, removes the folders
+ * this run created while they are empty, then re-raises the signal with its default action (exit
+ * status 130/143). wx_atomic_open registers its temporary; a writer with its own temporary
+ * (NetCDF) registers it with wx_fs_tmp_register (tree = 1: a temporary folder, removed with what
+ * it holds) and unregisters it (slot from register) once renamed or removed. */
+void wx_fs_cleanup_install(void);
+int wx_fs_tmp_register(const char *path, int tree);
+void wx_fs_tmp_unregister(int slot);
+/* Registers the temporary "<dir>/.<name>.tmp.<pid>" of output `path` for a writer that names its
+ * temporary that way itself (io/netcdf_write.c); returns the slot. */
+int wx_fs_tmp_register_for(const char *path);
+/* wx_mkdir_p notes each folder it creates; a failed run removes those still empty, newest first. */
+void wx_fs_created_dir_note(const char *path);
+void wx_fs_created_dirs_remove(void);
 
 /* Creates `path` and its missing parents (mode 0777 & ~umask); an existing folder is fine. */
 wx_status wx_mkdir_p(const char *path);

@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "backend/wx_backend.h"
 #include "core/wx_config.h"
 #include "core/wx_fs.h"
 #include "core/wx_log.h"
@@ -19,6 +20,7 @@
 #include "infer/export.h"
 #include "infer/forecast.h"
 #include "io/grib_write.h"
+#include "train/checkpoint.h"
 
 static const char *const packing_choices[] = {"simple", "ccsds", NULL};
 static const char *const perturbation_choices[] = {"gaussian", "spherical-gaussian", "bred", NULL};
@@ -283,6 +285,39 @@ static wx_status run_products(const daily_config *c, wx_daily_opts *o, const cha
     return WX_OK;
 }
 
+/* The keys that need the model: the checkpoint named by `model` is read once here (its DATA
+ * time step) so a `lead` the model cannot reach is a config error before any work. */
+static wx_status check_model_keys(const wx_yaml *root, const daily_config *c) {
+    if (access(c->model, R_OK) != 0)
+        return wx_error_set(WX_ERR_USAGE, "%s: line %d: key 'model': %s: %s", root->file,
+                            wx_yaml_key_line(root, "model"), c->model,
+                            errno == ENOENT ? "does not exist" : strerror(errno));
+    wx_checkpoint ck;
+    wx_status st = wx_checkpoint_read(c->model, &ck);
+    if (st != WX_OK)
+        return wx_error_wrap(st, "%s: line %d: key 'model': ", root->file, wx_yaml_key_line(root, "model"));
+    wx_yaml *data = NULL;
+    int64_t step = 0;
+    if (!ck.data_text)
+        st = wx_error_set(WX_ERR_RUN, "%s: checkpoint without a DATA section (key 'model' of %s)",
+                          c->model, root->file);
+    if (st == WX_OK) st = wx_yaml_load_string(ck.data_text, c->model, &data);
+    if (st == WX_OK) st = wx_yaml_as_int(wx_yaml_get(data, "time_step_s"), "DATA.time_step_s", &step);
+    wx_yaml_free(data);
+    wx_checkpoint_free(&ck);
+    if (st != WX_OK) return wx_error_wrap(st, "%s: ", c->model);
+    if (step > 0 && c->lead_s % step) {
+        const char *lead = "";
+        wx_yaml_as_string(wx_yaml_get(root, "lead"), "lead", &lead);
+        char sstep[32];
+        wx_time_format_duration(step, sstep);
+        return wx_error_set(WX_ERR_USAGE, "%s: line %d: key 'lead': %s is not a multiple of the "
+                            "model's %s step (model %s)", root->file, wx_yaml_key_line(root, "lead"),
+                            lead, sstep, c->model);
+    }
+    return WX_OK;
+}
+
 static wx_status run(wx_daily_opts *o, const wx_yaml *root, const char *dir) {
     daily_config c;
     WX_TRY(parse_config(root, dir, &c));
@@ -299,6 +334,9 @@ static wx_status run(wx_daily_opts *o, const wx_yaml *root, const char *dir) {
     char stamp[32];
     WX_TRY(wx_daily_pattern_fill("{YYYYMMDD}T{HH}", o->init, stamp, sizeof stamp));
     WX_TRY(join(c.output, stamp, o->folder, sizeof o->folder));
+    /* the model's keys last: a device that cannot run is the forecast's error, reported as before */
+    const wx_backend *be;
+    if (wx_backend_by_name(c.device, "device", &be) == WX_OK) WX_TRY(check_model_keys(root, &c));
     if (is_dir(o->folder)) {
         o->skipped = 1;
         wx_log_info("daily: %s: already done, skipped", o->folder);
@@ -315,6 +353,7 @@ static wx_status run(wx_daily_opts *o, const wx_yaml *root, const char *dir) {
     remove_tree(tmp); /* a leftover of a crashed run with our pid */
     if (mkdir(tmp, 0777) != 0)
         return wx_error_set(WX_ERR_RUN, "daily: mkdir %s: %s", tmp, strerror(errno));
+    int reg = wx_fs_tmp_register(tmp, 1); /* removed with what it holds on SIGINT/SIGTERM */
     wx_status st = run_products(&c, o, tmp);
     if (st == WX_OK && rename(tmp, o->folder) != 0) {
         if (is_dir(o->folder)) { /* a concurrent run finished first: its folder is complete */
@@ -325,6 +364,7 @@ static wx_status run(wx_daily_opts *o, const wx_yaml *root, const char *dir) {
         }
     }
     if (st != WX_OK || o->skipped) remove_tree(tmp);
+    wx_fs_tmp_unregister(reg);
     return st;
 }
 

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/wx_fs.h"
 #include "core/wx_log.h"
 #include "core/wx_progress.h"
 #include "core/wx_timer.h"
@@ -194,9 +195,12 @@ wx_status wx_forecast_run_ext(wx_forecast_opts *o, wx_forecast_ext *xo) {
                           .bf16 = o->bf16};
     WX_TRY(wx_rollout_open_opts(o->model, &ro, &r));
     if (x->lead_s > 0 && x->lead_s % r->step_s) {
+        char lead[32], step[32];
+        wx_time_format_duration(x->lead_s, lead);
+        wx_time_format_duration(r->step_s, step);
         wx_rollout_close(r);
-        return wx_error_set(WX_ERR_USAGE, "--lead %llds is not a multiple of the model step %llds",
-                            (long long)x->lead_s, (long long)r->step_s);
+        return wx_error_set(WX_ERR_USAGE, "--lead %s is not a multiple of the model's %s step", lead,
+                            step);
     }
     if (x->lead_s > 0) o->steps = x->lead_s / r->step_s;
     if (o->steps < 0) {
@@ -258,6 +262,8 @@ wx_status wx_forecast_run_ext(wx_forecast_opts *o, wx_forecast_ext *xo) {
     float *out = wx_malloc(sizeof(float) * hw * (size_t)nw * (size_t)B);
     float *tmp = wx_malloc(sizeof(float) * hw * (size_t)nw * 2);
     writers w = {0};
+    int reg[3] = {-1, -1, -1}; /* the NetCDF writer's temporaries, removed on SIGINT/SIGTERM */
+    if (st == WX_OK && o->output) reg[0] = wx_fs_tmp_register_for(o->output);
     if (st == WX_OK) {
         wx_archive_channel *chans = wx_calloc((size_t)nw, sizeof *chans);
         for (int c = 0; c < r->nout; c++) chans[c] = m->chan[map_out[c]];
@@ -269,6 +275,8 @@ wx_status wx_forecast_run_ext(wx_forecast_opts *o, wx_forecast_ext *xo) {
         if (st == WX_OK && ens && o->output) {
             beside(o->output, "mean", x->mean_path, sizeof x->mean_path);
             beside(o->output, "spread", x->spread_path, sizeof x->spread_path);
+            reg[1] = wx_fs_tmp_register_for(x->mean_path);
+            reg[2] = wx_fs_tmp_register_for(x->spread_path);
             wx_forecast_write_opts wm = {.netcdf = x->mean_path, .deflate = x->deflate,
                                          .step_s = r->step_s, .source = o->model};
             st = wx_forecast_writer_open_opts(&w.mean, &wm, &r->grid, nw, chans, o->time);
@@ -317,6 +325,7 @@ wx_status wx_forecast_run_ext(wx_forecast_opts *o, wx_forecast_ext *xo) {
     o->step_s = r->step_s;
     o->nvars = nw;
     wx_forecast_precip_close(&pc);
+    for (int i = 0; i < 3; i++) wx_fs_tmp_unregister(reg[i]);
     o->seconds = wx_time_now() - t0;
     free(rec), free(recs), free(tinit), free(out), free(tmp), free(map_in), free(map_out);
     if (ar) wx_archive_close(ar);

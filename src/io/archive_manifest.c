@@ -1,8 +1,10 @@
 /* manifest.json: written with core/wx_json, read back with the YAML parser (JSON is YAML). */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "core/wx_fs.h"
 #include "core/wx_json.h"
@@ -194,6 +196,13 @@ wx_status wx_archive_read_manifest(const char *dir, wx_archive_meta *m) {
     memset(m, 0, sizeof *m);
     char path[4096];
     snprintf(path, sizeof path, "%s/manifest.json", dir);
+    struct stat sb;
+    if (stat(dir, &sb) != 0)
+        return wx_error_set(WX_ERR_RUN, "%s: %s (expected an archive folder written by `wxcast "
+                            "ingest`)", dir, errno == ENOENT ? "does not exist" : strerror(errno));
+    if (!S_ISDIR(sb.st_mode))
+        return wx_error_set(WX_ERR_RUN, "%s: is a file, expected an archive folder (written by "
+                            "`wxcast ingest`)", dir);
     FILE *f = fopen(path, "rb");
     if (!f)
         return wx_error_set(WX_ERR_RUN, "%s: no manifest.json: not a wxcast archive, or an ingest "

@@ -7,7 +7,11 @@
 wx_status wx_forecast_file_ref_time(const char *path, wx_time *out, int *found) {
     *found = 0;
     int nc, id, rc = nc_open(path, NC_NOWRITE, &nc);
-    if (rc != NC_NOERR) return wx_error_set(WX_ERR_RUN, "%s: %s", path, nc_strerror(rc));
+    if (rc == NC_ENOTNC)
+        return wx_error_set(WX_ERR_RUN, "%s: not a NetCDF file (expected a NetCDF forecast file as "
+                            "`wxcast forecast --output` writes; GRIB2 forecasts are not read)", path);
+    if (rc != NC_NOERR)
+        return wx_error_set(WX_ERR_RUN, "%s: %s (expected a NetCDF forecast file)", path, nc_strerror(rc));
     if (nc_inq_varid(nc, "forecast_reference_time", &id) != NC_NOERR) {
         nc_close(nc);
         return WX_OK;

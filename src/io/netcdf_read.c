@@ -182,6 +182,17 @@ static wx_status scan_var(wx_source *s, nc_impl *im, int varid, int *dimax) {
     const wx_catalogue_entry *e =
         wx_catalogue_find_kind(name, pos[AX_LEVEL] >= 0 ? WX_LEVEL_PRESSURE : WX_LEVEL_SINGLE);
     if (!e && pos[AX_LEVEL] < 0) e = wx_catalogue_find_kind(name, WX_LEVEL_STATIC);
+    /* wxcast's own files (dump, ensembles) name a pressure-level channel "z500" with no level
+     * axis: parameter z at 500 hPa, as model channels are named */
+    double name_level = 0;
+    if (!e && pos[AX_LEVEL] < 0) {
+        size_t n = strlen(name), k = n;
+        while (k > 0 && name[k - 1] >= '0' && name[k - 1] <= '9') k--;
+        char param[NC_MAX_NAME + 1];
+        snprintf(param, sizeof param, "%.*s", (int)k, name);
+        if (k > 0 && k < n) e = wx_catalogue_find_kind(param, WX_LEVEL_PRESSURE);
+        if (e) name_level = atof(name + k);
+    }
     for (size_t t = 0; st == WX_OK && t < nt; t++)
         for (size_t l = 0; l < nl; l++)
             for (size_t m = 0; m < nm; m++)
@@ -191,9 +202,10 @@ static wx_status scan_var(wx_source *s, nc_impl *im, int varid, int *dimax) {
                     snprintf(f->name, sizeof f->name, "%.63s", name);
                     f->entry = e;
                     snprintf(f->param, sizeof f->param, "%.63s", e ? e->short_name : name);
-                    f->kind = pos[AX_LEVEL] >= 0 ? WX_LEVEL_PRESSURE
+                    f->kind = pos[AX_LEVEL] >= 0 || name_level > 0 ? WX_LEVEL_PRESSURE
                               : e ? e->level_kind : WX_LEVEL_SINGLE;
                     if (levels) f->level = level_pa ? levels[l] / 100.0 : levels[l];
+                    else if (name_level > 0) f->level = name_level;
                     if (times) {
                         f->has_time = 1;
                         f->valid = wx_time_cf_value(&cf, times[t]);

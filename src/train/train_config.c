@@ -275,6 +275,7 @@ static wx_status parse_stage(wx_train_config *c, const wx_yaml *st) {
     const wx_cfg_field *f = stage_fields(c->stage);
     const wx_cfg_field *of = stage_opt_fields(c->stage);
     char path[64];
+    if (c->stage == WX_STAGE_PRECIP && !st) return parse_precip(c, st); /* names the file */
     WX_TRY(wx_cfg_validate(st, name, f));
     if (c->stage == WX_STAGE_PRECIP) WX_TRY(parse_precip(c, st));
     WX_TRY(wx_cfg_int(st, f, "epochs", &c->epochs));

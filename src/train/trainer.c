@@ -369,6 +369,12 @@ wx_status wx_train_run(const wx_train_config *c, const wx_train_opts *o, wx_trai
     memset(sum, 0, sizeof *sum);
     t.c = c, t.o = o;
     wx_status s = wx_trainer_setup(&t);
+    /* a resumed run already past --max-steps would do nothing: say so rather than exit 0 */
+    if (s == WX_OK && o->resume && o->max_steps > 0 && o->max_steps <= t.st.step)
+        s = wx_dist_agree(wx_error_set(WX_ERR_USAGE, "--max-steps %lld: %s is already at step %lld of "
+                                       "%lld, nothing to train (expected --max-steps above %lld)",
+                                       (long long)o->max_steps, o->resume, (long long)t.st.step,
+                                       (long long)t.total, (long long)t.st.step));
     if (s == WX_OK) {
         wx_log_info("training %s: %lld parameters, %lld training and %lld validation samples, "
                     "%lld batches of %lld per epoch, %lld steps (%lld done)",

@@ -1,0 +1,171 @@
+#!/usr/bin/env bash
+# A new user's mistakes on the tiny world (tests/cli/lib/tiny_fcn_world.sh), each answered with one
+# "wxcast: error:" line, the right exit code, and nothing partial left behind:
+#  1. SIGINT/SIGTERM during forecast (NetCDF + GRIB2) and daily remove the temporaries (and the
+#     folders the run made), exit status 130/143;
+#  2. conflicting or meaningless forecast/train options exit 2 naming the options;
+#  3. daily's `lead:` that the model's step does not divide exits 2 at load naming file, line, key
+#     and both durations in hours, before any folder is made; forecast --lead says hours too;
+#  4. an --output that is a folder, or in a missing folder, is refused before the run;
+#  5. inspect of a missing path / a file, eval of a GRIB2 file, --stage precip without a precip
+#     section say what is wrong;
+#  6. dump into the archive being read is refused and the archive stays intact;
+#  7. the NetCDF of `wxcast dump` and an ensemble file are read back (z500 without a level axis,
+#     the member axis): forecasts from them equal the one from the archive, an ingest of the dump
+#     equals the dump;
+#  8. failed ingest, train and daily remove the empty folders they made (only those).
+# Usage: bad_input.sh WXCAST SRCDIR
+set -u
+W=$1
+T=$(mktemp -d /tmp/wx_cli_bad_input.XXXXXX); trap 'rm -rf "$T"' EXIT
+. "$(dirname "$0")/lib/checks.sh"
+cd "$T"
+. "$2/tests/cli/lib/tiny_fcn_world.sh"
+ok "tiny world, archive and checkpoint made" '[ -f ck/pretrain/last.ckpt ]'
+CK=ck/pretrain/last.ckpt
+run_flags=(-q)
+F=(forecast --model $CK --init archive --time 2000-12-27T06:00)
+# nothing but the named entries in a folder (temporaries start with a dot)
+only() { [ "$(ls -A "$1" | tr '\n' ' ')" = "$2" ]; }
+
+# 1. Signals. A long rollout is interrupted once its temporaries exist.
+mkdir -p so sg
+timeout --preserve-status -s INT 4 "$W" -q forecast --model $CK --init archive --time 2000-12-23T06:00 \
+    --steps 1000000 --output so/g.nc --grib sg 2>/dev/null
+st=$?
+check "SIGINT: exit status 130 (got $st)" $([ $st -eq 130 ]; echo $?)
+ok "SIGINT: no temporary left in so/ ($(ls -A so)) nor sg/ ($(ls -A sg))" 'only so "" && only sg ""'
+"$W" -q forecast --model $CK --init archive --time 2000-12-23T06:00 --steps 1000000 --output so/g.nc \
+    --grib sg/new 2>/dev/null &
+p=$!
+for i in $(seq 100); do [ -d sg/new ] && ls -A so sg/new | grep -q '\.tmp\.' && break; sleep 0.1; done
+ok "SIGTERM case: the run's temporaries existed" 'ls -A so sg/new | grep -q "\.tmp\."'
+kill -TERM $p; wait $p; st=$?
+check "SIGTERM: exit status 143 (got $st)" $([ $st -eq 143 ]; echo $?)
+ok "SIGTERM: no temporary left, the GRIB folder the run made is gone ($(ls -A so sg))" 'only so "" && only sg ""'
+
+mkdir -p ops/drop
+"$W" -q forecast --model $CK --init archive --time 2000-12-27T06:00 --steps 0 --output ops/drop/analysis_20001227_06.nc >/dev/null 2>&1
+daily_cfg() { # LEAD OUTPUT
+    printf 'analysis: {folder: drop, pattern: "analysis_{YYYYMMDD}_{HH}.nc", init_hour: 6}\nmodel: ../%s\nlead: %s\noutput: %s\nthreads: 1\ngrib: {enabled: true}\n' "$CK" "$1" "$2" > ops/daily.yaml
+}
+daily_cfg 60000d prod
+mkdir -p ops/prod
+"$W" -q daily ops/daily.yaml --date 2000-12-27 2>/dev/null &
+p=$!
+for i in $(seq 100); do ls -A ops/prod | grep -q '^\.tmp-' && [ -n "$(ls -A ops/prod/.tmp-* 2>/dev/null)" ] && break; sleep 0.1; done
+kill -TERM $p; wait $p; st=$?
+ok "daily SIGTERM: exit 143 (got $st), no temporary folder left ($(ls -A ops/prod))" '[ $st -eq 143 ] && only ops/prod ""'
+
+# 2. Options that conflict or mean nothing alone.
+run "${F[@]}" --steps 2 --lead 24h --output x.nc
+usage_error "--steps with --lead" "--steps" "--lead"
+run "${F[@]}" --steps 1 --members 3 --amplitude -1 --output x.nc
+usage_error "--amplitude -1" "--amplitude -1" "> 0"
+run "${F[@]}" --steps 1 --grib gx --grib-bits 0
+usage_error "--grib-bits 0" "--grib-bits 0" "1..32"
+for o in "--seed 3" "--amplitude 0.1" "--perturbation bred"; do
+    run "${F[@]}" --steps 1 $o --output x.nc
+    usage_error "$o without --members" "${o% *}" "--members"
+done
+run "${F[@]}" --steps 1 --members 1 --seed 2 --output x.nc
+usage_error "--seed with --members 1" "--seed" "--members"
+run "${F[@]}" --steps 1 --grib-bits 12 --output x.nc
+usage_error "--grib-bits without --grib" "--grib-bits" "--grib DIR"
+ok "no output written by refused runs" '[ ! -e x.nc ] && [ ! -e gx ]'
+run train train.yaml --max-steps 0
+usage_error "train --max-steps 0" "--max-steps 0" ">= 1"
+run train train.yaml --resume $CK --max-steps 2
+usage_error "train --resume below the checkpoint's step" "--max-steps 2" "$CK" "already at step 3"
+run train --help
+ok "train --help says what --resume with a small --max-steps does" 'grep -q "above the checkpoint" "$T/out"'
+
+# 3. daily: a lead the model cannot reach is a config error at load.
+daily_cfg 50h prod3
+run daily ops/daily.yaml --date 2000-12-27
+usage_error "daily lead 50h" "ops/daily.yaml" "line 3" "key 'lead'" "50h" "6h step"
+ok "daily lead 50h: no output folder made" '[ ! -e ops/prod3 ]'
+run "${F[@]}" --lead 10h --output x.nc
+usage_error "forecast --lead 10h" "--lead 10h" "6h step"
+ok "forecast --lead 10h: durations in hours, not seconds" '! grep -q "36000s" "$T/err"'
+
+# 4. Output paths checked before the run.
+mkdir -p dirout
+run "${F[@]}" --steps 1 --output dirout
+usage_error "forecast --output FOLDER" "dirout" "is a folder"
+run dump archive --output dirout
+usage_error "dump --output FOLDER" "dirout" "is a folder"
+run "${F[@]}" --steps 1 --output nonexist/dir/x.nc
+usage_error "forecast --output in a missing folder" "nonexist/dir" "does not exist"
+run dump archive --output nonexist/dir/x.nc
+usage_error "dump --output in a missing folder" "nonexist/dir" "does not exist"
+ok "nothing written in dirout ($(ls -A dirout))" 'only dirout ""'
+
+# 5. Messages that say what is wrong.
+run inspect nosuch
+fails 1 "inspect of a missing path" "nosuch" "does not exist"
+: > plain.nc
+run inspect plain.nc
+fails 1 "inspect of a file" "plain.nc" "is a file, expected an archive folder"
+"$W" -q "${F[@]}" --steps 1 --grib g2 >/dev/null 2>&1
+run eval --forecast g2/forecast_20001227T06_pl.grib2 --truth archive --output ev
+fails 1 "eval of a GRIB2 file" "forecast_20001227T06_pl.grib2" "not a NetCDF file" "NetCDF forecast file"
+ok "eval of a GRIB2 file: no output folder made" '[ ! -e ev ]'
+run train train.yaml --stage precip
+usage_error "--stage precip without a precip section" "train.yaml" "precip:" "wind_checkpoint"
+
+# 6. dump into the archive it reads.
+m0=$(md5sum < archive/manifest.json)
+run dump archive --output archive/manifest.json
+usage_error "dump into the archive" "archive/manifest.json" "inside the archive"
+run dump archive --output ./archive/../archive/sub.nc
+usage_error "dump into the archive (another spelling)" "inside the archive"
+ok "the archive's manifest is intact" '[ "$(md5sum < archive/manifest.json)" = "$m0" ] && "$W" -q verify archive >/dev/null 2>&1'
+
+# 7. wxcast's own NetCDF read back.
+data() { ncdump -v "$2" "$1" | sed -n '/^data:/,$p' | awk -v v="$2" '$0 ~ "^ "v" =" {on=1} on {print} on && /;/ {exit}'; }
+"$W" -q "${F[@]}" --steps 2 --output f_ar.nc >/dev/null
+"$W" -q dump archive --output d.nc --start 2000-12-27T06:00 --end 2000-12-27T06:00 >/dev/null
+run forecast --model $CK --init d.nc --steps 2 --output f_d.nc
+ok "forecast --init <dump>.nc exits 0 ($err)" '[ $rc -eq 0 ]'
+ok "forecast from the dump equals the one from the archive (z, t, msl, t2m)" 'for v in z t msl t2m; do [ -n "$(data f_ar.nc $v)" ] && [ "$(data f_d.nc $v)" = "$(data f_ar.nc $v)" ] || exit 1; done'
+"$W" -q "${F[@]}" --steps 1 --members 3 --output e.nc >/dev/null
+run forecast --model $CK --init e.nc --steps 2 --output f_e.nc
+ok "forecast --init <ensemble>.nc exits 0 ($err)" '[ $rc -eq 0 ]'
+ok "it starts from member 0 (the control): equals the archive's forecast" 'for v in z t msl t2m; do [ "$(data f_e.nc $v)" = "$(data f_ar.nc $v)" ] || exit 1; done'
+cat > redo.yaml <<'Y'
+sources: ["d.nc"]
+variables:
+  - {name: z500, param: z, level: 500}
+  - {name: t850, param: t, level: 850}
+  - {name: msl, param: msl}
+  - {name: t2m, param: 2t}
+dates: {start: "2000-12-27T06:00", end: "2000-12-27T06:00", step: "6h"}
+output: redo
+Y
+run ingest redo.yaml
+ok "ingest of the dump exits 0 ($err)" '[ $rc -eq 0 ]'
+"$W" -q dump redo --output d2.nc >/dev/null 2>&1
+ok "its dump equals the first (z500, t850, msl, t2m)" 'for v in z500 t850 msl t2m; do [ -n "$(data d.nc $v)" ] && [ "$(data d2.nc $v)" = "$(data d.nc $v)" ] || exit 1; done'
+
+# 8. Failed runs remove the empty folders they made, and only those.
+sed 's/param: t, level: 850/param: nosuch, level: 850/; s/output: archive/output: new\/arch/' recipe.yaml > bad.yaml
+run ingest bad.yaml
+fails 1 "ingest of an unknown param" "nosuch"
+ok "failed ingest leaves no folder" '[ ! -e new ]'
+mkdir -p dmg && cp -r archive dmg/ && truncate -s 30000 dmg/archive/shard-00000.wxr
+sed 's#archive: archive#archive: dmg/archive#; s#checkpoint_dir: ck#checkpoint_dir: ck2#' train.yaml > tdmg.yaml
+run train tdmg.yaml
+fails 1 "train on a truncated archive" "shard-00000.wxr"
+ok "failed train leaves no checkpoint folder" '[ ! -e ck2 ]'
+mkdir -p keep
+sed 's#checkpoint_dir: ck2#checkpoint_dir: keep/ck#' tdmg.yaml > tdmg2.yaml
+run train tdmg2.yaml
+ok "failed train keeps the folder it did not make" '[ $rc -eq 1 ] && [ -d keep ] && [ ! -e keep/ck ]'
+cp ops/drop/analysis_20001227_06.nc ops/drop/analysis_20001228_06.nc
+daily_cfg 12h prod4
+run daily ops/daily.yaml --date 2000-12-28
+fails 1 "daily from an analysis of another time" "analysis_20001228_06.nc"
+ok "failed daily leaves no output folder" '[ ! -e ops/prod4 ]'
+
+checks_summary
