@@ -10,7 +10,7 @@ packages=(
   libeccodes-dev libeccodes-tools libyaml-dev libpng-dev
   zlib1g-dev libopenmpi-dev openmpi-bin
   python3-torch python3-numpy
-  python3-xarray python3-cfgrib python3-netcdf4 python3-matplotlib
+  python3-xarray python3-cfgrib python3-netcdf4 python3-matplotlib python3-yaml
   gmt-gshhg-low
   chromium chromium-driver python3-pil
   cdo
