@@ -34,8 +34,7 @@ int wx_fs_tmp_register(const char *path, int tree) {
         if (!slot_kind[i]) k = i;
     if (k >= 0) {
         strcpy(slot_path[k], path);
-        __atomic_signal_fence(__ATOMIC_SEQ_CST);
-        slot_kind[k] = tree ? 2 : 1;
+        __atomic_store_n(&slot_kind[k], tree ? 2 : 1, __ATOMIC_RELEASE); /* after the path */
     }
     pthread_mutex_unlock(&lock);
     return k; /* a full table only loses the clean-up on a signal, never data */
@@ -44,7 +43,7 @@ int wx_fs_tmp_register(const char *path, int tree) {
 void wx_fs_tmp_unregister(int slot) {
     if (slot < 0 || slot >= SLOTS) return;
     pthread_mutex_lock(&lock);
-    slot_kind[slot] = 0;
+    __atomic_store_n(&slot_kind[slot], 0, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&lock);
 }
 
@@ -53,8 +52,7 @@ void wx_fs_created_dir_note(const char *path) {
     pthread_mutex_lock(&lock);
     if (dir_count < DIRS) {
         strcpy(dir_path[dir_count], path);
-        __atomic_signal_fence(__ATOMIC_SEQ_CST);
-        dir_count = dir_count + 1;
+        __atomic_store_n(&dir_count, dir_count + 1, __ATOMIC_RELEASE);
     }
     pthread_mutex_unlock(&lock);
 }
@@ -62,13 +60,13 @@ void wx_fs_created_dir_note(const char *path) {
 /* Newest first, so a parent comes after its children; rmdir refuses a folder that holds
  * anything, so nothing but empty folders of this run goes. */
 static void remove_created_dirs(void) {
-    for (int i = dir_count - 1; i >= 0; i--) rmdir(dir_path[i]);
+    for (int i = __atomic_load_n(&dir_count, __ATOMIC_ACQUIRE) - 1; i >= 0; i--) rmdir(dir_path[i]);
 }
 
 void wx_fs_created_dirs_remove(void) {
     pthread_mutex_lock(&lock);
     remove_created_dirs();
-    dir_count = 0;
+    __atomic_store_n(&dir_count, 0, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&lock);
 }
 
@@ -104,8 +102,9 @@ static void remove_tree_at(int dirfd, const char *name, int depth) {
 static void on_signal(int sig) {
     int saved = errno;
     for (int i = 0; i < SLOTS; i++) {
-        if (slot_kind[i] == 1) unlink(slot_path[i]);
-        else if (slot_kind[i] == 2) remove_tree_at(AT_FDCWD, slot_path[i], 0);
+        int kind = __atomic_load_n(&slot_kind[i], __ATOMIC_ACQUIRE);
+        if (kind == 1) unlink(slot_path[i]);
+        else if (kind == 2) remove_tree_at(AT_FDCWD, slot_path[i], 0);
     }
     remove_created_dirs();
     /* the default action now, so the exit status says which signal ended the run (130, 143) */
