@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <ftw.h>
 #include <libgen.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -133,6 +134,9 @@ static wx_status parse_config(const wx_yaml *root, const char *dir, daily_config
     WX_TRY(wx_cfg_str(en, ensemble_fields, "perturbation", &s));
     WX_TRY(wx_perturbation_parse(s, &c->perturbation));
     WX_TRY(wx_cfg_double(en, ensemble_fields, "amplitude", &c->amplitude));
+    if (c->members > 1 && !(c->amplitude > 0)) /* 0 would give identical members */
+        return wx_error_set(WX_ERR_USAGE, "%s: line %d: key 'ensemble.amplitude': %g: expected > 0 "
+                            "for an ensemble", en->file, wx_yaml_key_line(en, "amplitude"), c->amplitude);
     WX_TRY(wx_cfg_int(en, ensemble_fields, "seed", &v));
     c->seed = (int)v;
     WX_TRY(wx_cfg_bool(mp, maps_fields, "enabled", &c->maps));
@@ -285,6 +289,46 @@ static wx_status run_products(const daily_config *c, wx_daily_opts *o, const cha
     return WX_OK;
 }
 
+/* maps.leads as export reads it ("24", "0-72", "0-240/24", hours): every item must name at
+ * least one of the forecast's leads 0, step, .., lead, or the maps would fail after the forecast. */
+static wx_status check_map_leads(const wx_yaml *root, const char *list, int64_t lead_s, int64_t step) {
+    if (!list[0]) return WX_OK;
+    const wx_yaml *mp = wx_yaml_get(root, "maps");
+    int line = wx_yaml_key_line(mp, "leads");
+    char *buf = wx_strdup(list);
+    wx_status st = WX_OK;
+    for (char *save = NULL, *t = strtok_r(buf, ", ", &save); t && st == WX_OK;
+         t = strtok_r(NULL, ", ", &save)) {
+        char *e;
+        double a = strtod(t, &e), b = a, every = 0;
+        if (*e == 'h') e++;
+        if (*e == '-' && e > t) b = strtod(e + 1, &e);
+        if (*e == 'h') e++;
+        if (*e == '/') every = strtod(e + 1, &e);
+        if (*e == 'h') e++;
+        if (*e || e == t || b < a || every < 0) {
+            st = wx_error_set(WX_ERR_USAGE, "%s: line %d: key 'maps.leads': '%s': expected hours like "
+                              "24, 0-72 or 0-240/24", root->file, line, t);
+            break;
+        }
+        int hit = 0;
+        for (int64_t k = 0; k * step <= lead_s && !hit; k++) {
+            double h = (double)(k * step) / 3600.0;
+            hit = h >= a - 1e-9 && h <= b + 1e-9 && (every <= 0 || fabs(remainder(h - a, every)) <= 1e-9);
+        }
+        if (!hit) {
+            const char *sl = "24h";
+            wx_yaml_as_string(wx_yaml_get(root, "lead"), "lead", &sl);
+            char ss[32];
+            wx_time_format_duration(step, ss);
+            st = wx_error_set(WX_ERR_USAGE, "%s: line %d: key 'maps.leads': '%s' matches no lead of "
+                              "the forecast (0 to lead %s every %s, in hours)", root->file, line, t, sl, ss);
+        }
+    }
+    free(buf);
+    return st;
+}
+
 /* The keys that need the model: the checkpoint named by `model` is read once here (its DATA
  * time step) so a `lead` the model cannot reach is a config error before any work. */
 static wx_status check_model_keys(const wx_yaml *root, const daily_config *c) {
@@ -315,7 +359,7 @@ static wx_status check_model_keys(const wx_yaml *root, const daily_config *c) {
                             "model's %s step (model %s)", root->file, wx_yaml_key_line(root, "lead"),
                             lead, sstep, c->model);
     }
-    return WX_OK;
+    return check_map_leads(root, c->maps ? c->leads : "", c->lead_s, step);
 }
 
 static wx_status run(wx_daily_opts *o, const wx_yaml *root, const char *dir) {

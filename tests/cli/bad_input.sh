@@ -46,8 +46,8 @@ ok "SIGTERM: no temporary left, the GRIB folder the run made is gone ($(ls -A so
 
 mkdir -p ops/drop
 "$W" -q forecast --model $CK --init archive --time 2000-12-27T06:00 --steps 0 --output ops/drop/analysis_20001227_06.nc >/dev/null 2>&1
-daily_cfg() { # LEAD OUTPUT
-    printf 'analysis: {folder: drop, pattern: "analysis_{YYYYMMDD}_{HH}.nc", init_hour: 6}\nmodel: ../%s\nlead: %s\noutput: %s\nthreads: 1\ngrib: {enabled: true}\n' "$CK" "$1" "$2" > ops/daily.yaml
+daily_cfg() { # LEAD OUTPUT [EXTRA-LINE]
+    printf 'analysis: {folder: drop, pattern: "analysis_{YYYYMMDD}_{HH}.nc", init_hour: 6}\nmodel: ../%s\nlead: %s\noutput: %s\nthreads: 1\ngrib: {enabled: true}\n%s\n' "$CK" "$1" "$2" "${3:-}" > ops/daily.yaml
 }
 daily_cfg 60000d prod
 mkdir -p ops/prod
@@ -85,6 +85,16 @@ daily_cfg 50h prod3
 run daily ops/daily.yaml --date 2000-12-27
 usage_error "daily lead 50h" "ops/daily.yaml" "line 3" "key 'lead'" "50h" "6h step"
 ok "daily lead 50h: no output folder made" '[ ! -e ops/prod3 ]'
+daily_cfg 24h prod3 'maps: {leads: "0-24/6, 30", coast: false}'
+run daily ops/daily.yaml --date 2000-12-27
+usage_error "daily maps.leads beyond the lead" "ops/daily.yaml" "line 7" "key 'maps.leads'" "'30'" "24h"
+daily_cfg 24h prod3 'maps: {leads: "abc"}'
+run daily ops/daily.yaml --date 2000-12-27
+usage_error "daily maps.leads not hours" "key 'maps.leads'" "'abc'"
+daily_cfg 24h prod3 'ensemble: {members: 3, amplitude: 0}'
+run daily ops/daily.yaml --date 2000-12-27
+usage_error "daily ensemble amplitude 0" "ops/daily.yaml" "key 'ensemble.amplitude'" "> 0"
+ok "daily config errors: no output folder made" '[ ! -e ops/prod3 ]'
 run "${F[@]}" --lead 10h --output x.nc
 usage_error "forecast --lead 10h" "--lead 10h" "6h step"
 ok "forecast --lead 10h: durations in hours, not seconds" '! grep -q "36000s" "$T/err"'
