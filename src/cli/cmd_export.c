@@ -2,6 +2,7 @@
 
 #include "cli/wx_args.h"
 #include "cli/wx_cli.h"
+#include "core/wx_fs.h"
 #include "infer/export.h"
 
 int wx_cmd_export(int argc, char **argv) {
@@ -42,7 +43,8 @@ int wx_cmd_export(int argc, char **argv) {
         return wx_cli_error(wx_error_set(WX_ERR_USAGE, "export: --output DIR is required "
                                                        "(see 'wxcast export --help')"));
     int64_t width, cols, threads;
-    wx_status st = wx_args_int(&a, "width", 0, &width);
+    wx_status st = wx_output_dir_check(o.output, "--output");
+    if (st == WX_OK) st = wx_args_int(&a, "width", 0, &width);
     if (st == WX_OK) st = wx_args_int(&a, "wind-columns", 360, &cols);
     if (st == WX_OK) st = wx_args_int(&a, "threads", 0, &threads);
     if (st == WX_OK && (width < 0 || cols < 2 || threads < 0))

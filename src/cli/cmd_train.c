@@ -5,6 +5,7 @@
 
 #include "cli/wx_args.h"
 #include "cli/wx_cli.h"
+#include "core/wx_fs.h"
 #include "train/distributed.h"
 #include "train/train_config.h"
 #include "train/trainer.h"
@@ -89,6 +90,7 @@ int wx_cmd_train(int argc, char **argv) {
     if (s == WX_OK && (o.max_steps < 0 || threads < 0 || !(bucket_mb >= 0.001 && bucket_mb <= 2048)))
         s = wx_error_set(WX_ERR_USAGE, "train: --max-steps and --threads must be >= 0, --bucket-mb "
                          "in 0.001..2048");
+    if (s == WX_OK && o.metrics) s = wx_output_path_check(o.metrics, "--metrics");
     if (s) return wx_cli_error(s);
     o.threads = (int)threads;
     o.bucket_bytes = (int64_t)(bucket_mb * 1048576.0);

@@ -9,6 +9,7 @@
 
 #include "cli/wx_args.h"
 #include "cli/wx_cli.h"
+#include "core/wx_fs.h"
 #include "core/wx_log.h"
 #include "core/wx_config.h"
 #include "core/wx_yaml.h"
@@ -67,6 +68,7 @@ int wx_cmd_export_weights(int argc, char **argv) {
     if (rc != WX_ARGS_CONTINUE) return rc;
     const char *out = wx_args_get(&a, "output");
     if (!out) return wx_cli_error(wx_error_set(WX_ERR_USAGE, "export-weights: --output is required"));
+    if (wx_output_path_check(out, "--output") != WX_OK) return wx_cli_error(WX_ERR_USAGE);
     int n = 0;
     wx_status s = export_weights(a.positionals[0], out, &n);
     if (s) return wx_cli_error(s);
@@ -308,6 +310,7 @@ int wx_cmd_import_weights(int argc, char **argv) {
     if (!cfg || !out)
         return wx_cli_error(wx_error_set(WX_ERR_USAGE, "import-weights: --%s is required",
                                          cfg ? "output" : "config"));
+    if (wx_output_path_check(out, "--output") != WX_OK) return wx_cli_error(WX_ERR_USAGE);
     int64_t total = 0;
     wx_status s = import_weights(a.positionals[0], cfg, wx_args_get(&a, "data"), out, &total);
     if (s) return wx_cli_error(s);

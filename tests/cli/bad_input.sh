@@ -109,6 +109,13 @@ run "${F[@]}" --steps 1 --output nonexist/dir/x.nc
 usage_error "forecast --output in a missing folder" "nonexist/dir" "does not exist"
 run dump archive --output nonexist/dir/x.nc
 usage_error "dump --output in a missing folder" "nonexist/dir" "does not exist"
+run export-weights $CK --output dirout
+usage_error "export-weights --output FOLDER" "dirout" "is a folder"
+run train train.yaml --metrics nonexist/m.jsonl
+usage_error "train --metrics in a missing folder" "nonexist" "does not exist"
+: > plain_file
+run export f.nc --output plain_file
+usage_error "export --output FILE" "plain_file" "is a file, expected a folder"
 ok "nothing written in dirout ($(ls -A dirout))" 'only dirout ""'
 
 # 5. Messages that say what is wrong.
