@@ -6,6 +6,8 @@
 #include <string.h>
 
 #include "core/wx_yaml.h"
+#include "infer/forecast_init.h"
+#include "meteo/wx_catalogue.h"
 #include "ops/wx_ctx.h"
 #include "ops/wx_gemm.h"
 #include "train/checkpoint.h"
@@ -42,6 +44,11 @@ static wx_status parse_channels(const wx_yaml *root, const char *key, wx_rollout
                                 "(expected finite, std > 0)", key, name, c->mean, c->std);
         snprintf(c->name, sizeof c->name, "%s", name);
         snprintf(c->units, sizeof c->units, "%s", units);
+        wx_archive_channel ac; /* a name outside the catalogue is simply not clamped */
+        if (wx_forecast_channel_from_name(name, 0, &ac) == WX_OK) {
+            const wx_catalogue_entry *e = wx_catalogue_find_kind(ac.param, ac.kind);
+            c->nonnegative = e && e->nonnegative;
+        }
     }
     return WX_OK;
 }
@@ -376,5 +383,7 @@ void wx_rollout_output(const wx_rollout *r, float *out) {
             size_t off = ((size_t)s * (size_t)r->nout + (size_t)o) * hw;
             double mu = r->out[o].mean, sd = r->out[o].std;
             for (size_t p = 0; p < hw; p++) out[off + p] = (float)(r->y[off + p] * sd + mu);
+            if (r->out[o].nonnegative)
+                for (size_t p = 0; p < hw; p++) out[off + p] = out[off + p] > 0 ? out[off + p] : 0;
         }
 }

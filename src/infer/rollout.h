@@ -36,6 +36,7 @@ typedef struct {
     char name[64];  /* channel name ("z500"), as in the archive the model was trained on */
     char units[32];
     double mean, std;
+    int nonnegative; /* a catalogue field that is physically >= 0 (tp, tcwv, q, r) */
 } wx_rollout_channel;
 
 typedef struct wx_rollout wx_rollout;
@@ -118,7 +119,9 @@ wx_status wx_rollout_set_state(wx_rollout *r, const float *rec, const wx_archive
 wx_status wx_rollout_step(wx_rollout *r);
 /* The host state r->x was edited (ensemble perturbations): the next step uploads it. */
 void wx_rollout_state_edited(wx_rollout *r);
-/* The last step's output in physical units: out (b, Cout, H, W). */
+/* The last step's output in physical units: out (b, Cout, H, W). Channels that are physically
+ * >= 0 (tp, tcwv, q, r) are clamped at 0, as anemoi bounds tp and ECMWF's users treat negative
+ * precipitation as 0; the state fed back to the model is its own unclamped output. */
 void wx_rollout_output(const wx_rollout *r, float *out);
 
 #endif

@@ -9,52 +9,53 @@ enum { SFC_GROUND = 1, SFC_ISOBARIC = 100, SFC_MSL = 101, SFC_HEIGHT = 103 };
 static const wx_catalogue_entry entries[] = {
     /* Pressure-level variables (ERA5 "reanalysis-era5-pressure-levels"). */
     {"z", "z", "geopotential", "m**2 s**-2", "m2 s-2", 129, WX_LEVEL_PRESSURE, "geopotential",
-     "Geopotential", 0, 3, 4, SFC_ISOBARIC, 0, 0},
+     "Geopotential", 0, 3, 4, SFC_ISOBARIC, 0, 0, 0},
     {"t", "t", "temperature", "K", "K", 130, WX_LEVEL_PRESSURE, "air_temperature", "Temperature", 0,
-     0, 0, SFC_ISOBARIC, 0, 0},
+     0, 0, SFC_ISOBARIC, 0, 0, 0},
     {"u", "u", "u_component_of_wind", "m s**-1", "m s-1", 131, WX_LEVEL_PRESSURE, "eastward_wind",
-     "U component of wind", 0, 2, 2, SFC_ISOBARIC, 0, 0},
+     "U component of wind", 0, 2, 2, SFC_ISOBARIC, 0, 0, 0},
     {"v", "v", "v_component_of_wind", "m s**-1", "m s-1", 132, WX_LEVEL_PRESSURE, "northward_wind",
-     "V component of wind", 0, 2, 3, SFC_ISOBARIC, 0, 0},
+     "V component of wind", 0, 2, 3, SFC_ISOBARIC, 0, 0, 0},
     {"r", "r", "relative_humidity", "%", "%", 157, WX_LEVEL_PRESSURE, "relative_humidity",
-     "Relative humidity", 0, 1, 1, SFC_ISOBARIC, 0, 0},
+     "Relative humidity", 0, 1, 1, SFC_ISOBARIC, 0, 0, 1},
     {"q", "q", "specific_humidity", "kg kg**-1", "kg kg-1", 133, WX_LEVEL_PRESSURE,
-     "specific_humidity", "Specific humidity", 0, 1, 0, SFC_ISOBARIC, 0, 0},
+     "specific_humidity", "Specific humidity", 0, 1, 0, SFC_ISOBARIC, 0, 0, 1},
     {"w", "w", "vertical_velocity", "Pa s**-1", "Pa s-1", 135, WX_LEVEL_PRESSURE,
-     "lagrangian_tendency_of_air_pressure", "Vertical velocity", 0, 2, 8, SFC_ISOBARIC, 0, 0},
+     "lagrangian_tendency_of_air_pressure", "Vertical velocity", 0, 2, 8, SFC_ISOBARIC, 0, 0, 0},
     /* Single-level variables (ERA5 "reanalysis-era5-single-levels"). */
     {"2t", "t2m", "2m_temperature,2_metre_temperature", "K", "K", 167, WX_LEVEL_SINGLE,
-     "air_temperature", "2 metre temperature", 0, 0, 0, SFC_HEIGHT, 2, 0},
+     "air_temperature", "2 metre temperature", 0, 0, 0, SFC_HEIGHT, 2, 0, 0},
     {"10u", "u10", "10m_u_component_of_wind,10_metre_u_wind_component", "m s**-1", "m s-1", 165,
-     WX_LEVEL_SINGLE, "eastward_wind", "10 metre U wind component", 0, 2, 2, SFC_HEIGHT, 10, 0},
+     WX_LEVEL_SINGLE, "eastward_wind", "10 metre U wind component", 0, 2, 2, SFC_HEIGHT, 10, 0, 0},
     {"10v", "v10", "10m_v_component_of_wind,10_metre_v_wind_component", "m s**-1", "m s-1", 166,
-     WX_LEVEL_SINGLE, "northward_wind", "10 metre V wind component", 0, 2, 3, SFC_HEIGHT, 10, 0},
+     WX_LEVEL_SINGLE, "northward_wind", "10 metre V wind component", 0, 2, 3, SFC_HEIGHT, 10, 0, 0},
     {"msl", "msl", "mean_sea_level_pressure", "Pa", "Pa", 151, WX_LEVEL_SINGLE,
-     "air_pressure_at_mean_sea_level", "Mean sea level pressure", 0, 3, 0, SFC_MSL, 0, 0},
+     "air_pressure_at_mean_sea_level", "Mean sea level pressure", 0, 3, 0, SFC_MSL, 0, 0, 0},
     {"sp", "sp", "surface_pressure", "Pa", "Pa", 134, WX_LEVEL_SINGLE, "surface_air_pressure",
-     "Surface pressure", 0, 3, 0, SFC_GROUND, 0, 0},
+     "Surface pressure", 0, 3, 0, SFC_GROUND, 0, 0, 0},
     /* eccodes gives tcwv typeOfFirstFixedSurface 1 with typeOfSecondFixedSurface 8 (entire
      * atmosphere). */
     {"tcwv", "tcwv", "total_column_water_vapour", "kg m**-2", "kg m-2", 137, WX_LEVEL_SINGLE,
      "atmosphere_mass_content_of_water_vapor",
-     "Total column vertically-integrated water vapour", 0, 1, 64, SFC_GROUND, 0, 0},
+     "Total column vertically-integrated water vapour", 0, 1, 64, SFC_GROUND, 0, 0, 1},
     /* tp is an ECMWF local parameter in GRIB2 (number 193), accumulated (statistical process 1);
      * metres of liquid water equivalent, hence CF's lwe_thickness_ name (the kg m-2 one is
      * precipitation_amount). */
     {"tp", "tp", "total_precipitation", "m", "m", 228, WX_LEVEL_SINGLE,
-     "lwe_thickness_of_precipitation_amount", "Total precipitation", 0, 1, 193, SFC_GROUND, 0, 1},
+     "lwe_thickness_of_precipitation_amount", "Total precipitation", 0, 1, 193, SFC_GROUND, 0, 1,
+     1},
     {"skt", "skt", "skin_temperature", "K", "K", 235, WX_LEVEL_SINGLE, "surface_temperature",
-     "Skin temperature", 0, 0, 17, SFC_GROUND, 0, 0},
+     "Skin temperature", 0, 0, 17, SFC_GROUND, 0, 0, 0},
     /* NCEP's mean sea level pressure (found in GRIB2 files from other centres). */
     {"prmsl", "prmsl", "pressure_reduced_to_msl", "Pa", "Pa", 260074, WX_LEVEL_SINGLE,
-     "air_pressure_at_mean_sea_level", "Pressure reduced to MSL", 0, 3, 1, SFC_MSL, 0, 0},
+     "air_pressure_at_mean_sea_level", "Pressure reduced to MSL", 0, 3, 1, SFC_MSL, 0, 0, 0},
     /* Static fields. */
     /* ERA5's lsm is the land fraction of the cell (0..1, not only 0 or 1): land_area_fraction,
      * not land_binary_mask. */
     {"lsm", "lsm", "land_sea_mask", "(0 - 1)", "1", 172, WX_LEVEL_STATIC, "land_area_fraction",
-     "Land-sea mask", 2, 0, 0, SFC_GROUND, 0, 0},
+     "Land-sea mask", 2, 0, 0, SFC_GROUND, 0, 0, 0},
     {"z", "z", "geopotential_at_surface,orography,orog,zs", "m**2 s**-2", "m2 s-2", 129,
-     WX_LEVEL_STATIC, "surface_geopotential", "Geopotential", 0, 3, 4, SFC_GROUND, 0, 0},
+     WX_LEVEL_STATIC, "surface_geopotential", "Geopotential", 0, 3, 4, SFC_GROUND, 0, 0, 0},
 };
 
 #define N_ENTRIES ((int)(sizeof entries / sizeof entries[0]))

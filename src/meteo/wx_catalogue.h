@@ -28,6 +28,7 @@ typedef struct {
     int first_surface;         /* GRIB2 typeOfFirstFixedSurface: 100 isobaric, 103 height, 101 msl, 1 surface */
     int surface_level;         /* level of a single-level field: 2 (m), 10 (m), 0 */
     int accumulated;           /* 1: accumulated over a period (typeOfStatisticalProcessing 1) */
+    int nonnegative;           /* 1: physically >= 0 (precipitation, humidity): forecasts clamp it */
 } wx_catalogue_entry;
 
 /* Number of entries and the entry at index i (0 <= i < count). */

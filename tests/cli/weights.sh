@@ -76,7 +76,7 @@ PYS
     printf 'channels: [z500, t850, t2m]\nmeans: means.npy\nstds: stds.npy\nstats_index: [0, 2, 4]\n' >"$T/data.yaml"
     run import-weights "$FX/weights_tiny.safetensors" --config "$CFG" --data "$T/data.yaml" --output "$T/p.ckpt"
     [ "$rc" -eq 0 ]; check "import with --data (rc $rc: $err)" $?
-    printf 'truncation: 21\nnlat: 17\nnlon: 32\nstart_year: 2000\ndays: 1\nspin_up_days: 5\nvariables: [z500, t850, t2m]\nformats: [netcdf]\n' >"$T/world.yaml"
+    printf 'truncation: 21\nnlat: 17\nnlon: 32\nstart_year: 2000\ndays: 1\nspin_up_days: 5\nvariables: [z500, t850, t2m, tp]\nformats: [netcdf]\n' >"$T/world.yaml"
     run -q synth "$T/world.yaml" --output "$T/world"
     # one analysis file with the three channels (CDS layout: z and t on pressure levels 500, 850)
     init="$T/analysis.nc"
@@ -100,9 +100,10 @@ for name, src in (("z", pl5), ("t", pl8)):
     v = o.createVariable(name, "f4", dims)
     v.setncatts({a: src[name].getncattr(a) for a in src[name].ncattrs() if a != "_FillValue"})
     v[:] = np.concatenate([src[name][:]] * 2, axis=1)
-v = o.createVariable("t2m", "f4", dims[:1] + dims[2:])
-v.setncatts({a: sfc["t2m"].getncattr(a) for a in sfc["t2m"].ncattrs() if a != "_FillValue"})
-v[:] = sfc["t2m"][:]
+for name in ("t2m", "tp"):
+    v = o.createVariable(name, "f4", dims[:1] + dims[2:])
+    v.setncatts({a: sfc[name].getncattr(a) for a in sfc[name].ncattrs() if a != "_FillValue"})
+    v[:] = sfc[name][:]
 o.close()
 PYS
     run forecast --model "$T/p.ckpt" --init "$init" --time 2000-01-01T06:00 --steps 3 --output "$T/p.nc"
@@ -112,6 +113,24 @@ PYS
     st=$?
     check "forecast = the NVlabs inference loop in torch ($(tail -1 "$T/ref.txt"))" $st
     echo "  $(tail -1 "$T/ref.txt")"
+    # tp is physically >= 0: with statistics that put the model's tp below 0 the written leads
+    # are clamped at 0 (the torch loop clamps the same leads; its state stays unclamped)
+    printf 'channels: [z500, tp, t2m]\nmeans: m_tp.npy\nstds: s_tp.npy\n' >"$T/data_tp.yaml"
+    $PY -c "import numpy as np; np.save('$T/m_tp.npy', np.array([54000, -0.002, 280])); np.save('$T/s_tp.npy', np.array([1500, 0.001, 20]))"
+    run import-weights "$FX/weights_tiny.safetensors" --config "$CFG" --data "$T/data_tp.yaml" --output "$T/tp.ckpt"
+    run forecast --model "$T/tp.ckpt" --init "$init" --time 2000-01-01T06:00 --steps 2 --output "$T/tp.nc"
+    [ "$rc" -eq 0 ]; check "forecast with a tp channel (rc $rc: $err)" $?
+    $PY - "$T/tp.nc" <<'PYS' >"$T/tp.txt" 2>&1
+import sys, netCDF4, numpy as np
+tp = np.asarray(netCDF4.Dataset(sys.argv[1])["tp"][1:])
+sys.exit(0 if tp.min() >= 0 and (tp == 0).mean() > 0.1 else f"tp min {tp.min()}, zero share {(tp == 0).mean():.2f}")
+PYS
+    st=$?
+    check "tp leads >= 0, clamped where the model goes below 0 ($(cat "$T/tp.txt"))" $st
+    $PY "$SRC/tests/ref/ref_weights.py" --forecast "$FX/weights_tiny.safetensors" "$init" "$T/tp.nc" \
+        "$T/m_tp.npy" "$T/s_tp.npy" 0,1,2 z500,tp,t2m tp >"$T/ref_tp.txt" 2>&1
+    st=$?
+    check "tp forecast = the torch loop with tp clamped in the written leads ($(tail -1 "$T/ref_tp.txt"))" $st
     run forecast --model "$T/a.ckpt" --init "$init" --steps 1 --output "$T/q.nc"
     fails 1 "forecast from a checkpoint imported without --data" "a.ckpt: checkpoint DATA" "--data"
     [ "$(grep -o "a.ckpt" "$T/err" | wc -l)" -eq 1 ] && [ ! -e "$T/q.nc" ]

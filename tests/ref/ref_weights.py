@@ -12,7 +12,7 @@ the torch model (plain NVlabs names, load_state_dict strict), and IO (written by
 tensors x and y = wxcast's forward, the config as JSON in metadata "config"); exits 0 when the
 torch forward of x equals y within 1e-4 of max|y|, 1 otherwise.
 
---forecast W.safetensors INIT.nc FORECAST.nc MEANS.npy STDS.npy I,J,.. NAME,NAME,..: published
+--forecast W.safetensors INIT.nc FORECAST.nc MEANS.npy STDS.npy I,J,.. NAME,NAME,.. [CLAMPED]: published
 weights run by `wxcast forecast` (import-weights --data) against the NVlabs inference loop
 (forecast_check); exits 0 when every lead agrees within 1e-4 standard deviations.
 Run with /usr/bin/python3.
@@ -139,11 +139,13 @@ def nc_field(ds, name, t):
     return np.asarray(v[t, list(axis).index(level)], dtype=np.float64)
 
 
-def forecast_check(wpath, init_nc, fc_nc, means, stds, index, names):
+def forecast_check(wpath, init_nc, fc_nc, means, stds, index, names, clamped=""):
     """The NVlabs inference loop on the published-style weights (module. prefix, .npy statistics
     of shape (1, 21, 1, 1) indexed by in_channels): x = (state - mean)/std on the first 720 of
     721 rows (here 16 of 17), x <- model(x) per step, state = x*std + mean; against wxcast's
-    forecast file (lead 0 = the initial state, leads 1.. the steps)."""
+    forecast file (lead 0 = the initial state, leads 1.. the steps). Channels in `clamped`
+    (comma-separated) are physically >= 0: the written leads are max(., 0), the state fed back
+    the model's own output."""
     import netCDF4
     import numpy as np
     weights, _ = read_safetensors(wpath)
@@ -167,6 +169,9 @@ def forecast_check(wpath, init_nc, fc_nc, means, stds, index, names):
             x = model(x)
             ref = x[0].numpy() * std + mean
             for c, n in enumerate(names):
+                if n in clamped.split(","):
+                    ref[c] = np.maximum(ref[c], 0)
+            for c, n in enumerate(names):
                 worst = max(worst, np.abs(nc_field(fc, n, k) - ref[c]).max() / std[c, 0, 0])
     print(f"wxcast forecast vs the NVlabs inference loop in torch, {steps} steps, {len(names)} "
           f"channels: max error {worst:.2e} standard deviations")
@@ -176,6 +181,6 @@ def forecast_check(wpath, init_nc, fc_nc, means, stds, index, names):
 if __name__ == "__main__":
     if len(sys.argv) == 4 and sys.argv[1] == "--check":
         sys.exit(check(sys.argv[2], sys.argv[3]))
-    if len(sys.argv) == 9 and sys.argv[1] == "--forecast":
+    if len(sys.argv) in (9, 10) and sys.argv[1] == "--forecast":
         sys.exit(forecast_check(*sys.argv[2:]))
     make()
