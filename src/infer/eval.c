@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "core/wx_fs.h"
-#include "core/wx_json.h"
 #include "infer/forecast_init.h"
 #include "io/archive.h"
 #include "io/climatology.h"
@@ -68,6 +67,7 @@ static wx_score_sums *cell(wx_eval_result *r, tmap *cells, int model, int chan, 
         r->cells = realloc(r->cells, sizeof(wx_eval_cell) * (size_t)(r->ncells + 1));
         WX_ASSERT(r->cells);
         r->cells[r->ncells] = (wx_eval_cell){.model = model, .chan = chan, .lead_s = lead};
+        r->cells[r->ncells].sums.rmse_per_init = r->convention == WX_EVAL_FOURCASTNET;
         p->val = r->ncells++;
     }
     return &r->cells[p->val].sums;
@@ -109,23 +109,76 @@ static int job_cmp(const void *a, const void *b) {
     return x->member != y->member ? x->member - y->member : x->field - y->field;
 }
 
-/* One forecast file: every matched field against the truth at its valid time. */
-static wx_status eval_file(const char *path, int model, wx_archive *ar, wx_climatology *clim,
-                           int baselines, wx_eval_result *r, tmap *cells, tmap *done,
-                           tmap *inits) {
-    const wx_archive_meta *m = wx_archive_meta_of(ar);
+/* What every file is scored with. */
+typedef struct {
+    wx_archive *ar;
+    wx_climatology *clim;
+    const float *clim_mean; /* [nchan, P] FourCastNet convention: ACC's climatology; NULL: the
+                               climatology at the valid time */
+    const double *w;        /* [nlat] latitude weights of the convention */
+    int npairs;
+    int (*pair)[2];         /* [npairs] truth channels u, v of derived channel nchan + k */
+    wx_eval_result *r;
+    tmap cells, done;
+} ectx;
+
+/* The baseline rows of one model: persistence, climatology (index, or -1 until first scored). */
+typedef struct {
+    char name[2][64];
+    int row[2];
+} base_rows;
+
+static int base_row(wx_eval_result *r, base_rows *b, int k) {
+    if (b->row[k] < 0) b->row[k] = model_index(r, b->name[k]);
+    return b->row[k];
+}
+
+/* True the first time (initial time, channel, lead) is scored for baseline row `row`. */
+static int first_time(ectx *x, wx_time init, int chan, int row, int64_t lead) {
+    slot *d = tmap_find(&x->done, init, (int64_t)chan + ((int64_t)row << 32), lead, 1);
+    if (d->val >= 0) return 0;
+    d->val = 1;
+    return 1;
+}
+
+/* Initial time of a forecast file: forecast_reference_time, else its earliest valid time of a
+ * field that matches a truth channel (lead 0). */
+static wx_status file_init(const char *path, const wx_archive_meta *m, wx_time *init) {
+    int found = 0;
+    WX_TRY(wx_forecast_file_ref_time(path, init, &found));
+    if (found) return WX_OK;
+    wx_source *src;
+    WX_TRY(wx_source_open(path, &src));
+    int any = 0;
+    for (int i = 0; i < wx_source_count(src); i++) {
+        const wx_field_info *f = wx_source_info(src, i);
+        if (!f->has_time || match_channel(m, f) < 0) continue;
+        if (!any || f->valid < *init) *init = f->valid;
+        any = 1;
+    }
+    wx_source_close(src);
+    if (!any)
+        return wx_error_set(WX_ERR_RUN, "%s: no field matches a channel of the truth archive "
+                                        "(names, level kinds and levels differ)", path);
+    return WX_OK;
+}
+
+/* One forecast file from initial time `init`: every matched field against the truth at its valid
+ * time, the wind vectors of u/v pairs, and (bl != NULL) the baselines on this initial time. */
+static wx_status eval_file(ectx *x, const char *path, int model, wx_time init, base_rows *bl) {
+    wx_eval_result *r = x->r;
+    const wx_archive_meta *m = wx_archive_meta_of(x->ar);
     int64_t P = wx_archive_points(m), R = P * m->nchan;
+    int nlat = m->grid.nlat, nlon = m->grid.nlon;
     wx_source *src;
     WX_TRY(wx_source_open(path, &src));
     wx_status st = WX_OK;
-    int nf = wx_source_count(src), nj = 0, found = 0;
+    int nf = wx_source_count(src), nj = 0;
     job *jobs = wx_malloc(sizeof(job) * (size_t)(nf ? nf : 1));
     float *fc = wx_malloc(sizeof(float) * (size_t)P), *ens = NULL, *truth = wx_malloc(sizeof(float) * (size_t)R);
-    float *pers = NULL, *cl = clim ? wx_malloc(sizeof(float) * (size_t)R) : NULL;
-    double *w = wx_malloc(sizeof(double) * (size_t)m->grid.nlat);
-    wx_grid_area_weights(&m->grid, w);
-    wx_time init = 0;
-    if ((st = wx_forecast_file_ref_time(path, &init, &found))) goto done;
+    float *pers = NULL, *cl = x->clim ? wx_malloc(sizeof(float) * (size_t)R) : NULL;
+    float *fcs = x->npairs ? wx_malloc(sizeof(float) * (size_t)R) : NULL; /* this valid time's fields */
+    char *have = wx_calloc((size_t)m->nchan + 1, 1);
     for (int i = 0; i < nf; i++) {
         const wx_field_info *f = wx_source_info(src, i);
         int c = match_channel(m, f);
@@ -138,7 +191,6 @@ static wx_status eval_file(const char *path, int model, wx_archive *ar, wx_clima
                                           "first)", path, f->name, a, b);
             goto done;
         }
-        if (!found && (nj == 0 || f->valid < init)) init = f->valid;
         jobs[nj++] = (job){i, c, f->member, f->valid};
     }
     if (nj == 0) {
@@ -148,62 +200,75 @@ static wx_status eval_file(const char *path, int model, wx_archive *ar, wx_clima
     }
     qsort(jobs, (size_t)nj, sizeof(job), job_cmp);
     int64_t pi = (init - m->start) % m->step == 0 ? (init - m->start) / m->step : -1;
-    if (baselines && pi >= 0 && pi < m->count) {
+    if (bl && pi >= 0 && pi < m->count) {
         pers = wx_malloc(sizeof(float) * (size_t)R);
-        if ((st = wx_archive_read(ar, &pi, 1, pers))) goto done;
+        if ((st = wx_archive_read(x->ar, &pi, 1, pers))) goto done;
     }
-    tmap_find(inits, init, 0, 0, 1);
-    wx_time loaded = INT64_MIN;
-    for (int k = 0, next; k < nj; k = next) {
-        const job *j = &jobs[k];
-        /* An ensemble file (realization/number axis): jobs k..next-1 are the members of one
-         * (valid time, channel). */
-        next = k + 1;
-        while (j->member >= 0 && next < nj && jobs[next].valid == j->valid && jobs[next].chan == j->chan) next++;
-        int64_t lead = j->valid - init;
+    for (int k = 0, kend; k < nj; k = kend) { /* one valid time: jobs k..kend-1 */
+        wx_time valid = jobs[k].valid;
+        for (kend = k + 1; kend < nj && jobs[kend].valid == valid;) kend++;
+        int64_t lead = valid - init;
         if (lead < 0) {
             st = wx_error_set(WX_ERR_RUN, "%s: valid time before the initial time", path);
             goto done;
         }
-        int64_t ti = (j->valid - m->start) / m->step;
-        if ((j->valid - m->start) % m->step || ti < 0 || ti >= m->count) continue; /* no truth */
-        if (j->valid != loaded) {
-            if ((st = wx_archive_read(ar, &ti, 1, truth))) goto done;
-            if (cl && (st = wx_climatology_get_time(clim, j->valid, cl))) goto done;
-            loaded = j->valid;
-        }
-        const float *o = truth + j->chan * P, *c = cl ? cl + j->chan * P : NULL;
-        wx_score_sums *sums = cell(r, cells, model, j->chan, lead);
-        if (j->member < 0) {
-            if ((st = wx_source_read(src, j->field, WX_MISSING_NAN, fc))) goto done;
-        } else { /* deterministic scores of the ensemble mean (WB2), CRPS and spread/skill */
-            int M = next - k;
-            if (!ens) ens = wx_malloc(sizeof(float) * (size_t)(P * M));
-            else ens = realloc(ens, sizeof(float) * (size_t)(P * M));
-            WX_ASSERT(ens);
-            for (int e = 0; e < M; e++)
-                if ((st = wx_source_read(src, jobs[k + e].field, WX_MISSING_NAN, ens + e * P))) goto done;
-            for (int64_t p = 0; p < P; p++) {
-                double sum = 0;
-                for (int e = 0; e < M; e++) sum += ens[e * P + p];
-                fc[p] = (float)(sum / M);
+        int64_t ti = (valid - m->start) / m->step;
+        if ((valid - m->start) % m->step || ti < 0 || ti >= m->count) continue; /* no truth */
+        if ((st = wx_archive_read(x->ar, &ti, 1, truth))) goto done;
+        if (cl && (st = wx_climatology_get_time(x->clim, valid, cl))) goto done;
+        const float *acc_c = x->clim_mean ? x->clim_mean : cl; /* ACC's climatology */
+        memset(have, 0, (size_t)m->nchan);
+        for (int q = k, next; q < kend; q = next) {
+            const job *j = &jobs[q];
+            /* An ensemble file (realization/number axis): jobs q..next-1 are the members of one
+             * channel. */
+            next = q + 1;
+            while (j->member >= 0 && next < kend && jobs[next].chan == j->chan) next++;
+            const float *o = truth + j->chan * P, *c = acc_c ? acc_c + j->chan * P : NULL;
+            wx_score_sums *sums = cell(r, &x->cells, model, j->chan, lead);
+            if (j->member < 0) {
+                if ((st = wx_source_read(src, j->field, WX_MISSING_NAN, fc))) goto done;
+            } else { /* deterministic scores of the ensemble mean (WB2), CRPS and spread/skill */
+                int M = next - q;
+                ens = realloc(ens, sizeof(float) * (size_t)(P * M));
+                WX_ASSERT(ens);
+                for (int e = 0; e < M; e++)
+                    if ((st = wx_source_read(src, jobs[q + e].field, WX_MISSING_NAN, ens + e * P))) goto done;
+                for (int64_t p = 0; p < P; p++) {
+                    double sum = 0;
+                    for (int e = 0; e < M; e++) sum += ens[e * P + p];
+                    fc[p] = (float)(sum / M);
+                }
+                wx_score_add_ensemble(sums, x->w, nlat, nlon, M, ens, o);
             }
-            wx_score_add_ensemble(sums, w, m->grid.nlat, m->grid.nlon, M, ens, o);
+            wx_score_add(sums, x->w, nlat, nlon, fc, o, c);
+            if (fcs) memcpy(fcs + j->chan * P, fc, sizeof(float) * (size_t)P), have[j->chan] = 1;
+            if (!bl) continue;
+            if (pers && first_time(x, init, j->chan, base_row(r, bl, 0), lead))
+                wx_score_add(cell(r, &x->cells, base_row(r, bl, 0), j->chan, lead), x->w, nlat, nlon,
+                             pers + j->chan * P, o, c);
+            /* ACC of the climatology against itself is 0/0: not scored */
+            if (cl && first_time(x, init, j->chan, base_row(r, bl, 1), lead))
+                wx_score_add(cell(r, &x->cells, base_row(r, bl, 1), j->chan, lead), x->w, nlat, nlon,
+                             cl + j->chan * P, o, NULL);
         }
-        wx_score_add(sums, w, m->grid.nlat, m->grid.nlon, fc, o, c);
-        slot *d = baselines ? tmap_find(done, init, j->chan, lead, 1) : NULL;
-        if (d && d->val < 0) { /* first time this (init, channel, lead) is seen */
-            d->val = 1;
-            if (pers)
-                wx_score_add(cell(r, cells, model_index(r, WX_EVAL_PERSISTENCE), j->chan, lead), w,
-                             m->grid.nlat, m->grid.nlon, pers + j->chan * P, o, c);
-            if (cl) /* ACC of the climatology against itself is 0/0: not scored */
-                wx_score_add(cell(r, cells, model_index(r, WX_EVAL_CLIMATOLOGY), j->chan, lead), w,
-                             m->grid.nlat, m->grid.nlon, c, o, NULL);
+        for (int pk = 0; pk < x->npairs; pk++) { /* wind vectors (ensembles: of the mean) */
+            int u = x->pair[pk][0], v = x->pair[pk][1], d = m->nchan + pk;
+            if (!have[u] || !have[v]) continue;
+            const float *ou = truth + u * P, *ov = truth + v * P;
+            wx_score_add_vector(cell(r, &x->cells, model, d, lead), x->w, nlat, nlon, fcs + u * P,
+                                fcs + v * P, ou, ov);
+            if (!bl) continue;
+            if (pers && first_time(x, init, d, base_row(r, bl, 0), lead))
+                wx_score_add_vector(cell(r, &x->cells, base_row(r, bl, 0), d, lead), x->w, nlat, nlon,
+                                    pers + u * P, pers + v * P, ou, ov);
+            if (cl && first_time(x, init, d, base_row(r, bl, 1), lead))
+                wx_score_add_vector(cell(r, &x->cells, base_row(r, bl, 1), d, lead), x->w, nlat, nlon,
+                                    cl + u * P, cl + v * P, ou, ov);
         }
     }
 done:
-    free(jobs), free(fc), free(ens), free(truth), free(pers), free(cl), free(w);
+    free(jobs), free(fc), free(ens), free(truth), free(pers), free(cl), free(fcs), free(have);
     wx_source_close(src);
     return st;
 }
@@ -215,21 +280,74 @@ static int cell_cmp(const void *a, const void *b) {
     return x->lead_s < y->lead_s ? -1 : x->lead_s > y->lead_s;
 }
 
+static int cmp_time(const void *a, const void *b) {
+    wx_time x = *(const wx_time *)a, y = *(const wx_time *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The v partner of truth channel c when c is the u of a pair (u/v at one level, 10u/10v,
+ * 100u/100v), else -1. */
+static int v_partner(const wx_archive_meta *m, int c) {
+    const wx_archive_channel *u = &m->chan[c];
+    size_t n = strlen(u->param);
+    if (n == 0 || u->param[n - 1] != 'u' || strspn(u->param, "0123456789") != n - 1) return -1;
+    for (int k = 0; k < m->nchan; k++) {
+        const wx_archive_channel *v = &m->chan[k];
+        if (v->kind == u->kind && fabs(v->level - u->level) < 1e-6 && strlen(v->param) == n &&
+            !strncmp(v->param, u->param, n - 1) && v->param[n - 1] == 'v')
+            return k;
+    }
+    return -1;
+}
+
+/* Channel names and units: the truth's, then one wind vector per u/v pair. */
+static void make_channels(const wx_archive_meta *m, wx_eval_result *r, ectx *x) {
+    x->pair = wx_calloc((size_t)m->nchan + 1, sizeof(*x->pair));
+    for (int c = 0; c < m->nchan; c++) {
+        int v = v_partner(m, c);
+        if (v >= 0) x->pair[x->npairs][0] = c, x->pair[x->npairs++][1] = v;
+    }
+    r->nchan_truth = m->nchan;
+    r->nchan = m->nchan + x->npairs;
+    r->chan_names = wx_calloc((size_t)r->nchan, sizeof(*r->chan_names));
+    r->chan_units = wx_calloc((size_t)r->nchan, sizeof(*r->chan_units));
+    for (int c = 0; c < m->nchan; c++) {
+        snprintf(r->chan_names[c], 64, "%s", m->chan[c].name);
+        snprintf(r->chan_units[c], 32, "%s", m->chan[c].units);
+    }
+    for (int k = 0; k < x->npairs; k++) {
+        const wx_archive_channel *u = &m->chan[x->pair[k][0]];
+        if (u->kind == WX_LEVEL_PRESSURE) snprintf(r->chan_names[m->nchan + k], 64, "wv%g", u->level);
+        else snprintf(r->chan_names[m->nchan + k], 64, "wv%.*s", (int)strlen(u->param) - 1, u->param);
+        if (!strcmp(r->chan_names[m->nchan + k], "wv")) snprintf(r->chan_names[m->nchan + k], 64, "wv10");
+        snprintf(r->chan_units[m->nchan + k], 32, "%s", u->units);
+    }
+}
+
 wx_status wx_eval_run(const wx_eval_opts *o, wx_eval_result *r) {
     memset(r, 0, sizeof *r);
+    WX_TRY(wx_eval_check_opts(o));
     wx_archive *ar;
     wx_archive_opts ao = {.threads = 2, .check_crc = 1};
     WX_TRY(wx_archive_open(o->truth, &ao, &ar));
     const wx_archive_meta *m = wx_archive_meta_of(ar);
-    wx_climatology *clim = NULL;
+    ectx x = {.ar = ar, .r = r};
     wx_status st = WX_OK;
-    const char *cdir = o->climatology ? o->climatology : (m->climatology[0] ? o->truth : "");
-    if (cdir[0] && (st = wx_climatology_open(cdir, &clim))) {
-        wx_archive_close(ar);
-        return st;
+    int nm = 0, *set = NULL, *off = NULL;
+    wx_time *inits = NULL, *sorted = NULL;
+    base_rows *bl = NULL;
+    float *cmean = NULL;
+    double *w = NULL;
+    const char *cdir = o->no_climatology ? "" : o->climatology ? o->climatology
+                                          : (m->climatology[0] ? o->truth : "");
+    if (o->baseline && !strcmp(o->baseline, WX_EVAL_CLIMATOLOGY) && o->baselines && !cdir[0]) {
+        st = wx_error_set(WX_ERR_USAGE, "--baseline climatology: %s has no climatology (pass "
+                                        "--climatology ARCHIVE)", o->truth);
+        goto out;
     }
-    if (clim) {
-        const wx_clim_header *h = wx_climatology_header(clim);
+    if (cdir[0] && (st = wx_climatology_open(cdir, &x.clim))) goto out;
+    if (x.clim) {
+        const wx_clim_header *h = wx_climatology_header(x.clim);
         if ((int)h->nchan != m->nchan || (int)h->nlat != m->grid.nlat || (int)h->nlon != m->grid.nlon) {
             st = wx_error_set(WX_ERR_RUN, "%s: climatology has %u channels on %ux%u, the truth "
                               "archive %d on %dx%d", cdir, h->nchan, h->nlat, h->nlon, m->nchan,
@@ -237,25 +355,88 @@ wx_status wx_eval_run(const wx_eval_opts *o, wx_eval_result *r) {
             goto out;
         }
     }
-    r->nchan = m->nchan;
-    r->chan_names = wx_calloc((size_t)m->nchan, sizeof(*r->chan_names));
-    r->chan_units = wx_calloc((size_t)m->nchan, sizeof(*r->chan_units));
-    for (int c = 0; c < m->nchan; c++) {
-        snprintf(r->chan_names[c], 64, "%s", m->chan[c].name);
-        snprintf(r->chan_units[c], 32, "%s", m->chan[c].units);
+    /* Every file's initial time before any scoring: one model may not hold an initial time twice
+     * (it would be counted twice), and the baselines follow the models' sets of initial times. */
+    inits = wx_malloc(sizeof(wx_time) * (size_t)o->nfiles);
+    for (int f = 0; f < o->nfiles && st == WX_OK; f++) st = file_init(o->files[f], m, &inits[f]);
+    for (int f = 0; f < o->nfiles && st == WX_OK; f++)
+        for (int g = 0; g < f && st == WX_OK; g++)
+            if (inits[f] == inits[g] && !strcmp(o->models[f], o->models[g])) {
+                char t[40];
+                wx_time_format(inits[f], t);
+                st = wx_error_set(WX_ERR_USAGE, "--forecast: %s and %s are both model %s from "
+                                  "initial time %s (each initial time must be scored once)",
+                                  o->files[g], o->files[f], o->models[f], t);
+            }
+    if (st) goto out;
+    r->convention = o->convention;
+    make_channels(m, r, &x);
+    r->has_climatology = x.clim != NULL;
+    for (int f = 0; f < o->nfiles; f++) model_index(r, o->models[f]); /* models first */
+    nm = r->nmodels;
+    /* Each model's sorted initial times; set[i] = the first model with the same list. */
+    set = wx_malloc(sizeof(int) * (size_t)nm);
+    sorted = wx_malloc(sizeof(wx_time) * (size_t)o->nfiles);
+    off = wx_calloc((size_t)nm + 1, sizeof(int));
+    for (int i = 0, n = 0; i < nm; i++) {
+        off[i] = n;
+        for (int f = 0; f < o->nfiles; f++)
+            if (!strcmp(o->models[f], r->models[i])) sorted[n++] = inits[f];
+        off[i + 1] = n;
+        qsort(sorted + off[i], (size_t)(n - off[i]), sizeof(wx_time), cmp_time);
     }
-    r->has_climatology = clim != NULL;
-    tmap cells = {0}, done = {0}, inits = {0};
-    for (int f = 0; f < o->nfiles && st == WX_OK; f++)
-        model_index(r, o->models[f]); /* models first, baselines after them */
-    for (int f = 0; f < o->nfiles && st == WX_OK; f++)
-        st = eval_file(o->files[f], model_index(r, o->models[f]), ar, clim, o->baselines, r, &cells,
-                       &done, &inits);
-    r->ninit = (int64_t)inits.n;
-    free(cells.s), free(done.s), free(inits.s);
+    int same_all = 1;
+    for (int i = 0; i < nm; i++) {
+        set[i] = i;
+        for (int j = 0; j < i && set[i] == i; j++)
+            if (off[i + 1] - off[i] == off[j + 1] - off[j] &&
+                !memcmp(sorted + off[i], sorted + off[j], sizeof(wx_time) * (size_t)(off[i + 1] - off[i])))
+                set[i] = set[j];
+        same_all &= set[i] == 0;
+    }
+    r->baselines_per_model = o->baselines && !same_all;
+    bl = wx_calloc((size_t)nm, sizeof(base_rows));
+    for (int i = 0; i < nm; i++) {
+        const char *names[2] = {WX_EVAL_PERSISTENCE, WX_EVAL_CLIMATOLOGY};
+        for (int k = 0; k < 2; k++) {
+            if (r->baselines_per_model) snprintf(bl[i].name[k], 64, "%s@%s", names[k], r->models[i]);
+            else snprintf(bl[i].name[k], 64, "%s", names[k]);
+            bl[i].row[k] = -1;
+        }
+    }
+    w = wx_malloc(sizeof(double) * (size_t)m->grid.nlat);
+    if (o->convention == WX_EVAL_FOURCASTNET) wx_metrics_fourcastnet_weights(m->grid.nlat, w);
+    else wx_grid_area_weights(&m->grid, w);
+    x.w = w;
+    if (x.clim && o->convention == WX_EVAL_FOURCASTNET) {
+        cmean = wx_malloc(sizeof(float) * (size_t)(wx_archive_points(m) * m->nchan));
+        if ((st = wx_eval_clim_time_mean(x.clim, cmean))) goto out;
+        x.clim_mean = cmean;
+    }
+    for (int f = 0; f < o->nfiles && st == WX_OK; f++) {
+        int mo = model_index(r, o->models[f]);
+        /* shared rows: one bookkeeping for all models; per-model rows: the model's own */
+        st = eval_file(&x, o->files[f], mo, inits[f], o->baselines ? &bl[r->baselines_per_model ? mo : 0] : NULL);
+        if (!r->baselines_per_model && o->baselines)
+            for (int i = 1; i < nm; i++) bl[i].row[0] = bl[0].row[0], bl[i].row[1] = bl[0].row[1];
+    }
+    qsort(sorted, (size_t)o->nfiles, sizeof(wx_time), cmp_time);
+    for (int f = 0; f < o->nfiles; f++) r->ninit += f == 0 || sorted[f] != sorted[f - 1];
+    /* Each row's set of initial times: a baseline row has its model's (shared rows: every
+     * model's, all equal). */
+    r->init_set = wx_malloc(sizeof(int) * (size_t)r->nmodels);
+    r->model_ninit = wx_malloc(sizeof(int64_t) * (size_t)r->nmodels);
+    for (int i = 0; i < r->nmodels; i++) r->init_set[i] = -1, r->model_ninit[i] = 0;
+    for (int i = 0; i < nm; i++) {
+        r->init_set[i] = set[i], r->model_ninit[i] = off[i + 1] - off[i];
+        for (int k = 0; k < 2; k++)
+            if (bl[i].row[k] >= 0) r->init_set[bl[i].row[k]] = set[i], r->model_ninit[bl[i].row[k]] = off[i + 1] - off[i];
+    }
     if (st == WX_OK) qsort(r->cells, (size_t)r->ncells, sizeof(wx_eval_cell), cell_cmp);
 out:
-    if (clim) wx_climatology_close(clim);
+    free(x.cells.s), free(x.done.s), free(x.pair);
+    free(inits), free(sorted), free(set), free(off), free(bl), free(cmean), free(w);
+    if (x.clim) wx_climatology_close(x.clim);
     wx_archive_close(ar);
     if (st != WX_OK) wx_eval_result_free(r);
     return st;
@@ -263,6 +444,7 @@ out:
 
 void wx_eval_result_free(wx_eval_result *r) {
     free(r->models), free(r->chan_names), free(r->chan_units), free(r->cells);
+    free(r->init_set), free(r->model_ninit);
     memset(r, 0, sizeof *r);
 }
 
@@ -275,72 +457,4 @@ const wx_eval_cell *wx_eval_find(const wx_eval_result *r, const char *model, con
             return c;
     }
     return NULL;
-}
-
-static void csv_num(FILE *f, double v) {
-    if (isfinite(v)) fprintf(f, ",%.9g", v);
-    else fputc(',', f);
-}
-
-wx_status wx_eval_write_csv(const wx_eval_result *r, const char *path) {
-    wx_atomic_file f;
-    WX_TRY(wx_atomic_open(&f, path));
-    fprintf(f.fp, "model,variable,units,lead_hours,n,rmse,bias,mae,acc,n_ens,crps,spread,"
-                  "spread_skill,spread_skill_fair\n");
-    for (int i = 0; i < r->ncells; i++) {
-        const wx_eval_cell *c = &r->cells[i];
-        wx_scores s;
-        wx_score_finish(&c->sums, &s);
-        fprintf(f.fp, "%s,%s,%s,%g,%lld", r->models[c->model], r->chan_names[c->chan],
-                r->chan_units[c->chan], c->lead_s / 3600.0, (long long)s.n);
-        csv_num(f.fp, s.rmse), csv_num(f.fp, s.bias), csv_num(f.fp, s.mae), csv_num(f.fp, s.acc);
-        fprintf(f.fp, ",%lld", (long long)s.n_ens);
-        csv_num(f.fp, s.crps), csv_num(f.fp, s.spread), csv_num(f.fp, s.spread_skill);
-        csv_num(f.fp, s.spread_skill_fair);
-        fputc('\n', f.fp);
-    }
-    return wx_atomic_commit(&f);
-}
-
-wx_status wx_eval_write_json(const wx_eval_result *r, const char *path) {
-    wx_atomic_file f;
-    WX_TRY(wx_atomic_open(&f, path));
-    wx_json j;
-    wx_json_init(&j, f.fp);
-    wx_json_object_begin(&j);
-    wx_json_kv_int(&j, "initial_times", r->ninit);
-    wx_json_kv_bool(&j, "climatology", r->has_climatology);
-    wx_json_key(&j, "models");
-    wx_json_array_begin(&j);
-    for (int i = 0; i < r->nmodels; i++) wx_json_string(&j, r->models[i]);
-    wx_json_array_end(&j);
-    wx_json_key(&j, "scores");
-    wx_json_array_begin(&j);
-    for (int i = 0; i < r->ncells; i++) {
-        const wx_eval_cell *c = &r->cells[i];
-        wx_scores s;
-        wx_score_finish(&c->sums, &s);
-        wx_json_object_begin(&j);
-        wx_json_kv_string(&j, "model", r->models[c->model]);
-        wx_json_kv_string(&j, "variable", r->chan_names[c->chan]);
-        wx_json_kv_string(&j, "units", r->chan_units[c->chan]);
-        wx_json_kv_number(&j, "lead_hours", c->lead_s / 3600.0);
-        wx_json_kv_int(&j, "n", s.n);
-        wx_json_kv_number(&j, "rmse", s.rmse);
-        wx_json_kv_number(&j, "bias", s.bias);
-        wx_json_kv_number(&j, "mae", s.mae);
-        wx_json_kv_number(&j, "acc", s.acc);
-        if (s.n_ens > 0) {
-            wx_json_kv_int(&j, "n_ens", s.n_ens);
-            wx_json_kv_number(&j, "crps", s.crps);
-            wx_json_kv_number(&j, "spread", s.spread);
-            wx_json_kv_number(&j, "spread_skill", s.spread_skill);
-            wx_json_kv_number(&j, "spread_skill_fair", s.spread_skill_fair);
-        }
-        wx_json_object_end(&j);
-    }
-    wx_json_array_end(&j);
-    wx_json_object_end(&j);
-    fputc('\n', f.fp);
-    return wx_atomic_commit(&f);
 }

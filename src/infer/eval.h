@@ -5,9 +5,25 @@
  * time, i.e. lead 0) as src/io/netcdf_write.c writes it; its fields are matched to archive
  * channels by catalogue shortName, level kind and level, and must be on the archive's grid.
  * Truth at valid time v is the archive record v (which must lie on the archive's time axis).
- * Baselines are scored once per (initial time, channel, lead) present in any forecast file:
- * persistence = the truth at the initial time; climatology = the climatology at the valid time
- * (when one is open). ACC is scored for every model when a climatology is open.
+ * Baselines (persistence = the truth at the initial time; climatology = the climatology at the
+ * valid time, when one is open) are scored on the same initial times as the model they are
+ * compared with, as WB2 compares models over one set of initial times: when every model has the
+ * same initial times, once per (initial time, channel, lead) as rows "persistence" and
+ * "climatology"; otherwise per model, as rows "persistence@MODEL" and "climatology@MODEL" over
+ * that model's initial times (a pooled baseline would mix in initial times the model was not
+ * run from). A scorecard against a baseline then uses the model's own rows. ACC is scored for
+ * every model when a climatology is open.
+ * Every option is checked before anything is read (wx_eval_check_opts); a file listed twice, or
+ * two files of one model with the same initial time, is a usage error (it would be counted twice).
+ * Wind vectors: for every u/v pair of truth channels (u/v at a level, 10u/10v, 100u/100v) a
+ * derived channel "wv<level>" / "wv10" / "wv100" (WB2's WV, WV10) gets WB2's wind-vector RMSE,
+ * sqrt(mean_t ⟨(Δu)² + (Δv)²⟩) (no bias, MAE or ACC).
+ * Conventions: WX_EVAL_WB2 (default) as above; WX_EVAL_FOURCASTNET reproduces NVlabs FourCastNet's
+ * published scores (inference/inference.py): its cos-latitude weights
+ * (wx_metrics_fourcastnet_weights), RMSE as the mean over initial times of each one's RMSE, and
+ * ACC uncentred against the time-mean climatology (the mean of every stored day-of-year × hour
+ * field of the climatology, day 366 weighted 1/4, standing for NVlabs' time_means.npy) instead
+ * of the climatology at the valid time. CRPS and spread use the convention's weights.
  * An ensemble file (a realization/number axis: fields with member >= 0) is scored as WB2 scores
  * probabilistic forecasts: the deterministic scores (RMSE, bias, MAE, ACC) of its ensemble mean,
  * plus fair CRPS and the spread-skill ratio over its members (metrics.h). */
@@ -18,9 +34,12 @@
 
 #include "core/wx_error.h"
 #include "infer/metrics.h"
+#include "io/climatology.h"
 
 #define WX_EVAL_PERSISTENCE "persistence"
 #define WX_EVAL_CLIMATOLOGY "climatology"
+
+typedef enum { WX_EVAL_WB2 = 0, WX_EVAL_FOURCASTNET = 1 } wx_eval_convention;
 
 typedef struct {
     int model;      /* index into models */
@@ -37,8 +56,14 @@ typedef struct {
     char (*chan_units)[32];
     int ncells;
     wx_eval_cell *cells;    /* sorted by model, channel, lead after wx_eval_run */
-    int64_t ninit;          /* distinct initial times scored */
+    int64_t ninit;          /* distinct initial times scored (over all models) */
     int has_climatology;
+    int nchan_truth;        /* channels 0..nchan_truth-1 are the archive's; the rest wind vectors */
+    int baselines_per_model;/* 1: baseline rows "persistence@MODEL" (models' initial times differ) */
+    int convention;         /* wx_eval_convention */
+    int *init_set;          /* [nmodels] rows with equal values were scored on the same initial
+                               times (a baseline row: those of its model) */
+    int64_t *model_ninit;   /* [nmodels] initial times of each row */
 } wx_eval_result;
 
 typedef struct {
@@ -49,9 +74,23 @@ typedef struct {
     const char *climatology;   /* archive folder whose climatology to use; NULL: the truth's if it
                                   has one, "" : none */
     int baselines;             /* 1: persistence and (with a climatology) climatology */
+    const char *baseline;      /* the scorecards' baseline (persistence, climatology or a model),
+                                  checked before scoring; NULL: none named */
+    int no_climatology;        /* 1: no climatology (climatology must then be NULL or "") */
+    int convention;            /* wx_eval_convention */
 } wx_eval_opts;
 
+/* Checks the options on their own, before anything is opened: file list (no file twice, model
+ * names that are not baseline names and have no '@'), --baseline against the models and the
+ * baselines that will be scored, --climatology against --no-climatology, the convention. Usage
+ * errors (WX_ERR_USAGE). wx_eval_run calls it first. */
+wx_status wx_eval_check_opts(const wx_eval_opts *o);
+/* Parses "wb2" / "fourcastnet" (a usage error naming both otherwise). */
+wx_status wx_eval_convention_parse(const char *s, int *out);
 wx_status wx_eval_run(const wx_eval_opts *o, wx_eval_result *out);
+/* The FourCastNet convention's climatology: the mean of every stored day-of-year × hour field
+ * (day 366 weighted 1/4), per point over the finite ones. out: [nchan, nlat, nlon] */
+wx_status wx_eval_clim_time_mean(wx_climatology *clim, float *out);
 void wx_eval_result_free(wx_eval_result *r);
 /* The cell of (model, channel, lead), or NULL. */
 const wx_eval_cell *wx_eval_find(const wx_eval_result *r, const char *model, const char *chan,
@@ -59,23 +98,29 @@ const wx_eval_cell *wx_eval_find(const wx_eval_result *r, const char *model, con
 
 /* scores.csv: model,variable,units,lead_hours,n,rmse,bias,mae,acc,n_ens,crps,spread,
  * spread_skill,spread_skill_fair (NaN written as empty; the ensemble columns are empty and n_ens 0
- * for deterministic forecasts). */
+ * for deterministic forecasts; bias, MAE and ACC are empty for wind vectors "wv..."). */
 wx_status wx_eval_write_csv(const wx_eval_result *r, const char *path);
-/* scores.json: {"models": [...], "variables": [...], "scores": [{model, variable, lead_hours,
+/* scores.json: {"initial_times": N, "climatology": bool, "convention": "wb2"|"fourcastnet",
+ * "baselines": "shared"|"per_model", "models": [...], "scores": [{model, variable, lead_hours,
  * n, rmse, bias, mae, acc[, n_ens, crps, spread, spread_skill, spread_skill_fair]}, ...]} with
  * NaN as null; the ensemble keys only for ensemble forecasts. */
 wx_status wx_eval_write_json(const wx_eval_result *r, const char *path);
 /* rmse_<var>.png and (with a climatology) acc_<var>.png per channel: every model on one plot. */
 wx_status wx_eval_write_plots(const wx_eval_result *r, const char *dir);
 
-/* Index of a model (or baseline) by name, or -1. */
+/* Index of a model (or baseline) by name, or -1. With per-model baseline rows, "persistence" and
+ * "climatology" give their first row ("persistence@MODEL"): the baseline was scored. */
 int wx_eval_model_index(const wx_eval_result *r, const char *name);
 /* Relative RMSE in percent, 100·(RMSE_model − RMSE_base)/RMSE_base, of one channel and lead;
  * NaN when either score is missing or the baseline's RMSE is 0 (persistence at lead 0). */
 double wx_eval_relative_rmse(const wx_eval_result *r, int model, int base, int chan, int64_t lead_s);
 /* scorecard_<model>_vs_<baseline>.png for every other model (io/png_scorecard.h: rows = its
  * channels, columns = its leads with at least one value, RdBu_r over ±100 %, blue = lower RMSE).
- * A baseline that was not scored is a usage error listing the models. *written: cards made. */
+ * With per-model baseline rows, a model is compared with the baseline's row on its own initial
+ * times ("persistence@MODEL"; file scorecard_MODEL_vs_persistence.png), and baseline rows only
+ * with rows of their own model; two models scored on different initial times say so in the
+ * title. A baseline that was not scored is a usage error listing the models. *written: cards
+ * made. */
 wx_status wx_eval_write_scorecards(const wx_eval_result *r, const char *baseline, const char *dir,
                                    int *written);
 

@@ -9,6 +9,12 @@
 #include "io/png_plot.h"
 #include "io/png_scorecard.h"
 
+/* A baseline row: "persistence", "climatology", or one of them "@MODEL". which: the name. */
+static int baseline_row(const char *row, const char *which) {
+    size_t n = strlen(which);
+    return !strncmp(row, which, n) && (row[n] == 0 || row[n] == '@');
+}
+
 wx_status wx_eval_write_plots(const wx_eval_result *r, const char *dir) {
     wx_plot_series *ser = wx_calloc((size_t)r->nmodels, sizeof *ser);
     double *x = wx_malloc(sizeof(double) * (size_t)(r->ncells + 1));
@@ -28,12 +34,12 @@ wx_status wx_eval_write_plots(const wx_eval_result *r, const char *dir) {
                     x[used] = c->lead_s / 3600.0;
                     y[used++] = metric ? s.acc : s.rmse;
                 }
-                if (used == n0 || (metric && !strcmp(r->models[mo], WX_EVAL_CLIMATOLOGY))) {
+                if (used == n0 || (metric && baseline_row(r->models[mo], WX_EVAL_CLIMATOLOGY))) {
                     used = n0;
                     continue;
                 }
-                int base = !strcmp(r->models[mo], WX_EVAL_PERSISTENCE) ||
-                           !strcmp(r->models[mo], WX_EVAL_CLIMATOLOGY);
+                int base = baseline_row(r->models[mo], WX_EVAL_PERSISTENCE) ||
+                           baseline_row(r->models[mo], WX_EVAL_CLIMATOLOGY);
                 ser[ns++] = (wx_plot_series){r->models[mo], used - n0, x + n0, y + n0, base};
             }
             if (!ns) continue;
@@ -49,10 +55,24 @@ wx_status wx_eval_write_plots(const wx_eval_result *r, const char *dir) {
     return st;
 }
 
+static int is_baseline(const char *name) {
+    return !strcmp(name, WX_EVAL_PERSISTENCE) || !strcmp(name, WX_EVAL_CLIMATOLOGY);
+}
+
 int wx_eval_model_index(const wx_eval_result *r, const char *name) {
     for (int i = 0; i < r->nmodels; i++)
         if (!strcmp(r->models[i], name)) return i;
+    size_t n = strlen(name);
+    if (r->baselines_per_model && is_baseline(name))
+        for (int i = 0; i < r->nmodels; i++)
+            if (!strncmp(r->models[i], name, n) && r->models[i][n] == '@') return i;
     return -1;
+}
+
+/* The model a row belongs to: its own name, or MODEL of a per-model baseline row "B@MODEL". */
+static const char *owner(const wx_eval_result *r, int row) {
+    const char *at = strchr(r->models[row], '@');
+    return at ? at + 1 : r->models[row];
 }
 
 static const wx_eval_cell *find_cell(const wx_eval_result *r, int model, int chan, int64_t lead_s) {
@@ -79,7 +99,8 @@ static int cmp_i64(const void *a, const void *b) {
 }
 
 /* One card: rows = channels the model has, columns = its leads with at least one value. */
-static wx_status write_card(const wx_eval_result *r, int mo, int base, const char *dir, int *written) {
+static wx_status write_card(const wx_eval_result *r, int mo, int base, const char *base_name,
+                            const char *dir, int *written) {
     int64_t *leads = malloc(sizeof(int64_t) * (size_t)(r->ncells + 1));
     int *rows = malloc(sizeof(int) * (size_t)(r->nchan + 1)), nl = 0, nr = 0;
     for (int i = 0; i < r->ncells; i++)
@@ -113,10 +134,20 @@ static wx_status write_card(const wx_eval_result *r, int mo, int base, const cha
         for (int i = 0; i < nr; i++) rl[i] = r->chan_names[rows[i]];
         for (int k = 0; k < nc; k++) snprintf(cbuf[k], 24, "%gh", leads[k] / 3600.0), cl[k] = cbuf[k];
         char path[4096], title[200], legend[200];
-        snprintf(path, sizeof path, "%s/scorecard_%s_vs_%s.png", dir, r->models[mo], r->models[base]);
-        snprintf(title, sizeof title, "RMSE of %s relative to %s", r->models[mo], r->models[base]);
+        /* Per-model baseline rows: the card is named after the baseline; the title says on
+         * whose initial times. Models scored on different initial times: the title says so. */
+        int differ = r->init_set && r->init_set[mo] != r->init_set[base];
+        snprintf(path, sizeof path, "%s/scorecard_%s_vs_%s.png", dir, r->models[mo], base_name);
+        if (differ)
+            snprintf(title, sizeof title, "RMSE of %s relative to %s (different initial times: "
+                     "%lld vs %lld)", r->models[mo], base_name, (long long)r->model_ninit[mo],
+                     (long long)r->model_ninit[base]);
+        else if (strcmp(base_name, r->models[base]))
+            snprintf(title, sizeof title, "RMSE of %s relative to %s on %s's %lld initial times",
+                     r->models[mo], base_name, owner(r, base), (long long)r->model_ninit[base]);
+        else snprintf(title, sizeof title, "RMSE of %s relative to %s", r->models[mo], base_name);
         snprintf(legend, sizeof legend, "100 * (RMSE - RMSE %s) / RMSE %s;  blue: better than %s",
-                 r->models[base], r->models[base], r->models[base]);
+                 base_name, base_name, base_name);
         wx_scorecard sc = {title, legend, nr, nc, rl, cl, v, 100};
         st = wx_scorecard_png(path, &sc);
         if (st == WX_OK) (*written)++;
@@ -129,7 +160,7 @@ static wx_status write_card(const wx_eval_result *r, int mo, int base, const cha
 wx_status wx_eval_write_scorecards(const wx_eval_result *r, const char *baseline, const char *dir,
                                    int *written) {
     *written = 0;
-    int base = wx_eval_model_index(r, baseline);
+    int base = wx_eval_model_index(r, baseline), per_model = r->baselines_per_model && is_baseline(baseline);
     if (base < 0) {
         char names[512] = "";
         for (int i = 0; i < r->nmodels; i++)
@@ -137,7 +168,19 @@ wx_status wx_eval_write_scorecards(const wx_eval_result *r, const char *baseline
         return wx_error_set(WX_ERR_USAGE, "--baseline %s: not among the scored models (%s)", baseline, names);
     }
     wx_status st = WX_OK;
-    for (int mo = 0; mo < r->nmodels && st == WX_OK; mo++)
-        if (mo != base) st = write_card(r, mo, base, dir, written);
+    for (int mo = 0; mo < r->nmodels && st == WX_OK; mo++) {
+        int b = base;
+        if (per_model) { /* the baseline on this row's model's initial times */
+            char want[160];
+            snprintf(want, sizeof want, "%s@%s", baseline, owner(r, mo));
+            b = -1;
+            for (int i = 0; i < r->nmodels; i++)
+                if (!strcmp(r->models[i], want)) b = i;
+        } else if (r->baselines_per_model && strchr(r->models[mo], '@') &&
+                   strcmp(owner(r, mo), baseline)) {
+            continue; /* another model's baseline row against this model: unrelated times */
+        }
+        if (b >= 0 && b != mo) st = write_card(r, mo, b, baseline, dir, written);
+    }
     return st;
 }

@@ -5,6 +5,16 @@
 
 #include "core/wx_error.h"
 
+void wx_metrics_fourcastnet_weights(int nlat, double *w) {
+    double sum = 0;
+    for (int j = 0; j < nlat; j++) {
+        double lat = nlat > 1 ? 90.0 - j * 180.0 / (nlat - 1) : 0;
+        w[j] = cos(lat * M_PI / 180.0);
+        sum += w[j];
+    }
+    for (int j = 0; j < nlat; j++) w[j] = sum > 0 ? nlat * w[j] / sum : 1;
+}
+
 double wx_metrics_wmean(const double *w, int nlat, int nlon, const float *x) {
     double num = 0, den = 0;
     for (int j = 0; j < nlat; j++) {
@@ -149,11 +159,36 @@ void wx_score_add(wx_score_sums *s, const double *w, int nlat, int nlon, const f
     s->sum_bias += d[0] * inv;
     s->sum_mse += d[1] * inv;
     s->sum_mae += d[2] * inv;
+    s->sum_rmse += sqrt(d[1] * inv);
     s->n++;
     if (c) {
         s->sum_acc += wx_metrics_acc(w, nlat, nlon, f, o, c);
         s->n_acc++;
     }
+}
+
+void wx_score_add_vector(wx_score_sums *s, const double *w, int nlat, int nlon, const float *fu,
+                         const float *fv, const float *ou, const float *ov) {
+    double num = 0, den = 0;
+    for (int j = 0; j < nlat; j++) {
+        double d2 = 0;
+        int n = 0;
+        for (int i = 0; i < nlon; i++) {
+            size_t k = (size_t)j * nlon + i;
+            if (!isfinite(fu[k]) || !isfinite(fv[k]) || !isfinite(ou[k]) || !isfinite(ov[k]))
+                continue;
+            double du = (double)fu[k] - ou[k], dv = (double)fv[k] - ov[k];
+            d2 += du * du + dv * dv;
+            n++;
+        }
+        num += w[j] * d2;
+        den += w[j] * n;
+    }
+    double mse = den > 0 ? num / den : NAN;
+    s->sum_mse += mse;
+    s->sum_rmse += sqrt(mse);
+    s->vector = 1;
+    s->n++;
 }
 
 void wx_score_add_ensemble(wx_score_sums *s, const double *w, int nlat, int nlon, int M,
@@ -170,9 +205,9 @@ void wx_score_add_ensemble(wx_score_sums *s, const double *w, int nlat, int nlon
 void wx_score_finish(const wx_score_sums *s, wx_scores *out) {
     *out = (wx_scores){.n = s->n, .n_ens = s->n_ens};
     double n = s->n > 0 ? (double)s->n : NAN, ne = s->n_ens > 0 ? (double)s->n_ens : NAN;
-    out->rmse = sqrt(s->sum_mse / n);
-    out->bias = s->sum_bias / n;
-    out->mae = s->sum_mae / n;
+    out->rmse = s->rmse_per_init ? s->sum_rmse / n : sqrt(s->sum_mse / n);
+    out->bias = s->vector ? NAN : s->sum_bias / n;
+    out->mae = s->vector ? NAN : s->sum_mae / n;
     out->acc = s->n_acc > 0 ? s->sum_acc / (double)s->n_acc : NAN;
     out->crps = s->sum_crps / ne;
     out->spread = sqrt(s->sum_ens_var / ne);

@@ -15,7 +15,8 @@ row or a masked region from poisoning every score, and equals WB2 when nothing i
  *   CRPS(t) = ⟨(1/M)Σ_m|x_m−o|⟩ − ½⟨(1/(M(M−1)))Σ_{i,j}|x_i−x_j|⟩   fair form; spread 0 when M<2
  *   VAR(t)  = ⟨var_m(x; ddof 1)⟩,  EMSE(t) = ⟨(mean_m x − o)²⟩
  * Over initial times (wx_score_finish):
- *   RMSE = sqrt(mean_t MSE)  (square root after the time mean, ECMWF/WB2 convention)
+ *   RMSE = sqrt(mean_t MSE)  (square root after the time mean, ECMWF/WB2 convention), or
+ *          mean_t sqrt(MSE(t)) with rmse_per_init (NVlabs FourCastNet's published numbers)
  *   bias, MAE, ACC, CRPS = mean_t of the above
  *   spread/skill = sqrt(mean_t VAR) / sqrt(mean_t EMSE)   (WB2's two parts combined)
  *   spread/skill fair = sqrt((M+1)/M) · spread/skill     (GenCast's finite-ensemble correction;
@@ -31,6 +32,10 @@ row or a masked region from poisoning every score, and equals WB2 when nothing i
 typedef struct {
     int64_t n;          /* initial times with a deterministic forecast added */
     double sum_mse, sum_bias, sum_mae;
+    double sum_rmse;    /* Σ_t sqrt(MSE(t)) */
+    int rmse_per_init;  /* 1: RMSE = mean_t sqrt(MSE(t)), NVlabs FourCastNet's (the mean over
+                           initial times of its per-initial-time RMSE); 0: WB2's sqrt(mean_t MSE) */
+    int vector;         /* 1: a wind vector (wx_score_add_vector): MSE only, no bias/MAE/ACC */
     int64_t n_acc;      /* of those, with a climatology given */
     double sum_acc;
     int64_t n_ens;      /* initial times with an ensemble added */
@@ -44,6 +49,13 @@ typedef struct {
     double rmse, bias, mae, acc;
     double crps, spread, ens_mean_rmse, spread_skill, spread_skill_fair;
 } wx_scores;
+
+/* NVlabs FourCastNet's latitude weights (inference/inference.py, shared/reference/
+ * fourcastnet.md item 8): w_j = nlat·cos(lat_j) / Σ_k cos(lat_k) with lat_j = 90 − j·180/(nlat−1),
+ * i.e. rows assumed evenly spaced from +90 to −90 inclusive whatever the grid's true latitudes
+ * (on 720 rows that is slightly off the 0.25° grid, as in NVlabs' code). Symmetric in j, so the
+ * row order does not matter. Mean 1 like the WB2 weights; the pole rows get weight 0. w: [nlat] */
+void wx_metrics_fourcastnet_weights(int nlat, double *w);
 
 /* Area-weighted mean ⟨x⟩ over finite points; NaN when no point is finite.
  * w: [nlat] (wx_grid_area_weights), x: [nlat, nlon] */
@@ -64,6 +76,11 @@ void wx_metrics_ensemble(const double *w, int nlat, int nlon, int M, const float
  * valid time) may be NULL, then ACC is not accumulated. f, o, c: [nlat, nlon] */
 void wx_score_add(wx_score_sums *s, const double *w, int nlat, int nlon, const float *f,
                   const float *o, const float *c);
+/* Adds one initial time of a wind vector (WB2 WindVectorRMSE, §2.2): MSE(t) = ⟨(Δu)² + (Δv)²⟩
+ * over the points where all four inputs are finite; RMSE as for any field.
+ * fu, fv, ou, ov: [nlat, nlon] */
+void wx_score_add_vector(wx_score_sums *s, const double *w, int nlat, int nlon, const float *fu,
+                         const float *fv, const float *ou, const float *ov);
 /* Adds one initial time of an ensemble. ens: [M, nlat, nlon], o: [nlat, nlon] */
 void wx_score_add_ensemble(wx_score_sums *s, const double *w, int nlat, int nlon, int M,
                            const float *ens, const float *o);

@@ -5,7 +5,9 @@ Written the xarray way WB2 does it: latitude made increasing first, cell bounds
 [-90, midpoints, 90], weights sin(upper) - sin(lower) divided by their mean, weighted means over
 (lat, lon) skipping points missing in any input (WB2 aggregates with skipna=False; wxcast skips
 them so padded rows do not poison a score), CRPS spread as the plain double sum over member pairs (not the rank form the
-C code uses), variance with ddof=1, RMSE as the square root after the time mean.
+C code uses), variance with ddof=1, RMSE as the square root after the time mean. Also NVlabs
+FourCastNet's latitude weights and per-time RMSE/ACC, written the way its numpy code is, and WB2's
+wind-vector RMSE.
 """
 import numpy as np
 
@@ -71,6 +73,42 @@ def case(rng, lat_desc, nlon, T, M, prefix, out):
     })
 
 
+def fourcastnet_weights(num_lat):
+    """NVlabs FourCastNet utils/weighted_acc_rmse.py: lat(j) = 90 - j*180/(num_lat-1),
+    weight = num_lat * cos(lat) / sum(cos(lat)) (written as there, per row index)."""
+    lat = lambda j: 90.0 - j * 180.0 / float(num_lat - 1)
+    s = np.sum(np.cos(np.pi / 180.0 * lat(np.arange(0, num_lat))))
+    return np.array([num_lat * np.cos(np.pi / 180.0 * lat(j)) / s for j in range(num_lat)])
+
+
+def wind_case(rng, lat_desc, nlon, T, out):
+    """WB2 WindVectorRMSE: sqrt(mean_t <(fu-ou)^2 + (fv-ov)^2>), cell-area weights, NaN skipped;
+    and NVlabs-style scores of u with the FourCastNet weights: the mean over t of the per-time
+    RMSE sqrt(mean(w*(f-o)^2)), and ACC sum(w f'o')/sqrt(sum(w f'^2) sum(w o'^2)) against a fixed
+    (time-mean) climatology cm."""
+    H = lat_desc.size
+    q = lambda a: a.astype(np.float32).astype(np.float64)
+    ou, ov = q(rng.normal(0, 8, (T, H, nlon))), q(rng.normal(0, 6, (T, H, nlon)))
+    fu, fv = q(ou + rng.normal(0.4, 2, (T, H, nlon))), q(ov + rng.normal(-0.2, 3, (T, H, nlon)))
+    fv[1, 3, 2] = np.nan  # a missing forecast point: skipped for the vector at that time
+    _, w = lat_weights(lat_desc)
+    flip = lambda a: a[..., ::-1, :]
+    vmse = []
+    for t in range(T):
+        d2 = flip(fu[t] - ou[t]) ** 2 + flip(fv[t] - ov[t]) ** 2
+        vmse.append(wmean(d2, w))
+    cm = q(rng.normal(0, 3, (H, nlon)))
+    wf = fourcastnet_weights(H)[:, None]
+    rm, ac = [], []
+    for t in range(T):
+        rm.append(np.sqrt(np.mean(wf * (fu[t] - ou[t]) ** 2)))
+        fa, oa = fu[t] - cm, ou[t] - cm
+        ac.append(np.sum(wf * fa * oa) / np.sqrt(np.sum(wf * fa ** 2) * np.sum(wf * oa ** 2)))
+    out.update({"w_lat": lat_desc, "w_fu": fu, "w_fv": fv, "w_ou": ou, "w_ov": ov,
+                "w_vector_rmse": np.sqrt(np.mean(vmse)), "w_cm": cm,
+                "w_fcn_rmse": np.mean(rm), "w_fcn_acc": np.mean(ac)})
+
+
 def main():
     rng = np.random.default_rng(20240601)
     out = {}
@@ -78,6 +116,10 @@ def main():
     case(rng, np.arange(90.0, -90.1, -30.0), 8, 4, 5, "a_", out)
     # A 720-row-style grid without the south pole: 10 rows 90..-72 step 18.
     case(rng, 90.0 - 18.0 * np.arange(10), 12, 3, 4, "b_", out)
+    # FourCastNet's weights on NVlabs' 720 rows, ERA5's 721 and a small odd grid.
+    for n in (720, 721, 19):
+        out["fcn_weights_%d" % n] = fourcastnet_weights(n)
+    wind_case(rng, np.arange(90.0, -90.1, -22.5), 16, 3, out)
     print(wxfixture.write("metrics", out))
 
 

@@ -26,6 +26,8 @@ static const eval_chan EVAL_CHANS[] = {
     {"t2m", "2t", "K", 0, 280, 20, 1.0},           /* rises 1 K per 6 h */
     {"z500", "z", "m2 s-2", 500, 52000, 800, 10.0}, /* 10 m2 s-2 per 6 h */
     {"t850", "t", "K", 850, 270, 15, 0.25},
+    {"u500", "u", "m s-1", 500, 5, 10, 0.5},   /* a u/v pair: wind vectors (test_eval_opts) */
+    {"v500", "v", "m s-1", 500, -3, 4, 0.25},
 };
 #define EVAL_MAX_CHANS ((int)(sizeof EVAL_CHANS / sizeof EVAL_CHANS[0]))
 

@@ -180,7 +180,7 @@ int main(void) {
 
     const char *files[4] = {DIR "/good_0.nc", DIR "/good_2.nc", DIR "/perfect_0.nc", DIR "/perfect_2.nc"};
     const char *models[4] = {"good", "good", "perfect", "perfect"};
-    wx_eval_opts o = {4, files, models, DIR "/truth", NULL, 1};
+    wx_eval_opts o = {.nfiles = 4, .files = files, .models = models, .truth = DIR "/truth", .baselines = 1};
     wx_eval_result r;
     wx_status st = wx_eval_run(&o, &r);
     WX_CHECK(st == WX_OK, "eval: %s", wx_error_message());
@@ -246,7 +246,7 @@ int main(void) {
     wx_grid_global(5.0, &m2.grid);
     write_forecast(DIR "/coarse.nc", &m2, 0, off_good);
     const char *f2[1] = {DIR "/coarse.nc"};
-    wx_eval_opts o2 = {1, f2, models, DIR "/truth", "", 1};
+    wx_eval_opts o2 = {.nfiles = 1, .files = f2, .models = models, .truth = DIR "/truth", .climatology = "", .baselines = 1};
     st = wx_eval_run(&o2, &r);
     WX_CHECK(st == WX_ERR_RUN && strstr(wx_error_message(), "regrid"), "grid mismatch: %s", wx_error_message());
     wx_archive_meta_free(&m);

@@ -60,7 +60,7 @@ int main(void) {
     WX_CHECK(ok, "forecast files written: %s", ok ? "" : wx_error_message());
     const char *files[4] = {DIR "/ens_0.nc", DIR "/ens_2.nc", DIR "/det_0.nc", DIR "/det_2.nc"};
     const char *models[4] = {"ens", "ens", "det", "det"};
-    wx_eval_opts o = {4, files, models, DIR "/truth", "", 0};
+    wx_eval_opts o = {.nfiles = 4, .files = files, .models = models, .truth = DIR "/truth", .climatology = ""};
     wx_eval_result r;
     wx_status st = wx_eval_run(&o, &r);
     WX_CHECK(st == WX_OK, "eval: %s", wx_error_message());

@@ -132,6 +132,51 @@ static void test_against_numpy(const wx_fixture *fx, const char *p, int nlon) {
     free(f), free(o), free(c), free(e), free(w), free(wrev);
 }
 
+/* NVlabs FourCastNet's weights (numpy, written as in its utils/weighted_acc_rmse.py) on 720,
+ * 721 and 19 rows; WB2's wind-vector RMSE; FourCastNet's per-time RMSE averaged over times and
+ * its ACC against a fixed climatology, with its weights. */
+static void test_fourcastnet_and_wind(const wx_fixture *fx) {
+    static const int rows[3] = {720, 721, 19};
+    for (int i = 0; i < 3; i++) {
+        char k[64];
+        snprintf(k, sizeof k, "fcn_weights_%d", rows[i]);
+        double *w = malloc(sizeof(double) * (size_t)rows[i]);
+        wx_metrics_fourcastnet_weights(rows[i], w);
+        WX_CHECK_CLOSE_F64(k, w, wx_fixture_get(fx, k)->data, rows[i], 1e-13, 1e-13);
+        free(w);
+    }
+    const wx_fixture_tensor *lat = wx_fixture_get(fx, "w_lat"), *fut = wx_fixture_get(fx, "w_fu");
+    int H = (int)lat->size, T = (int)fut->dims[0], W = (int)fut->dims[2];
+    wx_grid g;
+    WX_CHECK(wx_grid_make(H, W, lat->data[0], lat->data[0] - lat->data[1], 0, 360.0 / W, &g) == WX_OK, "grid");
+    double *w = malloc(sizeof(double) * H), *wf = malloc(sizeof(double) * H);
+    wx_grid_area_weights(&g, w);
+    wx_metrics_fourcastnet_weights(H, wf);
+    float *fu = wx_fixture_f32(fx, "w_fu"), *fv = wx_fixture_f32(fx, "w_fv");
+    float *ou = wx_fixture_f32(fx, "w_ou"), *ov = wx_fixture_f32(fx, "w_ov"), *cm = wx_fixture_f32(fx, "w_cm");
+    size_t np = (size_t)H * W;
+    wx_score_sums sv = {0}, sf = {.rmse_per_init = 1};
+    for (int t = 0; t < T; t++) {
+        wx_score_add_vector(&sv, w, H, W, fu + t * np, fv + t * np, ou + t * np, ov + t * np);
+        wx_score_add(&sf, wf, H, W, fu + t * np, ou + t * np, cm);
+    }
+    wx_scores a, b;
+    wx_score_finish(&sv, &a);
+    wx_score_finish(&sf, &b);
+    double rv = wx_fixture_scalar(fx, "w_vector_rmse"), rf = wx_fixture_scalar(fx, "w_fcn_rmse"),
+           af = wx_fixture_scalar(fx, "w_fcn_acc");
+    WX_CHECK(fabs(a.rmse - rv) <= 1e-12 * rv && a.n == T && isnan(a.bias) && isnan(a.mae),
+             "wind-vector rmse %.17g vs numpy %.17g (n %lld; no bias/mae)", a.rmse, rv, (long long)a.n);
+    WX_CHECK(fabs(b.rmse - rf) <= 1e-12 * rf, "fourcastnet rmse (mean of per-time) %.17g vs numpy %.17g",
+             b.rmse, rf);
+    WX_CHECK(fabs(b.acc - af) <= 1e-12, "fourcastnet acc %.17g vs numpy %.17g", b.acc, af);
+    sf.rmse_per_init = 0;
+    wx_score_finish(&sf, &b);
+    WX_CHECK(fabs(b.rmse - rf) > 1e-6, "WB2 rmse (root after the mean) %.9g differs from the per-time mean %.9g",
+             b.rmse, rf);
+    free(fu), free(fv), free(ou), free(ov), free(cm), free(w), free(wf);
+}
+
 int main(void) {
     test_weights_by_hand();
     test_deterministic_by_hand();
@@ -141,6 +186,7 @@ int main(void) {
     if (fx) {
         test_against_numpy(fx, "a_", 8);
         test_against_numpy(fx, "b_", 12);
+        test_fourcastnet_and_wind(fx);
         wx_fixture_free(fx);
     }
     return wx_test_summary();
