@@ -139,12 +139,13 @@ static wx_status write_card(const wx_eval_result *r, int mo, int base, const cha
         int differ = r->init_set && r->init_set[mo] != r->init_set[base];
         snprintf(path, sizeof path, "%s/scorecard_%s_vs_%s.png", dir, r->models[mo], base_name);
         if (differ)
-            snprintf(title, sizeof title, "RMSE of %s relative to %s (different initial times: "
-                     "%lld vs %lld)", r->models[mo], base_name, (long long)r->model_ninit[mo],
+            snprintf(title, sizeof title, "RMSE of %s relative to %s (on different initial times, "
+                     "%lld and %lld)", r->models[mo], base_name, (long long)r->model_ninit[mo],
                      (long long)r->model_ninit[base]);
         else if (strcmp(base_name, r->models[base]))
-            snprintf(title, sizeof title, "RMSE of %s relative to %s on %s's %lld initial times",
-                     r->models[mo], base_name, owner(r, base), (long long)r->model_ninit[base]);
+            snprintf(title, sizeof title, "RMSE of %s relative to %s on the %lld initial time%s of %s",
+                     r->models[mo], base_name, (long long)r->model_ninit[base],
+                     r->model_ninit[base] == 1 ? "" : "s", owner(r, base));
         else snprintf(title, sizeof title, "RMSE of %s relative to %s", r->models[mo], base_name);
         snprintf(legend, sizeof legend, "100 * (RMSE - RMSE %s) / RMSE %s;  blue: better than %s",
                  base_name, base_name, base_name);
