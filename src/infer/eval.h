@@ -101,7 +101,7 @@ const wx_eval_cell *wx_eval_find(const wx_eval_result *r, const char *model, con
  * for deterministic forecasts; bias, MAE and ACC are empty for wind vectors "wv..."). */
 wx_status wx_eval_write_csv(const wx_eval_result *r, const char *path);
 /* scores.json: {"initial_times": N, "climatology": bool, "convention": "wb2"|"fourcastnet",
- * "baselines": "shared"|"per_model", "models": [...], "scores": [{model, variable, lead_hours,
+ * "baselines": "shared"|"per_model"|"none", "models": [...], "scores": [{model, variable, lead_hours,
  * n, rmse, bias, mae, acc[, n_ens, crps, spread, spread_skill, spread_skill_fair]}, ...]} with
  * NaN as null; the ensemble keys only for ensemble forecasts. */
 wx_status wx_eval_write_json(const wx_eval_result *r, const char *path);

@@ -1,6 +1,7 @@
 /* eval's tables: scores.csv and scores.json (formats in eval.h). */
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "core/wx_fs.h"
 #include "core/wx_json.h"
@@ -41,7 +42,11 @@ wx_status wx_eval_write_json(const wx_eval_result *r, const char *path) {
     wx_json_kv_bool(&j, "climatology", r->has_climatology);
     wx_json_kv_string(&j, "convention", r->convention == WX_EVAL_FOURCASTNET ? "fourcastnet" : "wb2");
     /* "per_model": rows persistence@MODEL / climatology@MODEL on each model's initial times */
-    wx_json_kv_string(&j, "baselines", r->baselines_per_model ? "per_model" : "shared");
+    int any_base = 0;
+    for (int i = 0; i < r->nmodels; i++)
+        any_base |= !strncmp(r->models[i], WX_EVAL_PERSISTENCE, strlen(WX_EVAL_PERSISTENCE)) ||
+                    !strncmp(r->models[i], WX_EVAL_CLIMATOLOGY, strlen(WX_EVAL_CLIMATOLOGY));
+    wx_json_kv_string(&j, "baselines", !any_base ? "none" : r->baselines_per_model ? "per_model" : "shared");
     wx_json_key(&j, "models");
     wx_json_array_begin(&j);
     for (int i = 0; i < r->nmodels; i++) wx_json_string(&j, r->models[i]);
