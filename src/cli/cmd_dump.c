@@ -71,10 +71,7 @@ int wx_cmd_dump(int argc, char **argv) {
     o.deflate = (int)deflate;
     if (st == WX_OK) st = parse_time(&a, "start", &o.has_start, &o.start);
     if (st == WX_OK) st = parse_time(&a, "end", &o.has_end, &o.end);
-    /* the NetCDF writer's temporary, removed on SIGINT/SIGTERM (core/wx_fs.h) */
-    int reg = wx_fs_tmp_register_for(out);
     if (st == WX_OK) st = wx_archive_dump(a.positionals[0], out, &o);
-    wx_fs_tmp_unregister(reg);
     if (st != WX_OK) return wx_cli_error(st);
     printf("%s: %d variables x %lld times\n", out, o.vars_written, (long long)o.times_written);
     return 0;

@@ -51,19 +51,6 @@ wx_status wx_atomic_open(wx_atomic_file *f, const char *path) {
     return WX_OK;
 }
 
-int wx_fs_tmp_register_for(const char *path) {
-    char *dir;
-    const char *name;
-    split_path(path, &dir, &name);
-    size_t n = strlen(dir) + strlen(name) + 48;
-    char *tmp = wx_malloc(n);
-    snprintf(tmp, n, "%s/.%s.tmp.%ld", dir, name, (long)getpid());
-    int slot = wx_fs_tmp_register(tmp, 0);
-    free(tmp);
-    free(dir);
-    return slot;
-}
-
 static void release(wx_atomic_file *f) {
     if (f->reg > 0) wx_fs_tmp_unregister(f->reg - 1);
     free(f->path);

@@ -41,9 +41,6 @@ wx_status wx_output_dir_check(const char *path, const char *what);
 void wx_fs_cleanup_install(void);
 int wx_fs_tmp_register(const char *path, int tree);
 void wx_fs_tmp_unregister(int slot);
-/* Registers the temporary "<dir>/.<name>.tmp.<pid>" of output `path` for a writer that names its
- * temporary that way itself (io/netcdf_write.c); returns the slot. */
-int wx_fs_tmp_register_for(const char *path);
 /* wx_mkdir_p notes each folder it creates; a failed run removes those still empty, newest first. */
 void wx_fs_created_dir_note(const char *path);
 void wx_fs_created_dirs_remove(void);

@@ -262,8 +262,6 @@ wx_status wx_forecast_run_ext(wx_forecast_opts *o, wx_forecast_ext *xo) {
     float *out = wx_malloc(sizeof(float) * hw * (size_t)nw * (size_t)B);
     float *tmp = wx_malloc(sizeof(float) * hw * (size_t)nw * 2);
     writers w = {0};
-    int reg[3] = {-1, -1, -1}; /* the NetCDF writer's temporaries, removed on SIGINT/SIGTERM */
-    if (st == WX_OK && o->output) reg[0] = wx_fs_tmp_register_for(o->output);
     if (st == WX_OK) {
         wx_archive_channel *chans = wx_calloc((size_t)nw, sizeof *chans);
         for (int c = 0; c < r->nout; c++) chans[c] = m->chan[map_out[c]];
@@ -275,8 +273,6 @@ wx_status wx_forecast_run_ext(wx_forecast_opts *o, wx_forecast_ext *xo) {
         if (st == WX_OK && ens && o->output) {
             beside(o->output, "mean", x->mean_path, sizeof x->mean_path);
             beside(o->output, "spread", x->spread_path, sizeof x->spread_path);
-            reg[1] = wx_fs_tmp_register_for(x->mean_path);
-            reg[2] = wx_fs_tmp_register_for(x->spread_path);
             wx_forecast_write_opts wm = {.netcdf = x->mean_path, .deflate = x->deflate,
                                          .step_s = r->step_s, .source = o->model};
             st = wx_forecast_writer_open_opts(&w.mean, &wm, &r->grid, nw, chans, o->time);
@@ -325,7 +321,6 @@ wx_status wx_forecast_run_ext(wx_forecast_opts *o, wx_forecast_ext *xo) {
     o->step_s = r->step_s;
     o->nvars = nw;
     wx_forecast_precip_close(&pc);
-    for (int i = 0; i < 3; i++) wx_fs_tmp_unregister(reg[i]);
     o->seconds = wx_time_now() - t0;
     free(rec), free(recs), free(tinit), free(out), free(tmp), free(map_in), free(map_out);
     if (ar) wx_archive_close(ar);

@@ -1,5 +1,6 @@
 #include "io/netcdf_write.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
 #include <math.h>
@@ -8,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include "core/wx_fs.h"
 
 #define NC_TRY(call, what)                                                                      \
     do {                                                                                        \
@@ -25,6 +28,7 @@ static int put_text(int ncid, int var, const char *name, const char *text) {
 void wx_nc_writer_abort(wx_nc_writer *w) {
     if (w->ncid > 0) nc_close(w->ncid);
     if (w->tmp) unlink(w->tmp);
+    if (w->reg > 0) wx_fs_tmp_unregister(w->reg - 1);
     free(w->path);
     free(w->tmp);
     free(w->varids);
@@ -54,6 +58,7 @@ wx_status wx_nc_writer_open_ext(wx_nc_writer *w, const char *path, const wx_nc_l
     snprintf(w->tmp, n, "%s/.%s.tmp.%ld", dirname(dcopy), basename(bcopy), (long)getpid());
     free(dcopy);
     free(bcopy);
+    w->reg = wx_fs_tmp_register(w->tmp, 0) + 1; /* removed on SIGINT/SIGTERM (core/wx_fs.h) */
     w->nvars = L->nvars;
     w->nlevels = L->nlevels;
     w->grid = L->grid;
@@ -270,12 +275,14 @@ wx_status wx_nc_writer_close(wx_nc_writer *w) {
     int fd = open(w->tmp, O_RDONLY);
     if (fd < 0 || fsync(fd) != 0) {
         if (fd >= 0) close(fd);
-        st = wx_error_set(WX_ERR_RUN, "%s: fsync of the temporary failed", w->path);
+        st = wx_error_set(WX_ERR_RUN, "%s: fsync of the temporary %s failed: %s", w->path, w->tmp,
+                          strerror(errno));
         goto fail;
     }
     close(fd);
     if (rename(w->tmp, w->path) != 0) {
-        st = wx_error_set(WX_ERR_RUN, "%s: rename from %s failed", w->path, w->tmp);
+        st = wx_error_set(WX_ERR_RUN, "%s: rename from %s failed: %s", w->path, w->tmp,
+                          strerror(errno));
         goto fail;
     }
     char *dcopy = wx_strdup(w->path);

@@ -59,6 +59,7 @@ typedef struct {
 typedef struct {
     int ncid;
     char *path, *tmp;
+    int reg;        /* 1 + the temporary's slot in core/wx_fs.h's SIGINT/SIGTERM clean-up; 0: none */
     int nvars, nlevels;
     int *varids;
     int *ndims;     /* per variable */

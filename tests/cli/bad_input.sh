@@ -56,6 +56,15 @@ p=$!
 for i in $(seq 100); do ls -A ops/prod | grep -q '^\.tmp-' && [ -n "$(ls -A ops/prod/.tmp-* 2>/dev/null)" ] && break; sleep 0.1; done
 kill -TERM $p; wait $p; st=$?
 ok "daily SIGTERM: exit 143 (got $st), no temporary folder left ($(ls -A ops/prod))" '[ $st -eq 143 ] && only ops/prod ""'
+# synth: the NetCDF writer registers its own temporaries (each month's file is open for a while)
+printf 'truncation: 21\nnlat: 17\nnlon: 32\nstart_year: 2000\nyears: 50\nspin_up_days: 0\nformats: [netcdf]\n' > long.yaml
+mkdir -p sy
+"$W" -q synth long.yaml --output sy 2>/dev/null &
+p=$!
+for i in $(seq 100); do ls -A sy | grep -q '\.tmp\.' && break; sleep 0.1; done
+ok "synth SIGTERM case: its NetCDF temporaries existed" 'ls -A sy | grep -q "\.tmp\."'
+kill -TERM $p; wait $p; st=$?
+ok "synth SIGTERM: exit 143 (got $st), no temporary left ($(ls -A sy | grep tmp))" '[ $st -eq 143 ] && ! ls -A sy | grep -q "\.tmp\."'
 
 # 2. Options that conflict or mean nothing alone.
 run "${F[@]}" --steps 2 --lead 24h --output x.nc
