@@ -13,10 +13,12 @@
 int wx_cmd_forecast(int argc, char **argv) {
     static const wx_arg_option opts[] = {
         {"model", 1, "checkpoint written by `wxcast train` (required)", "CKPT"},
-        {"init", 1, "archive holding the initial state (required)", "ARCHIVE"},
-        {"time", 1, "initial time, a record of the archive (required)", "ISO"},
+        {"init", 1, "archive, or a GRIB/NetCDF analysis file, holding the initial state (required)",
+         "ARCHIVE|FILE"},
+        {"time", 1, "initial time (required with an archive; a file: default its earliest time)",
+         "ISO"},
         {"steps", 1, "model steps to roll out (required unless --lead; 40 = 10 days of 6 h)", "N"},
-        {"output", 1, "NetCDF file to write (required)", "FILE.nc"},
+        {"output", 1, "NetCDF file to write (required unless --grib)", "FILE.nc"},
         {"threads", 1, "compute threads (default: all cores)", "N"},
         {"precip", 1, "precipitation model (wxcast train --stage precip): adds tp at leads >= 1",
          "CKPT"},
@@ -26,8 +28,9 @@ int wx_cmd_forecast(int argc, char **argv) {
         {NULL, 0, NULL, NULL},
     };
     static const wx_arg_spec spec = {
-        "forecast", "--model CKPT --init ARCHIVE --time ISO --steps N --output FILE.nc",
-        "Rolls the model out autoregressively from the archive's state at --time and writes CF-1.8 "
+        "forecast", "--model CKPT --init ARCHIVE|FILE [--time ISO] (--steps N | --lead D) --output FILE.nc",
+        "Rolls the model out autoregressively from the initial state (an archive record or an\n"
+        "analysis file) and writes CF-1.8 "
         "NetCDF:\ndimensions (time, latitude, longitude) with time the valid time, latitude north "
         "to south,\nlongitude from 0 east; one variable per channel; lead 0 (the initial state) "
         "first; the scalar\nforecast_reference_time and forecast_period(time) in hours. Memory "
