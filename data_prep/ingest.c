@@ -118,6 +118,27 @@ static wx_status not_found(ingest_ctx *c, const wx_recipe_var *v, wx_time t) {
                  f->name, axis);
         break;
     }
+    int any = 0; /* a param no source holds at all: a typo in the recipe, most likely */
+    for (int i = 0; i < c->nix && !any; i++) any = !strcmp(c->ix[i].f->param, v->param);
+    if (!any && c->nix > 0) {
+        int n = snprintf(hint, sizeof hint, "; no source holds param '%s' at any time (they hold:",
+                         v->param);
+        const char *listed[16];
+        int nl = 0;
+        for (int i = 0; i < c->nix && n < (int)sizeof hint - 40; i++) {
+            const char *p = c->ix[i].f->param;
+            int seen = 0;
+            for (int k = 0; k < nl && !seen; k++) seen = !strcmp(listed[k], p);
+            if (seen) continue;
+            if (nl == 16) {
+                n += snprintf(hint + n, sizeof hint - (size_t)n, " ...");
+                break;
+            }
+            listed[nl++] = p;
+            n += snprintf(hint + n, sizeof hint - (size_t)n, " %s", p);
+        }
+        if (n < (int)sizeof hint - 2) snprintf(hint + n, sizeof hint - (size_t)n, ")");
+    }
     return wx_error_set(WX_ERR_RUN, "no source field for variable '%s' (%s%s, member %d) valid at "
                         "%s%s", v->name, v->param, lev, c->r.member, when, hint);
 }

@@ -34,6 +34,11 @@ ok "verify OK" '"$WX" verify "$T/a" | grep -q "^OK"'
 "$WX" inspect --json "$T/a" > "$T/inspect.json"
 ok "inspect json channels" 'grep -q "\"name\":\"t850\"" "$T/inspect.json" && grep -q "\"nlat\":61" "$T/inspect.json" && grep -q "\"times\":4" "$T/inspect.json"'
 ok "inspect text" '"$WX" inspect "$T/a" | grep -q "channels  3"'
+# a param no source holds (a typo): the error says so and lists the params the sources hold
+recipe typo "$DATA/era5-levels-members.grib" '  - {name: t850, param: tt, level: 850}'
+"$WX" ingest "$T/typo.yaml" > /dev/null 2>"$T/typo.txt"
+rc=$?
+ok "param no source holds: exit 1 naming it and the params held (rc $rc: $(cat "$T/typo.txt"))" '[ $rc -eq 1 ] && [ $(wc -l < "$T/typo.txt") -eq 1 ] && grep -q "no source holds param .tt. at any time (they hold: z t)" "$T/typo.txt"'
 ok "dump to CF NetCDF" '"$WX" -q dump "$T/a" --output "$T/a.nc" --vars t850 --start 2017-01-01T12 >/dev/null'
 ok "dump layout (ncdump)" 'ncdump -h "$T/a.nc" | grep -q "float t850(time, latitude, longitude)" && ncdump -h "$T/a.nc" | grep -q "time = UNLIMITED ; // (3 currently)"'
 "$WX" dump "$T/a" --output "$T/b.nc" --vars t850,q700 > /dev/null 2> "$T/derr.txt"; rc=$?
