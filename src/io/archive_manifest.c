@@ -210,6 +210,15 @@ wx_status wx_archive_read_manifest(const char *dir, wx_archive_meta *m) {
     fclose(f);
     wx_yaml *root = NULL;
     wx_status st = wx_yaml_load_file(path, &root);
+    if (st != WX_OK) { /* the parser speaks YAML; the file is JSON that ingest wrote */
+        char why[512];
+        const char *msg = wx_error_message(), *cut = strstr(msg, "YAML syntax error: ");
+        snprintf(why, sizeof why, "%s", cut ? cut + strlen("YAML syntax error: ") : msg);
+        const char *line = strstr(msg, ": line ");
+        int ln = line ? atoi(line + 7) : 0;
+        st = wx_error_set(WX_ERR_RUN, "%s: damaged manifest, not valid JSON (line %d: %s); rerun "
+                          "`wxcast ingest` to rewrite it", path, ln, why);
+    }
     if (st == WX_OK) st = parse(root, path, m);
     wx_yaml_free(root);
     if (st != WX_OK) wx_archive_meta_free(m);

@@ -147,6 +147,9 @@ usage_error "dump into the archive" "archive/manifest.json" "inside the archive"
 run dump archive --output ./archive/../archive/sub.nc
 usage_error "dump into the archive (another spelling)" "inside the archive"
 ok "the archive's manifest is intact" '[ "$(md5sum < archive/manifest.json)" = "$m0" ] && "$W" -q verify archive >/dev/null 2>&1'
+cp -r archive broken && head -c 100 archive/manifest.json > broken/manifest.json
+run inspect broken
+fails 1 "truncated manifest" "broken/manifest.json" "damaged manifest, not valid JSON" "rerun \`wxcast ingest\`"
 
 # 7. wxcast's own NetCDF read back.
 data() { ncdump -v "$2" "$1" | sed -n '/^data:/,$p' | awk -v v="$2" '$0 ~ "^ "v" =" {on=1} on {print} on && /;/ {exit}'; }
