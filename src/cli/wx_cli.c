@@ -31,6 +31,8 @@ static void usage(FILE *out) {
     fprintf(out, "usage: wxcast <command> [options]\n\ncommands:\n");
     for (const wx_command *c = wx_commands; c->name; c++) fprintf(out, "  %-10s %s\n", c->name, c->summary);
     fprintf(out, "\nglobal options (before the command): -q/--quiet, -v/--verbose, --version, -h/--help\n"
+                 "  -q silences progress and information on stderr; a command's result line (what it\n"
+                 "  wrote) stays on stdout, and errors always print.\n"
                  "'wxcast <command> --help' lists a command's options.\n");
 }
 

@@ -79,11 +79,17 @@ static wx_status init_window_from_file(const char *path, const char *prev, const
         const char *from = prev && w < W - 1 ? prev : path;
         st = wx_forecast_init_from_file(from, r, 1, &tw, &mw, &one);
         if (st != WX_OK) {
-            char a[32];
+            char a[32], why[1024];
             wx_time_format(*time, a);
-            st = wx_error_wrap(st, "the %s model starts from %lld analyses every %llds up to %s%s%s%s: ",
-                               r->family, (long long)W, (long long)r->step_s, a,
-                               prev ? " (the earlier from " : "", prev ? prev : "", prev ? ")" : "");
+            snprintf(why, sizeof why, "%s", wx_error_message());
+            /* one file without the earlier state: --init-prev is the way to give it */
+            const char *hint = !prev && W == 2
+                                   ? " (a file holding one time: give the state one step earlier "
+                                     "with --init-prev FILE, and --time)" : "";
+            st = wx_error_set(st, "the %s model starts from %lld analyses %gh apart up to "
+                              "%s%s%s%s: %s%s", r->family, (long long)W, r->step_s / 3600.0, a,
+                              prev ? " (the earlier from " : "", prev ? prev : "", prev ? ")" : "",
+                              why, hint);
             break;
         }
         if (w == 0) {

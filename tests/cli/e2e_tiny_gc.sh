@@ -101,6 +101,13 @@ ok "it read the earlier state from the day before's file" 'grep -q "state one st
 DF=ops/products/20020105T00/forecast.nc
 # lead 12 h (third time) = the forecast from the archive's window at the same start
 ok "its 12 h z500 equals the forecast from the archive's window" '[ -n "$(tiny_e2e_values $DF z 4225)" ] && [ "$(tiny_e2e_values $DF z 4225)" = "$(tiny_e2e_values f.nc z 4225)" ]'
+# One file with one time: the error asks for --init-prev; with it the forecast runs.
+"$W" -q forecast --model "$CK" --init ops/drop/an_20020105_00.nc --steps 1 --output p1.nc > /dev/null 2> pe.txt
+rc=$?
+ok "one-time file without --init-prev: exit 2 asking for it (rc $rc: $(cat pe.txt))" '[ $rc -eq 2 ] && [ $(wc -l < pe.txt) -eq 1 ] && grep -q "give the state one step earlier with --init-prev" pe.txt && grep -q "analyses 6h apart" pe.txt'
+"$W" -q forecast --model "$CK" --init ops/drop/an_20020105_00.nc --init-prev ops/drop/an_20020104_18.nc --time 2002-01-05T00:00 --steps 2 --output p2.nc > /dev/null 2> pe2.txt
+rc=$?
+ok "with --init-prev: the forecast from the archive's window (rc $rc: $(cat pe2.txt))" '[ $rc -eq 0 ] && [ "$(tiny_e2e_values p2.nc z 4225)" = "$(tiny_e2e_values f.nc z 4225)" ]'
 rm ops/drop/an_20020104_18.nc
 sed 's/^output: products$/output: products2/' ops/daily.yaml > ops/daily2.yaml
 "$W" daily ops/daily2.yaml --date 2002-01-05 > do2.txt 2> de2.txt
