@@ -440,8 +440,6 @@ wx_status wx_grib_read(wx_source *s, int i, wx_missing_policy policy, float *val
         if (nmiss && policy == WX_MISSING_ERROR)
             st = wx_error_set(WX_ERR_RUN, "%s: %ld of %zu values are missing (GRIB bitmap); set "
                               "`missing: nan` in the recipe to keep them as NaN", where, nmiss, n);
-        if (f->scale != 0) /* a converted parameter (gh -> z); NaN stays NaN */
-            for (size_t k = 0; k < n; k++) values[k] = (float)(f->scale * values[k]);
     }
     free(rm);
     free(cm);

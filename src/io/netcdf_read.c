@@ -182,6 +182,8 @@ static wx_status scan_var(wx_source *s, nc_impl *im, int varid, int *dimax) {
     const wx_catalogue_entry *e =
         wx_catalogue_find_kind(name, pos[AX_LEVEL] >= 0 ? WX_LEVEL_PRESSURE : WX_LEVEL_SINGLE);
     if (!e && pos[AX_LEVEL] < 0) e = wx_catalogue_find_kind(name, WX_LEVEL_STATIC);
+    double conv = 0; /* a parameter read as a catalogue one after a unit change (gh -> z) */
+    if (!e && pos[AX_LEVEL] >= 0) e = wx_catalogue_find_converted(name, WX_LEVEL_PRESSURE, &conv);
     /* wxcast's own files (dump, ensembles) name a pressure-level channel "z500" with no level
      * axis: parameter z at 500 hPa, as model channels are named */
     double name_level = 0;
@@ -201,6 +203,7 @@ static wx_status scan_var(wx_source *s, nc_impl *im, int varid, int *dimax) {
                     f->msg = s->count;
                     snprintf(f->name, sizeof f->name, "%.63s", name);
                     f->entry = e;
+                    f->scale = conv;
                     snprintf(f->param, sizeof f->param, "%.63s", e ? e->short_name : name);
                     f->kind = pos[AX_LEVEL] >= 0 || name_level > 0 ? WX_LEVEL_PRESSURE
                               : e ? e->level_kind : WX_LEVEL_SINGLE;

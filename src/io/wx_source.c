@@ -69,11 +69,18 @@ const wx_field_info *wx_source_info(const wx_source *s, int i) {
 
 wx_status wx_source_read(wx_source *s, int i, wx_missing_policy policy, float *values) {
     WX_ASSERT(i >= 0 && i < s->count);
-    if (s->format == WX_FORMAT_GRIB) return wx_grib_read(s, i, policy, values);
-    /* netCDF-C keeps global state and is not thread-safe: one NetCDF read at a time. */
+    const wx_field_info *f = &s->fields[i];
     wx_status st;
+    if (s->format == WX_FORMAT_GRIB) {
+        st = wx_grib_read(s, i, policy, values);
+    } else { /* netCDF-C keeps global state and is not thread-safe: one NetCDF read at a time. */
 #pragma omp critical(wx_netcdf)
-    st = wx_netcdf_read(s, i, policy, values);
+        st = wx_netcdf_read(s, i, policy, values);
+    }
+    if (st == WX_OK && f->scale != 0) { /* a converted parameter (gh -> z); NaN stays NaN */
+        size_t n = (size_t)f->grid.nlat * (size_t)f->grid.nlon;
+        for (size_t k = 0; k < n; k++) values[k] = (float)(f->scale * values[k]);
+    }
     return st;
 }
 

@@ -105,6 +105,23 @@ int main(void) {
             WX_CHECK(md <= 0.0011, "packed within half a step (0.001) of unpacked: %g", md);
         }
     }
+    /* Geopotential height gh (gpm) on pressure levels, as ECMWF open data: read as z x 9.80665. */
+    char gp[1200];
+    snprintf(gp, sizeof gp, "%s/gh.nc", tmp);
+    WX_CHECK(td_nc_write(gp, "gh", levels, 2, nt, 5.0, &layouts[0], NULL) == 0, "write gh");
+    wx_source *gs;
+    if (WX_CHECK(wx_source_open(gp, &gs) == WX_OK, "open gh: %s", wx_error_message())) {
+        const wx_field_info *f = wx_source_info(gs, 1);
+        WX_CHECK(f && !strcmp(f->param, "z") && f->kind == WX_LEVEL_PRESSURE && f->level == 850,
+                 "gh 850 hPa described as z 850 hPa (param %s)", f ? f->param : "?");
+        double md = 0;
+        if (WX_CHECK(wx_source_read(gs, 1, WX_MISSING_ERROR, got) == WX_OK, "read gh: %s",
+                     wx_error_message()))
+            for (size_t q = 0; q < n; q++) md = fmax(md, fabs(got[q] - 9.80665 * ref[n + q]) /
+                                                             (9.80665 * fabs(ref[n + q]) + 1e-30));
+        WX_CHECK(md < 1e-6, "gh read as 9.80665 x the stored values (max relative error %.2g)", md);
+        wx_source_close(gs);
+    }
     /* Missing values in a NetCDF field: error with the count; and an unsupported calendar. */
     char p[1200];
     snprintf(p, sizeof p, "%s/miss.nc", tmp);
