@@ -1,4 +1,4 @@
-/* wxcast daily: the day's forecast products from the latest analysis (src/infer/daily.h). */
+/* wxcast daily: a day's forecast products from that day's analysis (--date, default today; src/infer/daily.h). */
 #include <stdio.h>
 
 #include "cli/cmd_forecast_ext.h"

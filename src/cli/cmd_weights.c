@@ -211,7 +211,7 @@ static wx_status import_data_text(const char *path, const wx_fcn_config *d, char
             wx_ckpt_data_channels(f, "channels_out", c, nch);
             fprintf(f, "time_step_s: %lld\nwindow: 1\n", (long long)step_s);
             wx_ckpt_data_grid(f, &g);
-            fprintf(f, "imported_from: \"%s\"\n", path);
+            wx_ckpt_data_string(f, "imported_from", path);
             fclose(f);
         }
     }

@@ -17,13 +17,13 @@ const wx_command wx_commands[] = {
     {"verify", "read every record of an archive and check every checksum", wx_cmd_verify},
     {"dump", "write an archive's fields (or a subset) as CF NetCDF", wx_cmd_dump},
     {"train", "train FourCastNet or GraphCast from a training config; checkpoints, resume, MPI", wx_cmd_train},
-    {"forecast", "roll a trained model out from an archive state; CF NetCDF with lead 0", wx_cmd_forecast},
+    {"forecast", "roll a trained model out from an archive record or analysis file; CF NetCDF, GRIB", wx_cmd_forecast},
     {"demo", "synthetic world -> archive -> FourCastNet -> 10-day forecasts scored vs baselines", wx_cmd_demo},
     {"export-weights", "checkpoint -> safetensors with the PyTorch (NVlabs) parameter names", wx_cmd_export_weights},
     {"import-weights", "safetensors with the PyTorch (NVlabs) names -> checkpoint", wx_cmd_import_weights},
     {"export", "forecast file -> PNG maps per variable and lead, wind layers, static web viewer", wx_cmd_export},
     {"eval", "WeatherBench2 scores of forecast files vs an archive, baselines, CSV/JSON/plots", wx_cmd_eval},
-    {"daily", "the day's forecast, ensemble, GRIB, maps and viewer from the latest analysis", wx_cmd_daily},
+    {"daily", "a day's forecast, ensemble, GRIB, maps and viewer from its analysis (--date, default today)", wx_cmd_daily},
     {NULL, NULL, NULL},
 };
 

@@ -16,6 +16,7 @@
 #include "infer/forecast_write.h"
 #include "infer/rollout.h"
 #include "io/archive.h"
+#include "io/wx_source.h"
 
 /* Record index of time t, or a usage error naming the archive's axis. */
 static wx_status time_index(const wx_archive_meta *m, const char *dir, wx_time t, int64_t *idx) {
@@ -48,6 +49,22 @@ static wx_status window_index(const wx_archive_meta *m, const char *dir, wx_time
                             (long long)step_s, dir, a);
     }
     return WX_OK;
+}
+
+/* 1 when every field of the file with a valid time has the same one (for an error's hint). */
+static int file_holds_one_time(const char *path) {
+    wx_source *src = NULL;
+    if (wx_source_open(path, &src) != WX_OK) return 0;
+    int n = 0;
+    wx_time first = 0;
+    for (int i = 0; i < wx_source_count(src) && n < 2; i++) {
+        const wx_field_info *f = wx_source_info(src, i);
+        if (!f->has_time) continue;
+        if (!n) first = f->valid, n = 1;
+        else if (f->valid != first) n = 2;
+    }
+    wx_source_close(src);
+    return n == 1;
 }
 
 /* The window of analyses from a file (for window > 1, the same file's earlier times, or for a
@@ -83,7 +100,7 @@ static wx_status init_window_from_file(const char *path, const char *prev, const
             wx_time_format(*time, a);
             snprintf(why, sizeof why, "%s", wx_error_message());
             /* one file without the earlier state: --init-prev is the way to give it */
-            const char *hint = !prev && W == 2
+            const char *hint = !prev && W == 2 && file_holds_one_time(path)
                                    ? " (a file holding one time: give the state one step earlier "
                                      "with --init-prev FILE, and --time)" : "";
             st = wx_error_set(st, "the %s model starts from %lld analyses %gh apart up to "

@@ -15,16 +15,11 @@ wx_status wx_forecast_channel_from_name(const char *name, int64_t step_s, wx_arc
     if (e) {
         out->kind = e->level_kind;
     } else {
-        size_t n = strlen(name), k = n;
-        while (k > 0 && name[k - 1] >= '0' && name[k - 1] <= '9') k--;
-        char param[64];
-        snprintf(param, sizeof param, "%.*s", (int)k, name);
-        if (k > 0 && k < n) e = wx_catalogue_find_kind(param, WX_LEVEL_PRESSURE);
+        e = wx_catalogue_split_level(name, &out->level);
         if (!e)
             return wx_error_set(WX_ERR_USAGE, "model channel '%s': not a catalogue field name nor "
                                 "a pressure-level parameter with its level (\"z500\")", name);
         out->kind = WX_LEVEL_PRESSURE;
-        out->level = atof(name + k);
     }
     snprintf(out->param, sizeof out->param, "%s", e->short_name);
     snprintf(out->units, sizeof out->units, "%s", e->cf_units[0] ? e->cf_units : e->units);

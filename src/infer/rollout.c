@@ -383,7 +383,8 @@ void wx_rollout_output(const wx_rollout *r, float *out) {
             size_t off = ((size_t)s * (size_t)r->nout + (size_t)o) * hw;
             double mu = r->out[o].mean, sd = r->out[o].std;
             for (size_t p = 0; p < hw; p++) out[off + p] = (float)(r->y[off + p] * sd + mu);
-            if (r->out[o].nonnegative)
-                for (size_t p = 0; p < hw; p++) out[off + p] = out[off + p] > 0 ? out[off + p] : 0;
+            if (r->out[o].nonnegative) /* NaN (a diverged model) stays NaN, not a plausible 0 */
+                for (size_t p = 0; p < hw; p++)
+                    if (out[off + p] < 0) out[off + p] = 0;
         }
 }

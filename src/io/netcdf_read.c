@@ -24,6 +24,7 @@ typedef struct {
     int ncid;
     int nvars;
     nc_var *vars;
+    int wxcast_file; /* global attribute institution = "wxcast": names like z500 carry the level */
 } nc_impl;
 
 static void get_text_att(int ncid, int varid, const char *att, char *buf, size_t cap) {
@@ -185,16 +186,10 @@ static wx_status scan_var(wx_source *s, nc_impl *im, int varid, int *dimax) {
     double conv = 0; /* a parameter read as a catalogue one after a unit change (gh -> z) */
     if (!e && pos[AX_LEVEL] >= 0) e = wx_catalogue_find_converted(name, WX_LEVEL_PRESSURE, &conv);
     /* wxcast's own files (dump, ensembles) name a pressure-level channel "z500" with no level
-     * axis: parameter z at 500 hPa, as model channels are named */
+     * axis: parameter z at 500 hPa, as model channels are named. Only there: in other files such
+     * names mean other things (ERA5's u100 is the wind at 100 m, cfgrib's r2 humidity at 2 m). */
     double name_level = 0;
-    if (!e && pos[AX_LEVEL] < 0) {
-        size_t n = strlen(name), k = n;
-        while (k > 0 && name[k - 1] >= '0' && name[k - 1] <= '9') k--;
-        char param[NC_MAX_NAME + 1];
-        snprintf(param, sizeof param, "%.*s", (int)k, name);
-        if (k > 0 && k < n) e = wx_catalogue_find_kind(param, WX_LEVEL_PRESSURE);
-        if (e) name_level = atof(name + k);
-    }
+    if (!e && pos[AX_LEVEL] < 0 && im->wxcast_file) e = wx_catalogue_split_level(name, &name_level);
     for (size_t t = 0; st == WX_OK && t < nt; t++)
         for (size_t l = 0; l < nl; l++)
             for (size_t m = 0; m < nm; m++)
@@ -245,6 +240,9 @@ wx_status wx_netcdf_scan(wx_source *s) {
     int ndims, nvars;
     nc_inq_ndims(im->ncid, &ndims);
     nc_inq_nvars(im->ncid, &nvars);
+    char inst[64];
+    get_text_att(im->ncid, NC_GLOBAL, "institution", inst, sizeof inst);
+    im->wxcast_file = !strcmp(inst, "wxcast"); /* io/netcdf_write.c writes it */
     int *dimax = wx_malloc(sizeof(int) * (size_t)(ndims + 1));
     for (int d = 0; d < ndims; d++) dimax[d] = classify_dim(im->ncid, d);
     im->vars = wx_calloc((size_t)nvars + 1, sizeof(nc_var));

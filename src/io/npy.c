@@ -79,10 +79,13 @@ wx_status wx_npy_read(const char *path, wx_npy *out) {
         st = parse_header(path, hdr, &elem, out);
         free(hdr);
     }
-    size_t need = st == WX_OK ? (size_t)out->count * (size_t)elem : 0;
-    if (st == WX_OK && len - off - hlen != need)
-        st = wx_error_set(WX_ERR_RUN, "%s: .npy data has %zu bytes, the shape and dtype need %zu "
-                          "(truncated or trailing bytes)", path, len - off - hlen, need);
+    /* compare counts, not count × size: a hostile shape must not wrap the product */
+    size_t avail = st == WX_OK ? len - off - hlen : 0;
+    if (st == WX_OK && ((uint64_t)out->count > avail / (size_t)elem ||
+                        (size_t)out->count * (size_t)elem != avail))
+        st = wx_error_set(WX_ERR_RUN, "%s: .npy data has %zu bytes, the shape and dtype need %lld "
+                          "values of %d bytes (truncated or trailing bytes)", path, avail,
+                          (long long)out->count, elem);
     if (st == WX_OK) {
         const uint8_t *p = b + off + hlen;
         out->values = wx_malloc(sizeof(double) * (size_t)(out->count ? out->count : 1));

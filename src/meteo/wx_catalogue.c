@@ -1,5 +1,7 @@
 #include "meteo/wx_catalogue.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -76,6 +78,17 @@ static int list_has(const char *list, const char *name) {
         p = c ? c + 1 : NULL;
     }
     return 0;
+}
+
+const wx_catalogue_entry *wx_catalogue_split_level(const char *name, double *level) {
+    size_t n = strlen(name), k = n;
+    while (k > 0 && name[k - 1] >= '0' && name[k - 1] <= '9') k--;
+    if (k == 0 || k == n || k >= 64) return NULL;
+    char param[64];
+    snprintf(param, sizeof param, "%.*s", (int)k, name);
+    const wx_catalogue_entry *e = wx_catalogue_find_kind(param, WX_LEVEL_PRESSURE);
+    if (e) *level = atof(name + k);
+    return e;
 }
 
 int wx_catalogue_matches(const wx_catalogue_entry *e, const char *name) {

@@ -49,6 +49,10 @@ const wx_catalogue_entry *wx_catalogue_find_param_id(int param_id, int kind);
  * (a shortName or paramId in decimal) at that level kind is not such a parameter. */
 const wx_catalogue_entry *wx_catalogue_find_converted(const char *name, wx_level_kind kind,
                                                       double *scale);
+/* A model-channel name of a pressure-level parameter with its level ("z500", "t850": what wxcast's
+ * channels, dumps and forecasts are called): the parameter's entry and *level in hPa; NULL when
+ * `name` is not such a name. */
+const wx_catalogue_entry *wx_catalogue_split_level(const char *name, double *level);
 /* 1 when `name` is one of the entry's names (case-insensitive). */
 int wx_catalogue_matches(const wx_catalogue_entry *e, const char *name);
 

@@ -103,5 +103,7 @@ typedef struct {
 
 void wx_ckpt_data_channels(FILE *f, const char *key, const wx_ckpt_channel *c, int n);
 void wx_ckpt_data_grid(FILE *f, const wx_grid *g);
+/* `key: "value"` with the value escaped (paths may hold quotes or backslashes). */
+void wx_ckpt_data_string(FILE *f, const char *key, const char *value);
 
 #endif

@@ -2,11 +2,32 @@
  * exactly, so a forecast normalises with the trainer's own statistics. */
 #include "train/checkpoint.h"
 
+/* A double-quoted YAML scalar: \\ and \" escaped, so any path or name reads back as written. */
+static void put_quoted(FILE *f, const char *s) {
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\') fputc('\\', f);
+        fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
 void wx_ckpt_data_channels(FILE *f, const char *key, const wx_ckpt_channel *c, int n) {
     fprintf(f, "%s:\n", key);
-    for (int i = 0; i < n; i++)
-        fprintf(f, "  - {name: \"%s\", units: \"%s\", mean: %.17g, std: %.17g, diff_std: %.17g}\n",
-                c[i].name, c[i].units, c[i].mean, c[i].std, c[i].diff_std);
+    for (int i = 0; i < n; i++) {
+        fputs("  - {name: ", f);
+        put_quoted(f, c[i].name);
+        fputs(", units: ", f);
+        put_quoted(f, c[i].units);
+        fprintf(f, ", mean: %.17g, std: %.17g, diff_std: %.17g}\n", c[i].mean, c[i].std,
+                c[i].diff_std);
+    }
+}
+
+void wx_ckpt_data_string(FILE *f, const char *key, const char *value) {
+    fprintf(f, "%s: ", key);
+    put_quoted(f, value);
+    fputc('\n', f);
 }
 
 void wx_ckpt_data_grid(FILE *f, const wx_grid *g) {

@@ -56,7 +56,7 @@ static char *data_yaml(const wx_trainer *t) {
                     ds->cstatic[i] >= 0 ? am->chan[ds->cstatic[i]].name : "(absent: zeros)");
     }
     wx_ckpt_data_grid(f, &ds->grid);
-    fprintf(f, "archive: \"%s\"\n", t->c->archive);
+    wx_ckpt_data_string(f, "archive", t->c->archive);
     fclose(f);
     return s;
 }

@@ -72,6 +72,9 @@ t = sys.argv[1]
 np.save(f"{t}/means.npy", np.array([54000, -1, 270, -1, 280], np.float32).reshape(1, 5, 1, 1))
 np.save(f"{t}/stds.npy", np.array([1500, 1, 15, 1, 20], np.float64).reshape(1, 5, 1, 1))
 open(f"{t}/bad.npy", "wb").write(b"\x93NUMPY\x01\x00" + b"\x10\x00{'descr': '<i8'} \n")
+# a shape whose byte count wraps 64 bits, and no data
+h = "{'descr': '<f8', 'fortran_order': False, 'shape': (2305843009213693952,), }".ljust(117) + "\n"
+open(f"{t}/huge.npy", "wb").write(b"\x93NUMPY\x01\x00" + len(h).to_bytes(2, "little") + h.encode())
 PYS
     printf 'channels: [z500, t850, t2m]\nmeans: means.npy\nstds: stds.npy\nstats_index: [0, 2, 4]\n' >"$T/data.yaml"
     run import-weights "$FX/weights_tiny.safetensors" --config "$CFG" --data "$T/data.yaml" --output "$T/p.ckpt"
@@ -131,6 +134,11 @@ PYS
         "$T/m_tp.npy" "$T/s_tp.npy" 0,1,2 z500,tp,t2m tp >"$T/ref_tp.txt" 2>&1
     st=$?
     check "tp forecast = the torch loop with tp clamped in the written leads ($(tail -1 "$T/ref_tp.txt"))" $st
+    # a --data path with a quote and a backslash: the DATA section still reads back
+    mkdir -p "$T/q\"x\\y" && cp "$T/data.yaml" "$T/means.npy" "$T/stds.npy" "$T/q\"x\\y/"
+    run import-weights "$FX/weights_tiny.safetensors" --config "$CFG" --data "$T/q\"x\\y/data.yaml" --output "$T/qx.ckpt"
+    run forecast --model "$T/qx.ckpt" --init "$init" --time 2000-01-01T06:00 --steps 1 --output "$T/qx.nc"
+    [ "$rc" -eq 0 ]; check "a quote and a backslash in the --data path: the checkpoint forecasts (rc $rc: $err)" $?
     run forecast --model "$T/a.ckpt" --init "$init" --steps 1 --output "$T/q.nc"
     fails 1 "forecast from a checkpoint imported without --data" "a.ckpt: checkpoint DATA" "--data"
     [ "$(grep -o "a.ckpt" "$T/err" | wc -l)" -eq 1 ] && [ ! -e "$T/q.nc" ]
@@ -147,6 +155,8 @@ PYS
     fails 2 "--data: std 0" "channel t850" "std > 0"
     data 'channels: [z500, t850, t2m]\nmeans: bad.npy\nstds: stds.npy\n'
     fails 1 "--data: damaged .npy" "bad.npy" "expected little-endian float32"
+    data 'channels: [z500, t850, t2m]\nmeans: huge.npy\nstds: stds.npy\n'
+    fails 1 "--data: .npy shape past its data (2^61 values)" "huge.npy" "data has 0 bytes"
     data 'channels: [z500, t850, t2m]\nmeans: means.npy\nstds: stds.npy\ntimestep: 6h\n'
     fails 2 "--data: unknown key" "d.yaml" "'timestep'"
     [ ! -e "$T/x.ckpt" ]; check "--data errors: no checkpoint written" $?

@@ -122,6 +122,29 @@ int main(void) {
         WX_CHECK(md < 1e-6, "gh read as 9.80665 x the stored values (max relative error %.2g)", md);
         wx_source_close(gs);
     }
+    /* Names with digits outside wxcast's own files keep their meaning: ERA5's u100 (the wind at
+     * 100 m, no level axis) is not u at 100 hPa; the same file marked as wxcast's reads so. */
+    snprintf(gp, sizeof gp, "%s/u100.nc", tmp);
+    WX_CHECK(td_nc_write(gp, "u100", NULL, 0, 1, 5.0, &layouts[0], NULL) == 0, "write u100");
+    for (int own = 0; own < 2; own++) {
+        if (own) {
+            int nc;
+            nc_open(gp, NC_WRITE, &nc);
+            nc_redef(nc);
+            nc_put_att_text(nc, NC_GLOBAL, "institution", 6, "wxcast");
+            nc_close(nc);
+        }
+        if (!WX_CHECK(wx_source_open(gp, &gs) == WX_OK, "open u100: %s", wx_error_message())) continue;
+        const wx_field_info *f = wx_source_info(gs, 0);
+        if (own)
+            WX_CHECK(f && !strcmp(f->param, "u") && f->kind == WX_LEVEL_PRESSURE && f->level == 100,
+                     "a wxcast file's u100 is u at 100 hPa (param %s)", f ? f->param : "?");
+        else
+            WX_CHECK(f && !strcmp(f->param, "u100") && f->kind != WX_LEVEL_PRESSURE,
+                     "another file's u100 stays its own single-level field (param %s, kind %d)",
+                     f ? f->param : "?", f ? (int)f->kind : -1);
+        wx_source_close(gs);
+    }
     /* Missing values in a NetCDF field: error with the count; and an unsupported calendar. */
     char p[1200];
     snprintf(p, sizeof p, "%s/miss.nc", tmp);
