@@ -26,12 +26,20 @@ static char dir_path[DIRS][PATH_MAX];
 static volatile sig_atomic_t dir_count;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* Slots are taken round-robin from the one after the last taken: a slot just freed is reused
+ * only after all the others, so a handler still reading its path (it was live when the signal
+ * came) does not see it rewritten by the next file's registration. */
+static int slot_next;
+
 int wx_fs_tmp_register(const char *path, int tree) {
     if (strlen(path) >= PATH_MAX) return -1;
     pthread_mutex_lock(&lock);
     int k = -1;
-    for (int i = 0; i < SLOTS && k < 0; i++)
+    for (int n = 0; n < SLOTS && k < 0; n++) {
+        int i = (slot_next + n) % SLOTS;
         if (!slot_kind[i]) k = i;
+    }
+    if (k >= 0) slot_next = (k + 1) % SLOTS;
     if (k >= 0) {
         strcpy(slot_path[k], path);
         __atomic_store_n(&slot_kind[k], tree ? 2 : 1, __ATOMIC_RELEASE); /* after the path */

@@ -30,10 +30,17 @@ only() { [ "$(ls -A "$1" | tr '\n' ' ')" = "$2" ]; }
 
 # 1. Signals. A long rollout is interrupted once its temporaries exist.
 mkdir -p so sg
+# (a background job of a script ignores SIGINT, so timeout sends it; a poller notes that the
+# temporaries existed before it came)
+( for i in $(seq 70); do ls -A so sg | grep -q '\.tmp\.' && { touch seen_int; break; }; sleep 0.05; done ) &
+poll=$!
 timeout --preserve-status -s INT 4 "$W" -q forecast --model $CK --init archive --time 2000-12-23T06:00 \
     --steps 1000000 --output so/g.nc --grib sg 2>/dev/null
 st=$?
 check "SIGINT: exit status 130 (got $st)" $([ $st -eq 130 ]; echo $?)
+wait $poll
+ok "SIGINT case: the run's temporaries existed before the signal" '[ -e seen_int ]'
+rm -f seen_int
 ok "SIGINT: no temporary left in so/ ($(ls -A so)) nor sg/ ($(ls -A sg))" 'only so "" && only sg ""'
 "$W" -q forecast --model $CK --init archive --time 2000-12-23T06:00 --steps 1000000 --output so/g.nc \
     --grib sg/new 2>/dev/null &
@@ -54,6 +61,7 @@ mkdir -p ops/prod
 "$W" -q daily ops/daily.yaml --date 2000-12-27 2>/dev/null &
 p=$!
 for i in $(seq 100); do ls -A ops/prod | grep -q '^\.tmp-' && [ -n "$(ls -A ops/prod/.tmp-* 2>/dev/null)" ] && break; sleep 0.1; done
+ok "daily SIGTERM case: its temporary folder existed, not empty" '[ -n "$(ls -A ops/prod/.tmp-* 2>/dev/null)" ]'
 kill -TERM $p; wait $p; st=$?
 ok "daily SIGTERM: exit 143 (got $st), no temporary folder left ($(ls -A ops/prod))" '[ $st -eq 143 ] && only ops/prod ""'
 # synth: the NetCDF writer registers its own temporaries (each month's file is open for a while)
