@@ -52,11 +52,6 @@ static const wx_cfg_field grid_fields[] = {
     {"resolution", WX_CFG_FLOAT, 1, 0.01, 90, NULL, "target resolution in degrees", NULL},
     WX_CFG_END};
 
-static void join(const char *dir, const char *p, char *out, size_t cap) {
-    if (p[0] == '/' || !dir[0]) snprintf(out, cap, "%s", p);
-    else snprintf(out, cap, "%s/%s", dir, p);
-}
-
 static wx_status load_sources(wx_recipe *r, const wx_yaml *list) {
     r->sources = wx_calloc(1, sizeof(char *));
     for (int i = 0; i < list->count; i++) {
@@ -64,7 +59,7 @@ static wx_status load_sources(wx_recipe *r, const wx_yaml *list) {
         char key[32], full[8192];
         snprintf(key, sizeof key, "sources[%d]", i);
         WX_TRY(wx_yaml_as_string(list->items[i], key, &pat));
-        join(r->dir, pat, full, sizeof full);
+        WX_TRY(wx_path_join(r->dir, pat, full, sizeof full));
         glob_t g;
         int rc = glob(full, 0, NULL, &g);
         if (rc != 0) {
@@ -191,7 +186,7 @@ static wx_status parse(wx_recipe *r, const char *output_override) {
         snprintf(r->output, sizeof r->output, "%s", output_override);
     } else if (wx_yaml_get(root, "output")) {
         WX_TRY(wx_cfg_str(root, root_fields, "output", &s));
-        join(r->dir, s, r->output, sizeof r->output);
+        WX_TRY(wx_path_join(r->dir, s, r->output, sizeof r->output));
     } else {
         return wx_error_set(WX_ERR_USAGE, "%s: no `output:` in the recipe and no --output given",
                             root->file);

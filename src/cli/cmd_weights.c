@@ -118,10 +118,8 @@ static wx_status stats_values(const wx_yaml *node, const char *key, const char *
         return wx_error_set(WX_ERR_USAGE, "%s: key '%s': expected a list of numbers or a .npy "
                             "file name", cfg_path, key);
     char path[4096];
-    int n = file[0] == '/' ? snprintf(path, sizeof path, "%s", file)
-                           : snprintf(path, sizeof path, "%s/%s", dir, file);
-    if (n < 0 || (size_t)n >= sizeof path)
-        return wx_error_set(WX_ERR_USAGE, "%s: key '%s': path too long", cfg_path, key);
+    if (wx_path_join(dir, file, path, sizeof path) != WX_OK)
+        return wx_error_wrap(WX_ERR_USAGE, "%s: key '%s': ", cfg_path, key);
     return wx_npy_read(path, out);
 }
 

@@ -207,3 +207,10 @@ wx_status wx_read_file(const char *path, char **buf, size_t *len) {
     *len = n;
     return WX_OK;
 }
+
+wx_status wx_path_join(const char *dir, const char *p, char *out, size_t cap) {
+    int n = p[0] == '/' || !dir[0] ? snprintf(out, cap, "%s", p) : snprintf(out, cap, "%s/%s", dir, p);
+    if (n < 0 || (size_t)n >= cap)
+        return wx_error_set(WX_ERR_USAGE, "path too long (over %zu bytes): %s/%s", cap - 1, dir, p);
+    return WX_OK;
+}

@@ -45,6 +45,9 @@ void wx_fs_tmp_unregister(int slot);
 void wx_fs_created_dir_note(const char *path);
 void wx_fs_created_dirs_remove(void);
 
+/* A path as a config file gives it: `p` itself when absolute (or `dir` is empty), else `dir`/`p`
+ * (dir: the config file's folder). WX_ERR_USAGE naming both when it does not fit in cap. */
+wx_status wx_path_join(const char *dir, const char *p, char *out, size_t cap);
 /* Creates `path` and its missing parents (mode 0777 & ~umask); an existing folder is fine. */
 wx_status wx_mkdir_p(const char *path);
 /* Size in bytes of a regular file. */

@@ -92,12 +92,6 @@ typedef struct {
 } daily_config;
 
 /* Paths in the config are relative to the config file's folder. */
-static wx_status join(const char *dir, const char *p, char *out, size_t cap) {
-    int n = p[0] == '/' || !dir[0] ? snprintf(out, cap, "%s", p) : snprintf(out, cap, "%s/%s", dir, p);
-    if (n < 0 || (size_t)n >= cap) return wx_error_set(WX_ERR_USAGE, "path too long: %s/%s", dir, p);
-    return WX_OK;
-}
-
 static wx_status parse_config(const wx_yaml *root, const char *dir, daily_config *c) {
     memset(c, 0, sizeof *c);
     const char *s;
@@ -110,9 +104,9 @@ static wx_status parse_config(const wx_yaml *root, const char *dir, daily_config
     WX_TRY(wx_cfg_validate(en, "ensemble", ensemble_fields));
     WX_TRY(wx_cfg_validate(mp, "maps", maps_fields));
     WX_TRY(wx_cfg_str(root, root_fields, "model", &s));
-    WX_TRY(join(dir, s, c->model, sizeof c->model));
+    WX_TRY(wx_path_join(dir, s, c->model, sizeof c->model));
     WX_TRY(wx_cfg_str(root, root_fields, "output", &s));
-    WX_TRY(join(dir, s, c->output, sizeof c->output));
+    WX_TRY(wx_path_join(dir, s, c->output, sizeof c->output));
     WX_TRY(wx_cfg_str(root, root_fields, "lead", &s));
     if (wx_time_parse_duration(s, "lead", &c->lead_s) != WX_OK)
         return wx_error_wrap(WX_ERR_USAGE, "%s: line %d: ", root->file, wx_yaml_key_line(root, "lead"));
@@ -121,7 +115,7 @@ static wx_status parse_config(const wx_yaml *root, const char *dir, daily_config
     WX_TRY(wx_cfg_str(root, root_fields, "device", &c->device));
     WX_TRY(wx_cfg_str(root, root_fields, "precision", &c->precision));
     WX_TRY(wx_cfg_str(an, analysis_fields, "folder", &s));
-    WX_TRY(join(dir, s, c->drop, sizeof c->drop));
+    WX_TRY(wx_path_join(dir, s, c->drop, sizeof c->drop));
     WX_TRY(wx_cfg_str(an, analysis_fields, "pattern", &c->pattern));
     WX_TRY(wx_cfg_int(an, analysis_fields, "init_hour", &c->init_hour));
     WX_TRY(wx_cfg_bool(gr, grib_fields, "enabled", &c->grib));
@@ -224,7 +218,7 @@ static wx_status prev_analysis_path(void *user, wx_time t, char *path, size_t ca
     const daily_config *c = user;
     char name[WX_DAILY_PATH_MAX];
     WX_TRY(wx_daily_pattern_fill(c->pattern, t, name, sizeof name));
-    return join(c->drop, name, path, cap);
+    return wx_path_join(c->drop, name, path, cap);
 }
 
 /* The forecast runs of the day into the temporary folder `tmp`. */
@@ -374,10 +368,10 @@ static wx_status run(wx_daily_opts *o, const wx_yaml *root, const char *dir) {
     WX_TRY(parse_date(o->date, c.init_hour, &o->init));
     char name[WX_DAILY_PATH_MAX];
     WX_TRY(wx_daily_pattern_fill(c.pattern, o->init, name, sizeof name));
-    WX_TRY(join(c.drop, name, o->analysis, sizeof o->analysis));
+    WX_TRY(wx_path_join(c.drop, name, o->analysis, sizeof o->analysis));
     char stamp[32];
     WX_TRY(wx_daily_pattern_fill("{YYYYMMDD}T{HH}", o->init, stamp, sizeof stamp));
-    WX_TRY(join(c.output, stamp, o->folder, sizeof o->folder));
+    WX_TRY(wx_path_join(c.output, stamp, o->folder, sizeof o->folder));
     /* the model's keys last: a device that cannot run is the forecast's error, reported as before */
     const wx_backend *be;
     if (wx_backend_by_name(c.device, "device", &be) == WX_OK) WX_TRY(check_model_keys(root, &c));
