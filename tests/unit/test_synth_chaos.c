@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "synth/sw_model.h"
+#include "synth_steps.h"
 #include "wx_test.h"
 
 static double z500_diff_rms(wx_sw_model *a, wx_sw_model *b, double *za, double *zb) {
@@ -34,12 +35,7 @@ static double z500_diff_rms(wx_sw_model *a, wx_sw_model *b, double *za, double *
     return sqrt(s / ws);
 }
 
-static int run_days(wx_sw_model *m, double days) {
-    int64_t n = llround(days * 86400.0 / m->par.dt);
-    for (int64_t i = 0; i < n; i++)
-        if (wx_sw_model_step(m) != WX_OK) return 0;
-    return 1;
-}
+static int run_days(wx_sw_model *m, double days) { return synth_run_seconds(m, days * 86400.0); }
 
 int main(void) {
     wx_sw_params p;

@@ -9,14 +9,10 @@
 #include <string.h>
 
 #include "synth/sw_model.h"
+#include "synth_steps.h"
 #include "wx_test.h"
 
-static int run_hours(wx_sw_model *m, double hours) {
-    int64_t n = llround(hours * 3600.0 / m->par.dt);
-    for (int64_t i = 0; i < n; i++)
-        if (wx_sw_model_step(m) != WX_OK) return 0;
-    return 1;
-}
+static int run_hours(wx_sw_model *m, double hours) { return synth_run_seconds(m, hours * 3600.0); }
 
 int main(void) {
     wx_sw_params p;
