@@ -44,6 +44,10 @@ int wx_cmd_eval(int argc, char **argv) {
                         "when scored)", "persistence|climatology|MODEL"},
         {"output", 1, "folder for scores.csv, scores.json, the RMSE/ACC-vs-lead plots and the "
                       "scorecards", "DIR"},
+        {"convention", 1, "wb2 (default: cell-area latitude weights, day-of-year x hour "
+                          "climatology) or fourcastnet (NVlabs: cos-lat weights over 90..-90 in "
+                          "num_lat - 1 steps, ACC against the time-mean climatology), to compare "
+                          "with published numbers", "wb2|fourcastnet"},
         {NULL, 0, NULL, NULL},
     };
     static const wx_arg_spec spec = {
@@ -68,10 +72,20 @@ int wx_cmd_eval(int argc, char **argv) {
     int n = 0;
     wx_eval_result r = {0};
     wx_status st = split_forecasts(list, &n, &files, &models);
+    int convention = WX_EVAL_WB2;
+    const char *conv = wx_args_get(&a, "convention");
+    if (st == WX_OK && conv) st = wx_eval_convention_parse(conv, &convention);
     if (st == WX_OK) {
-        wx_eval_opts eo = {n, (const char *const *)files, (const char *const *)models, truth,
-                           wx_args_flag(&a, "no-climatology") ? "" : wx_args_get(&a, "climatology"),
-                           !wx_args_flag(&a, "no-baselines")};
+        /* every option is checked (wx_eval_check_opts) before anything is read or written */
+        wx_eval_opts eo = {.nfiles = n,
+                           .files = (const char *const *)files,
+                           .models = (const char *const *)models,
+                           .truth = truth,
+                           .climatology = wx_args_get(&a, "climatology"),
+                           .baselines = !wx_args_flag(&a, "no-baselines"),
+                           .baseline = wx_args_get(&a, "baseline"),
+                           .no_climatology = wx_args_flag(&a, "no-climatology"),
+                           .convention = convention};
         st = wx_eval_run(&eo, &r);
     }
     char path[4096];

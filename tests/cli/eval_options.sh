@@ -6,14 +6,9 @@
 #  2. two models from different initial times (00 and 06 UTC): baselines on each model's own
 #     initial time (rows persistence@MODEL, n 1, not a pooled n 2), scorecards against them;
 #  3. --convention fourcastnet runs and says so in scores.json.
-# Skipped (77) while `wxcast eval` has no --convention (the src/cli/cmd_eval.c part).
 # Usage: eval_options.sh WXCAST SRCDIR
 set -u
 W=$1
-if ! "$W" eval --help 2>&1 | grep -q -- "--convention"; then
-    echo "wxcast eval has no --convention option yet: skipped"
-    exit 77
-fi
 T=$(mktemp -d /tmp/wx_cli_eval_options.XXXXXX); trap 'rm -rf "$T"' EXIT
 . "$(dirname "$0")/lib/checks.sh"
 cd "$T"
