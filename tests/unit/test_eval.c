@@ -21,27 +21,7 @@
 
 /* Forecast from record t0 for leads 0..4 steps: truth + offset[c]. */
 static int write_forecast(const char *path, const wx_archive_meta *m, int64_t t0, const double *offset) {
-    double lev = 500;
-    wx_nc_var vars[2] = {{"t2m", "K", "air_temperature", "2 metre temperature", 0},
-                         {"z", "m2 s-2", "geopotential", "Geopotential", 1}};
-    wx_nc_layout L = {m->grid, 1, &lev, 2, vars, 1, m->start + t0 * m->step, "test", "test_eval", 0};
-    wx_nc_writer w;
-    if (wx_nc_writer_open(&w, path, &L) != WX_OK) return 0;
-    int64_t P = wx_archive_points(m);
-    float *f = malloc(sizeof(float) * (size_t)P);
-    int ok = 1;
-    for (int k = 0; ok && k <= 4; k++)
-        for (int c = 0; ok && c < 2; c++) {
-            for (int64_t p = 0; p < P; p++) f[p] = (float)(eval_truth(t0 + k, c, &m->grid, (int)p) + offset[c]);
-            ok = wx_nc_writer_put(&w, k, m->start + (t0 + k) * m->step, c, 0, f) == WX_OK;
-        }
-    free(f);
-    if (!ok) {
-        printf("forecast: %s\n", wx_error_message());
-        wx_nc_writer_abort(&w);
-        return 0;
-    }
-    return wx_nc_writer_close(&w) == WX_OK;
+    return eval_write_forecast(path, m, t0, offset, 0, "test_eval");
 }
 
 static void check(const wx_eval_result *r, const char *model, const char *var, int steps, double rmse,

@@ -18,28 +18,8 @@
 /* Forecast from record t0 for leads 0..4 steps: truth + offset + pattern·sin(lat) (both channels). */
 static int write_forecast_p(const char *path, const wx_archive_meta *m, int64_t t0, double offset,
                             double pattern) {
-    double lev = 500;
-    wx_nc_var vars[2] = {{"t2m", "K", "air_temperature", "2 metre temperature", 0},
-                         {"z", "m2 s-2", "geopotential", "Geopotential", 1}};
-    wx_nc_layout L = {m->grid, 1, &lev, 2, vars, 1, m->start + t0 * m->step, "test", "test_eval_opts", 0};
-    wx_nc_writer w;
-    if (wx_nc_writer_open(&w, path, &L) != WX_OK) return 0;
-    int64_t P = wx_archive_points(m);
-    float *f = malloc(sizeof(float) * (size_t)P);
-    int ok = 1;
-    for (int k = 0; ok && k <= 4; k++)
-        for (int c = 0; ok && c < 2; c++) {
-            for (int64_t p = 0; p < P; p++)
-                f[p] = (float)(eval_truth(t0 + k, c, &m->grid, (int)p) + offset +
-                               pattern * sin(wx_grid_lat(&m->grid, (int)(p / m->grid.nlon)) * M_PI / 180));
-            ok = wx_nc_writer_put(&w, k, m->start + (t0 + k) * m->step, c, 0, f) == WX_OK;
-        }
-    free(f);
-    if (!ok) {
-        wx_nc_writer_abort(&w);
-        return 0;
-    }
-    return wx_nc_writer_close(&w) == WX_OK;
+    const double off[2] = {offset, offset};
+    return eval_write_forecast(path, m, t0, off, pattern, "test_eval_opts");
 }
 
 static int write_forecast(const char *path, const wx_archive_meta *m, int64_t t0, double offset) {
