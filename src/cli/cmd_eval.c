@@ -48,6 +48,12 @@ int wx_cmd_eval(int argc, char **argv) {
                           "climatology) or fourcastnet (NVlabs: cos-lat weights over 90..-90 in "
                           "num_lat - 1 steps, ACC against the time-mean climatology), to compare "
                           "with published numbers", "wb2|fourcastnet"},
+        {"regions", 1, "also score these WeatherBench2 regions (scores.csv column 'region', "
+                       "scores.json 'region_scores'; the summary, plots and scorecards stay global): "
+                       "global, tropics, extra-tropics, northern-hemisphere, southern-hemisphere, "
+                       "europe, north-america, north-atlantic, north-pacific, east-asia, ausnz, "
+                       "arctic, antarctic, global_land, extra-tropics_land, tropics_land (land: "
+                       "weighted by the truth's lsm), or all (default: global)", "LIST"},
         {NULL, 0, NULL, NULL},
     };
     static const wx_arg_spec spec = {
@@ -85,7 +91,8 @@ int wx_cmd_eval(int argc, char **argv) {
                            .baselines = !wx_args_flag(&a, "no-baselines"),
                            .baseline = wx_args_get(&a, "baseline"),
                            .no_climatology = wx_args_flag(&a, "no-climatology"),
-                           .convention = convention};
+                           .convention = convention,
+                           .regions = wx_args_get(&a, "regions")};
         st = wx_eval_run(&eo, &r);
     }
     char path[4096];
@@ -97,9 +104,12 @@ int wx_cmd_eval(int argc, char **argv) {
     int cards = 0;
     if (st == WX_OK && (base || wx_eval_model_index(&r, WX_EVAL_PERSISTENCE) >= 0))
         st = wx_eval_write_scorecards(&r, base ? base : WX_EVAL_PERSISTENCE, out, &cards);
+    char more[64] = "";
+    if (r.nregions > 1)
+        snprintf(more, sizeof more, " (+%d in %d other regions)", r.nrcells, r.nregions - 1);
     if (st == WX_OK)
-        printf("eval: %lld initial times, %d models (incl. baselines), %d scores%s, %d scorecards "
-               "-> %s\n", (long long)r.ninit, r.nmodels, r.ncells,
+        printf("eval: %lld initial times, %d models (incl. baselines), %d scores%s%s, %d scorecards "
+               "-> %s\n", (long long)r.ninit, r.nmodels, r.ncells, more,
                r.has_climatology ? "" : " (no climatology: no ACC)", cards, out);
     wx_eval_result_free(&r);
     free(list), free(files), free(models);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "core/wx_fs.h"
+#include "infer/eval_regions.h"
 #include "infer/forecast_init.h"
 #include "io/archive.h"
 #include "io/climatology.h"
@@ -120,7 +121,42 @@ typedef struct {
     int (*pair)[2];         /* [npairs] truth channels u, v of derived channel nchan + k */
     wx_eval_result *r;
     tmap cells, done;
+    wx_eval_regions rg;     /* regions besides global */
+    const float *masks;     /* [rg.n, nlat, nlon] their point weights */
+    tmap rcells;            /* (model, chan, lead) -> first of its rg.n consecutive rcells */
 } ectx;
+
+/* The sums of (model, chan, lead): out[0] global, out[1 + k] region k. Valid until the next call
+ * (the arrays grow). out: [1 + rg.n] */
+static void cells_of(ectx *x, int model, int chan, int64_t lead, wx_score_sums **out) {
+    wx_eval_result *r = x->r;
+    if (x->rg.n > 0) {
+        slot *p = tmap_find(&x->rcells, model, chan, lead, 1);
+        if (p->val < 0) {
+            r->rcells = realloc(r->rcells, sizeof(wx_eval_cell) * (size_t)(r->nrcells + x->rg.n));
+            WX_ASSERT(r->rcells);
+            for (int k = 0; k < x->rg.n; k++) {
+                r->rcells[r->nrcells + k] =
+                    (wx_eval_cell){.model = model, .chan = chan, .lead_s = lead, .region = k + 1};
+                r->rcells[r->nrcells + k].sums.rmse_per_init = r->convention == WX_EVAL_FOURCASTNET;
+            }
+            p->val = r->nrcells;
+            r->nrcells += x->rg.n;
+        }
+        for (int k = 0; k < x->rg.n; k++) out[1 + k] = &r->rcells[p->val + k].sums;
+    }
+    out[0] = cell(r, &x->cells, model, chan, lead);
+}
+
+/* Scores one initial time of a field (wx_eval_regions_add's kinds and arguments), globally and
+ * in every region. */
+static void add(ectx *x, int model, int chan, int64_t lead, wx_eval_add_kind kind, int M,
+                const float *a, const float *b, const float *c, const float *d) {
+    const wx_grid *g = &wx_archive_meta_of(x->ar)->grid;
+    wx_score_sums *sums[1 + WX_EVAL_NREGIONS];
+    cells_of(x, model, chan, lead, sums);
+    wx_eval_regions_add(&x->rg, x->masks, sums, x->w, g->nlat, g->nlon, kind, M, a, b, c, d);
+}
 
 /* The baseline rows of one model: persistence, climatology (index, or -1 until first scored). */
 typedef struct {
@@ -169,7 +205,6 @@ static wx_status eval_file(ectx *x, const char *path, int model, wx_time init, b
     wx_eval_result *r = x->r;
     const wx_archive_meta *m = wx_archive_meta_of(x->ar);
     int64_t P = wx_archive_points(m), R = P * m->nchan;
-    int nlat = m->grid.nlat, nlon = m->grid.nlon;
     wx_source *src;
     WX_TRY(wx_source_open(path, &src));
     wx_status st = WX_OK;
@@ -225,7 +260,6 @@ static wx_status eval_file(ectx *x, const char *path, int model, wx_time init, b
             next = q + 1;
             while (j->member >= 0 && next < kend && jobs[next].chan == j->chan) next++;
             const float *o = truth + j->chan * P, *c = acc_c ? acc_c + j->chan * P : NULL;
-            wx_score_sums *sums = cell(r, &x->cells, model, j->chan, lead);
             if (j->member < 0) {
                 if ((st = wx_source_read(src, j->field, WX_MISSING_NAN, fc))) goto done;
             } else { /* deterministic scores of the ensemble mean (WB2), CRPS and spread/skill */
@@ -239,32 +273,31 @@ static wx_status eval_file(ectx *x, const char *path, int model, wx_time init, b
                     for (int e = 0; e < M; e++) sum += ens[e * P + p];
                     fc[p] = (float)(sum / M);
                 }
-                wx_score_add_ensemble(sums, x->w, nlat, nlon, M, ens, o);
+                add(x, model, j->chan, lead, WX_EVAL_ADD_ENSEMBLE, M, ens, o, NULL, NULL);
             }
-            wx_score_add(sums, x->w, nlat, nlon, fc, o, c);
+            add(x, model, j->chan, lead, WX_EVAL_ADD_FIELD, 0, fc, o, c, NULL);
             if (fcs) memcpy(fcs + j->chan * P, fc, sizeof(float) * (size_t)P), have[j->chan] = 1;
             if (!bl) continue;
             if (pers && first_time(x, init, j->chan, base_row(r, bl, 0), lead))
-                wx_score_add(cell(r, &x->cells, base_row(r, bl, 0), j->chan, lead), x->w, nlat, nlon,
-                             pers + j->chan * P, o, c);
+                add(x, base_row(r, bl, 0), j->chan, lead, WX_EVAL_ADD_FIELD, 0, pers + j->chan * P,
+                    o, c, NULL);
             /* ACC of the climatology against itself is 0/0: not scored */
             if (cl && first_time(x, init, j->chan, base_row(r, bl, 1), lead))
-                wx_score_add(cell(r, &x->cells, base_row(r, bl, 1), j->chan, lead), x->w, nlat, nlon,
-                             cl + j->chan * P, o, NULL);
+                add(x, base_row(r, bl, 1), j->chan, lead, WX_EVAL_ADD_FIELD, 0, cl + j->chan * P, o,
+                    NULL, NULL);
         }
         for (int pk = 0; pk < x->npairs; pk++) { /* wind vectors (ensembles: of the mean) */
             int u = x->pair[pk][0], v = x->pair[pk][1], d = m->nchan + pk;
             if (!have[u] || !have[v]) continue;
             const float *ou = truth + u * P, *ov = truth + v * P;
-            wx_score_add_vector(cell(r, &x->cells, model, d, lead), x->w, nlat, nlon, fcs + u * P,
-                                fcs + v * P, ou, ov);
+            add(x, model, d, lead, WX_EVAL_ADD_VECTOR, 0, fcs + u * P, fcs + v * P, ou, ov);
             if (!bl) continue;
             if (pers && first_time(x, init, d, base_row(r, bl, 0), lead))
-                wx_score_add_vector(cell(r, &x->cells, base_row(r, bl, 0), d, lead), x->w, nlat, nlon,
-                                    pers + u * P, pers + v * P, ou, ov);
+                add(x, base_row(r, bl, 0), d, lead, WX_EVAL_ADD_VECTOR, 0, pers + u * P, pers + v * P,
+                    ou, ov);
             if (cl && first_time(x, init, d, base_row(r, bl, 1), lead))
-                wx_score_add_vector(cell(r, &x->cells, base_row(r, bl, 1), d, lead), x->w, nlat, nlon,
-                                    cl + u * P, cl + v * P, ou, ov);
+                add(x, base_row(r, bl, 1), d, lead, WX_EVAL_ADD_VECTOR, 0, cl + u * P, cl + v * P,
+                    ou, ov);
         }
     }
 done:
@@ -275,6 +308,7 @@ done:
 
 static int cell_cmp(const void *a, const void *b) {
     const wx_eval_cell *x = a, *y = b;
+    if (x->region != y->region) return x->region - y->region;
     if (x->model != y->model) return x->model - y->model;
     if (x->chan != y->chan) return x->chan - y->chan;
     return x->lead_s < y->lead_s ? -1 : x->lead_s > y->lead_s;
@@ -336,7 +370,7 @@ wx_status wx_eval_run(const wx_eval_opts *o, wx_eval_result *r) {
     int nm = 0, *set = NULL, *off = NULL;
     wx_time *inits = NULL, *sorted = NULL;
     base_rows *bl = NULL;
-    float *cmean = NULL;
+    float *cmean = NULL, *lsm = NULL, *masks = NULL;
     double *w = NULL;
     const char *cdir = o->no_climatology ? "" : o->climatology ? o->climatology
                                           : (m->climatology[0] ? o->truth : "");
@@ -354,6 +388,19 @@ wx_status wx_eval_run(const wx_eval_opts *o, wx_eval_result *r) {
                               m->grid.nlat, m->grid.nlon);
             goto out;
         }
+    }
+    /* The regions' masks (a land region without a land-sea mask is a usage error), before any
+     * scoring. */
+    if ((st = wx_eval_regions_parse(o->regions, &x.rg))) goto out;
+    for (int k = 0; k < x.rg.n && !lsm; k++)
+        if (wx_eval_region_is_land(x.rg.id[k]) && (st = wx_eval_regions_read_lsm(ar, &lsm))) goto out;
+    if ((st = wx_eval_regions_masks(&x.rg, &m->grid, lsm, o->truth, &masks))) goto out;
+    x.masks = masks;
+    if (x.rg.n > 0) {
+        r->nregions = 1 + x.rg.n;
+        r->region_names = wx_calloc((size_t)r->nregions, sizeof(*r->region_names));
+        for (int k = 0; k < r->nregions; k++)
+            snprintf(r->region_names[k], 32, "%s", wx_eval_region_name(k ? x.rg.id[k - 1] : 0));
     }
     /* Every file's initial time before any scoring: one model may not hold an initial time twice
      * (it would be counted twice), and the baselines follow the models' sets of initial times. */
@@ -433,9 +480,10 @@ wx_status wx_eval_run(const wx_eval_opts *o, wx_eval_result *r) {
             if (bl[i].row[k] >= 0) r->init_set[bl[i].row[k]] = set[i], r->model_ninit[bl[i].row[k]] = off[i + 1] - off[i];
     }
     if (st == WX_OK) qsort(r->cells, (size_t)r->ncells, sizeof(wx_eval_cell), cell_cmp);
+    if (st == WX_OK && r->nrcells) qsort(r->rcells, (size_t)r->nrcells, sizeof(wx_eval_cell), cell_cmp);
 out:
-    free(x.cells.s), free(x.done.s), free(x.pair);
-    free(inits), free(sorted), free(set), free(off), free(bl), free(cmean), free(w);
+    free(x.cells.s), free(x.done.s), free(x.rcells.s), free(x.pair);
+    free(inits), free(sorted), free(set), free(off), free(bl), free(cmean), free(w), free(lsm), free(masks);
     if (x.clim) wx_climatology_close(x.clim);
     wx_archive_close(ar);
     if (st != WX_OK) wx_eval_result_free(r);
@@ -444,8 +492,20 @@ out:
 
 void wx_eval_result_free(wx_eval_result *r) {
     free(r->models), free(r->chan_names), free(r->chan_units), free(r->cells);
-    free(r->init_set), free(r->model_ninit);
+    free(r->init_set), free(r->model_ninit), free(r->region_names), free(r->rcells);
     memset(r, 0, sizeof *r);
+}
+
+const wx_eval_cell *wx_eval_find_region(const wx_eval_result *r, const char *region,
+                                        const char *model, const char *chan, int64_t lead_s) {
+    if (!strcmp(region, "global")) return wx_eval_find(r, model, chan, lead_s);
+    for (int i = 0; i < r->nrcells; i++) {
+        const wx_eval_cell *c = &r->rcells[i];
+        if (c->lead_s == lead_s && !strcmp(r->region_names[c->region], region) &&
+            !strcmp(r->models[c->model], model) && !strcmp(r->chan_names[c->chan], chan))
+            return c;
+    }
+    return NULL;
 }
 
 const wx_eval_cell *wx_eval_find(const wx_eval_result *r, const char *model, const char *chan,

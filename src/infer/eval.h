@@ -45,6 +45,7 @@ typedef struct {
     int model;      /* index into models */
     int chan;       /* archive channel */
     int64_t lead_s; /* seconds */
+    int region;     /* rcells: index into region_names (>= 1); cells: 0 (global) */
     wx_score_sums sums;
 } wx_eval_cell;
 
@@ -64,6 +65,12 @@ typedef struct {
     int *init_set;          /* [nmodels] rows with equal values were scored on the same initial
                                times (a baseline row: those of its model) */
     int64_t *model_ninit;   /* [nmodels] initial times of each row */
+    /* --regions (eval_regions.h): cells above are global; rcells hold the same scores over each
+     * other region (sorted by region, model, channel, lead). nregions <= 1: global only. */
+    int nregions;
+    char (*region_names)[32]; /* [nregions] WB2 names, "global" first */
+    int nrcells;
+    wx_eval_cell *rcells;
 } wx_eval_result;
 
 typedef struct {
@@ -78,12 +85,15 @@ typedef struct {
                                   checked before scoring; NULL: none named */
     int no_climatology;        /* 1: no climatology (climatology must then be NULL or "") */
     int convention;            /* wx_eval_convention */
+    const char *regions;       /* --regions: WB2 region names, comma-separated, or "all"; NULL:
+                                  global only (eval_regions.h) */
 } wx_eval_opts;
 
 /* Checks the options on their own, before anything is opened: file list (no file twice, model
  * names that are not baseline names and have no '@'), --baseline against the models and the
- * baselines that will be scored, --climatology against --no-climatology, the convention. Usage
- * errors (WX_ERR_USAGE). wx_eval_run calls it first. */
+ * baselines that will be scored, --climatology against --no-climatology, the convention, the
+ * region names. Usage errors (WX_ERR_USAGE). wx_eval_run calls it first; a land region without a
+ * land-sea mask in the truth is a usage error of wx_eval_run, before any scoring. */
 wx_status wx_eval_check_opts(const wx_eval_opts *o);
 /* Parses "wb2" / "fourcastnet" (a usage error naming both otherwise). */
 wx_status wx_eval_convention_parse(const char *s, int *out);
@@ -96,14 +106,22 @@ void wx_eval_result_free(wx_eval_result *r);
 const wx_eval_cell *wx_eval_find(const wx_eval_result *r, const char *model, const char *chan,
                                  int64_t lead_s);
 
+/* The cell of (region name, model, channel, lead), "global" included, or NULL. */
+const wx_eval_cell *wx_eval_find_region(const wx_eval_result *r, const char *region,
+                                        const char *model, const char *chan, int64_t lead_s);
+
 /* scores.csv: model,variable,units,lead_hours,n,rmse,bias,mae,acc,n_ens,crps,spread,
  * spread_skill,spread_skill_fair (NaN written as empty; the ensemble columns are empty and n_ens 0
- * for deterministic forecasts; bias, MAE and ACC are empty for wind vectors "wv..."). */
+ * for deterministic forecasts; bias, MAE and ACC are empty for wind vectors "wv..."). With regions
+ * besides global, a last column "region": the global rows first, as without regions (plus
+ * ",global"), then each other region's rows in the order asked for. */
 wx_status wx_eval_write_csv(const wx_eval_result *r, const char *path);
 /* scores.json: {"initial_times": N, "climatology": bool, "convention": "wb2"|"fourcastnet",
  * "baselines": "shared"|"per_model"|"none", "models": [...], "scores": [{model, variable, lead_hours,
  * n, rmse, bias, mae, acc[, n_ens, crps, spread, spread_skill, spread_skill_fair]}, ...]} with
- * NaN as null; the ensemble keys only for ensemble forecasts. */
+ * NaN as null; the ensemble keys only for ensemble forecasts. "scores" is always global; with
+ * regions besides global, then "regions": [names, "global" first] and "region_scores": [{region,
+ * model, variable, ...as in scores}, ...] for the other regions. */
 wx_status wx_eval_write_json(const wx_eval_result *r, const char *path);
 /* rmse_<var>.png and (with a climatology) acc_<var>.png per channel: every model on one plot. */
 wx_status wx_eval_write_plots(const wx_eval_result *r, const char *dir);

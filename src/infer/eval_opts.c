@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include "infer/eval.h"
+#include "infer/eval_regions.h"
 #include "io/climatology.h"
 
 wx_status wx_eval_convention_parse(const char *s, int *out) {
@@ -29,6 +30,8 @@ wx_status wx_eval_check_opts(const wx_eval_opts *o) {
     if (!o->truth || !o->truth[0]) return wx_error_set(WX_ERR_USAGE, "--truth: no archive given");
     if (o->convention != WX_EVAL_WB2 && o->convention != WX_EVAL_FOURCASTNET)
         return wx_error_set(WX_ERR_USAGE, "convention %d: expected wb2 or fourcastnet", o->convention);
+    wx_eval_regions rg;
+    WX_TRY(wx_eval_regions_parse(o->regions, &rg));
     for (int f = 0; f < o->nfiles; f++) {
         const char *name = o->models[f];
         if (!o->files[f] || !o->files[f][0] || !name || !name[0])

@@ -12,24 +12,57 @@ static void csv_num(FILE *f, double v) {
     else fputc(',', f);
 }
 
+/* One row; region: the last column's value, NULL without the column (global only). */
+static void csv_row(FILE *fp, const wx_eval_result *r, const wx_eval_cell *c, const char *region) {
+    wx_scores s;
+    wx_score_finish(&c->sums, &s);
+    fprintf(fp, "%s,%s,%s,%g,%lld", r->models[c->model], r->chan_names[c->chan],
+            r->chan_units[c->chan], c->lead_s / 3600.0, (long long)s.n);
+    csv_num(fp, s.rmse), csv_num(fp, s.bias), csv_num(fp, s.mae), csv_num(fp, s.acc);
+    fprintf(fp, ",%lld", (long long)s.n_ens);
+    csv_num(fp, s.crps), csv_num(fp, s.spread), csv_num(fp, s.spread_skill);
+    csv_num(fp, s.spread_skill_fair);
+    if (region) fprintf(fp, ",%s", region);
+    fputc('\n', fp);
+}
+
 wx_status wx_eval_write_csv(const wx_eval_result *r, const char *path) {
     wx_atomic_file f;
     WX_TRY(wx_atomic_open(&f, path));
+    /* The region column only with regions besides global: the global-only table stays as it was,
+     * and a reader of the columns by position finds them where they were. */
+    int regions = r->nregions > 1;
     fprintf(f.fp, "model,variable,units,lead_hours,n,rmse,bias,mae,acc,n_ens,crps,spread,"
-                  "spread_skill,spread_skill_fair\n");
-    for (int i = 0; i < r->ncells; i++) {
-        const wx_eval_cell *c = &r->cells[i];
-        wx_scores s;
-        wx_score_finish(&c->sums, &s);
-        fprintf(f.fp, "%s,%s,%s,%g,%lld", r->models[c->model], r->chan_names[c->chan],
-                r->chan_units[c->chan], c->lead_s / 3600.0, (long long)s.n);
-        csv_num(f.fp, s.rmse), csv_num(f.fp, s.bias), csv_num(f.fp, s.mae), csv_num(f.fp, s.acc);
-        fprintf(f.fp, ",%lld", (long long)s.n_ens);
-        csv_num(f.fp, s.crps), csv_num(f.fp, s.spread), csv_num(f.fp, s.spread_skill);
-        csv_num(f.fp, s.spread_skill_fair);
-        fputc('\n', f.fp);
-    }
+                  "spread_skill,spread_skill_fair%s\n", regions ? ",region" : "");
+    for (int i = 0; i < r->ncells; i++) csv_row(f.fp, r, &r->cells[i], regions ? "global" : NULL);
+    for (int i = 0; regions && i < r->nrcells; i++)
+        csv_row(f.fp, r, &r->rcells[i], r->region_names[r->rcells[i].region]);
     return wx_atomic_commit(&f);
+}
+
+/* One score object; region: its "region" key first, NULL for none (the global "scores"). */
+static void json_score(wx_json *j, const wx_eval_result *r, const wx_eval_cell *c, const char *region) {
+    wx_scores s;
+    wx_score_finish(&c->sums, &s);
+    wx_json_object_begin(j);
+    if (region) wx_json_kv_string(j, "region", region);
+    wx_json_kv_string(j, "model", r->models[c->model]);
+    wx_json_kv_string(j, "variable", r->chan_names[c->chan]);
+    wx_json_kv_string(j, "units", r->chan_units[c->chan]);
+    wx_json_kv_number(j, "lead_hours", c->lead_s / 3600.0);
+    wx_json_kv_int(j, "n", s.n);
+    wx_json_kv_number(j, "rmse", s.rmse);
+    wx_json_kv_number(j, "bias", s.bias);
+    wx_json_kv_number(j, "mae", s.mae);
+    wx_json_kv_number(j, "acc", s.acc);
+    if (s.n_ens > 0) {
+        wx_json_kv_int(j, "n_ens", s.n_ens);
+        wx_json_kv_number(j, "crps", s.crps);
+        wx_json_kv_number(j, "spread", s.spread);
+        wx_json_kv_number(j, "spread_skill", s.spread_skill);
+        wx_json_kv_number(j, "spread_skill_fair", s.spread_skill_fair);
+    }
+    wx_json_object_end(j);
 }
 
 wx_status wx_eval_write_json(const wx_eval_result *r, const char *path) {
@@ -53,30 +86,20 @@ wx_status wx_eval_write_json(const wx_eval_result *r, const char *path) {
     wx_json_array_end(&j);
     wx_json_key(&j, "scores");
     wx_json_array_begin(&j);
-    for (int i = 0; i < r->ncells; i++) {
-        const wx_eval_cell *c = &r->cells[i];
-        wx_scores s;
-        wx_score_finish(&c->sums, &s);
-        wx_json_object_begin(&j);
-        wx_json_kv_string(&j, "model", r->models[c->model]);
-        wx_json_kv_string(&j, "variable", r->chan_names[c->chan]);
-        wx_json_kv_string(&j, "units", r->chan_units[c->chan]);
-        wx_json_kv_number(&j, "lead_hours", c->lead_s / 3600.0);
-        wx_json_kv_int(&j, "n", s.n);
-        wx_json_kv_number(&j, "rmse", s.rmse);
-        wx_json_kv_number(&j, "bias", s.bias);
-        wx_json_kv_number(&j, "mae", s.mae);
-        wx_json_kv_number(&j, "acc", s.acc);
-        if (s.n_ens > 0) {
-            wx_json_kv_int(&j, "n_ens", s.n_ens);
-            wx_json_kv_number(&j, "crps", s.crps);
-            wx_json_kv_number(&j, "spread", s.spread);
-            wx_json_kv_number(&j, "spread_skill", s.spread_skill);
-            wx_json_kv_number(&j, "spread_skill_fair", s.spread_skill_fair);
-        }
-        wx_json_object_end(&j);
-    }
+    for (int i = 0; i < r->ncells; i++) json_score(&j, r, &r->cells[i], NULL);
     wx_json_array_end(&j);
+    /* Other regions apart: readers of "scores" keep getting the global rows only. */
+    if (r->nregions > 1) {
+        wx_json_key(&j, "regions");
+        wx_json_array_begin(&j);
+        for (int k = 0; k < r->nregions; k++) wx_json_string(&j, r->region_names[k]);
+        wx_json_array_end(&j);
+        wx_json_key(&j, "region_scores");
+        wx_json_array_begin(&j);
+        for (int i = 0; i < r->nrcells; i++)
+            json_score(&j, r, &r->rcells[i], r->region_names[r->rcells[i].region]);
+        wx_json_array_end(&j);
+    }
     wx_json_object_end(&j);
     fputc('\n', f.fp);
     return wx_atomic_commit(&f);

@@ -32,21 +32,28 @@ double wx_metrics_wmean(const double *w, int nlat, int nlon, const float *x) {
     return den > 0 ? num / den : NAN;
 }
 
-/* ⟨(f−o)^p⟩ style sums in one pass: sums[0] = Σw(f−o), [1] = Σw(f−o)², [2] = Σw|f−o|, [3] = Σw. */
-static void diff_sums(const double *w, int nlat, int nlon, const float *f, const float *o,
-                      double sums[4]) {
+/* The weight of point k besides its row's w_j: the region mask (WB2's region weights: 0/1 for a
+ * box, the land fraction for a land region), 1 without one. Points of weight 0 are skipped, as WB2
+ * zeroes them before its weighted mean. With m == NULL every product below is by exactly 1.0, so
+ * the sums are bit for bit those of the unmasked scores. */
+#define MASK_AT(m, k) ((m) ? (double)(m)[k] : 1.0)
+
+/* ⟨(f−o)^p⟩ style sums in one pass: sums[0] = Σw(f−o), [1] = Σw(f−o)², [2] = Σw|f−o|, [3] = Σw.
+ * m: [nlat, nlon] or NULL */
+static void diff_sums(const double *w, const float *m, int nlat, int nlon, const float *f,
+                      const float *o, double sums[4]) {
     sums[0] = sums[1] = sums[2] = sums[3] = 0;
     for (int j = 0; j < nlat; j++) {
-        double d1 = 0, d2 = 0, da = 0;
-        int n = 0;
+        double d1 = 0, d2 = 0, da = 0, n = 0;
         for (int i = 0; i < nlon; i++) {
             size_t k = (size_t)j * nlon + i;
-            if (!isfinite(f[k]) || !isfinite(o[k])) continue;
+            double mk = MASK_AT(m, k);
+            if (!(mk > 0) || !isfinite(f[k]) || !isfinite(o[k])) continue;
             double d = (double)f[k] - (double)o[k];
-            d1 += d;
-            d2 += d * d;
-            da += fabs(d);
-            n++;
+            d1 += mk * d;
+            d2 += mk * d * d;
+            da += mk * fabs(d);
+            n += mk;
         }
         sums[0] += w[j] * d1;
         sums[1] += w[j] * d2;
@@ -57,29 +64,30 @@ static void diff_sums(const double *w, int nlat, int nlon, const float *f, const
 
 double wx_metrics_mse(const double *w, int nlat, int nlon, const float *f, const float *o) {
     double s[4];
-    diff_sums(w, nlat, nlon, f, o, s);
+    diff_sums(w, NULL, nlat, nlon, f, o, s);
     return s[3] > 0 ? s[1] / s[3] : NAN;
 }
 
 double wx_metrics_bias(const double *w, int nlat, int nlon, const float *f, const float *o) {
     double s[4];
-    diff_sums(w, nlat, nlon, f, o, s);
+    diff_sums(w, NULL, nlat, nlon, f, o, s);
     return s[3] > 0 ? s[0] / s[3] : NAN;
 }
 
-double wx_metrics_acc(const double *w, int nlat, int nlon, const float *f, const float *o,
-                      const float *c) {
+static double acc_masked(const double *w, const float *m, int nlat, int nlon, const float *f,
+                         const float *o, const float *c) {
     /* The Σw normalisations of the three means cancel in the ratio. */
     double sfo = 0, sff = 0, soo = 0;
     for (int j = 0; j < nlat; j++) {
         double a = 0, b = 0, d = 0;
         for (int i = 0; i < nlon; i++) {
             size_t k = (size_t)j * nlon + i;
-            if (!isfinite(f[k]) || !isfinite(o[k]) || !isfinite(c[k])) continue;
+            double mk = MASK_AT(m, k);
+            if (!(mk > 0) || !isfinite(f[k]) || !isfinite(o[k]) || !isfinite(c[k])) continue;
             double fa = (double)f[k] - c[k], oa = (double)o[k] - c[k];
-            a += fa * oa;
-            b += fa * fa;
-            d += oa * oa;
+            a += mk * fa * oa;
+            b += mk * fa * fa;
+            d += mk * oa * oa;
         }
         sfo += w[j] * a;
         sff += w[j] * b;
@@ -87,6 +95,11 @@ double wx_metrics_acc(const double *w, int nlat, int nlon, const float *f, const
     }
     double den = sqrt(sff * soo);
     return den > 0 ? sfo / den : NAN;
+}
+
+double wx_metrics_acc(const double *w, int nlat, int nlon, const float *f, const float *o,
+                      const float *c) {
+    return acc_masked(w, NULL, nlat, nlon, f, o, c);
 }
 
 static void sort_small(double *x, int n) {
@@ -101,18 +114,19 @@ static void sort_small(double *x, int n) {
     }
 }
 
-void wx_metrics_ensemble(const double *w, int nlat, int nlon, int M, const float *ens,
-                         const float *o, double *crps, double *ens_var, double *ens_mse) {
+static void ensemble_masked(const double *w, const float *mask, int nlat, int nlon, int M,
+                            const float *ens, const float *o, double *crps, double *ens_var,
+                            double *ens_mse) {
     WX_ASSERT(M >= 1);
     size_t npt = (size_t)nlat * nlon;
     double *x = wx_malloc(sizeof(double) * (size_t)M);
     double s_skill = 0, s_spread = 0, s_var = 0, s_mse = 0, s_w = 0;
     for (int j = 0; j < nlat; j++) {
-        double skill = 0, spread = 0, var = 0, mse = 0;
-        int n = 0;
+        double skill = 0, spread = 0, var = 0, mse = 0, n = 0;
         for (int i = 0; i < nlon; i++) {
             size_t k = (size_t)j * nlon + i;
-            int ok = isfinite(o[k]);
+            double mk = MASK_AT(mask, k);
+            int ok = mk > 0 && isfinite(o[k]);
             for (int m = 0; m < M && ok; m++) {
                 x[m] = ens[m * npt + k];
                 ok = isfinite(x[m]);
@@ -124,19 +138,19 @@ void wx_metrics_ensemble(const double *w, int nlat, int nlon, int M, const float
                 mean += x[m];
             }
             mean /= M;
-            skill += sk / M;
-            mse += (mean - ov) * (mean - ov);
+            skill += mk * (sk / M);
+            mse += mk * ((mean - ov) * (mean - ov));
             if (M >= 2) {
                 double v = 0;
                 for (int m = 0; m < M; m++) v += (x[m] - mean) * (x[m] - mean);
-                var += v / (M - 1);
+                var += mk * (v / (M - 1));
                 /* Σ_{i,j}|x_i − x_j| = 2 Σ_r (2r − M − 1) x_(r), r the 1-based rank (PWM form). */
                 sort_small(x, M);
                 double pw = 0;
                 for (int r = 1; r <= M; r++) pw += (2.0 * r - M - 1) * x[r - 1];
-                spread += 2.0 * pw / ((double)M * (M - 1));
+                spread += mk * (2.0 * pw / ((double)M * (M - 1)));
             }
-            n++;
+            n += mk;
         }
         s_skill += w[j] * skill;
         s_spread += w[j] * spread;
@@ -151,10 +165,20 @@ void wx_metrics_ensemble(const double *w, int nlat, int nlon, int M, const float
     if (ens_mse) *ens_mse = s_mse * inv;
 }
 
+void wx_metrics_ensemble(const double *w, int nlat, int nlon, int M, const float *ens,
+                         const float *o, double *crps, double *ens_var, double *ens_mse) {
+    ensemble_masked(w, NULL, nlat, nlon, M, ens, o, crps, ens_var, ens_mse);
+}
+
 void wx_score_add(wx_score_sums *s, const double *w, int nlat, int nlon, const float *f,
                   const float *o, const float *c) {
+    wx_score_add_masked(s, w, NULL, nlat, nlon, f, o, c);
+}
+
+void wx_score_add_masked(wx_score_sums *s, const double *w, const float *mask, int nlat, int nlon,
+                         const float *f, const float *o, const float *c) {
     double d[4];
-    diff_sums(w, nlat, nlon, f, o, d);
+    diff_sums(w, mask, nlat, nlon, f, o, d);
     double inv = d[3] > 0 ? 1.0 / d[3] : NAN;
     s->sum_bias += d[0] * inv;
     s->sum_mse += d[1] * inv;
@@ -162,24 +186,31 @@ void wx_score_add(wx_score_sums *s, const double *w, int nlat, int nlon, const f
     s->sum_rmse += sqrt(d[1] * inv);
     s->n++;
     if (c) {
-        s->sum_acc += wx_metrics_acc(w, nlat, nlon, f, o, c);
+        s->sum_acc += acc_masked(w, mask, nlat, nlon, f, o, c);
         s->n_acc++;
     }
 }
 
 void wx_score_add_vector(wx_score_sums *s, const double *w, int nlat, int nlon, const float *fu,
                          const float *fv, const float *ou, const float *ov) {
+    wx_score_add_vector_masked(s, w, NULL, nlat, nlon, fu, fv, ou, ov);
+}
+
+void wx_score_add_vector_masked(wx_score_sums *s, const double *w, const float *mask, int nlat,
+                                int nlon, const float *fu, const float *fv, const float *ou,
+                                const float *ov) {
     double num = 0, den = 0;
     for (int j = 0; j < nlat; j++) {
-        double d2 = 0;
-        int n = 0;
+        double d2 = 0, n = 0;
         for (int i = 0; i < nlon; i++) {
             size_t k = (size_t)j * nlon + i;
-            if (!isfinite(fu[k]) || !isfinite(fv[k]) || !isfinite(ou[k]) || !isfinite(ov[k]))
+            double mk = MASK_AT(mask, k);
+            if (!(mk > 0) || !isfinite(fu[k]) || !isfinite(fv[k]) || !isfinite(ou[k]) ||
+                !isfinite(ov[k]))
                 continue;
             double du = (double)fu[k] - ou[k], dv = (double)fv[k] - ov[k];
-            d2 += du * du + dv * dv;
-            n++;
+            d2 += mk * (du * du + dv * dv);
+            n += mk;
         }
         num += w[j] * d2;
         den += w[j] * n;
@@ -193,8 +224,13 @@ void wx_score_add_vector(wx_score_sums *s, const double *w, int nlat, int nlon, 
 
 void wx_score_add_ensemble(wx_score_sums *s, const double *w, int nlat, int nlon, int M,
                            const float *ens, const float *o) {
+    wx_score_add_ensemble_masked(s, w, NULL, nlat, nlon, M, ens, o);
+}
+
+void wx_score_add_ensemble_masked(wx_score_sums *s, const double *w, const float *mask, int nlat,
+                                  int nlon, int M, const float *ens, const float *o) {
     double crps, var, mse;
-    wx_metrics_ensemble(w, nlat, nlon, M, ens, o, &crps, &var, &mse);
+    ensemble_masked(w, mask, nlat, nlon, M, ens, o, &crps, &var, &mse);
     s->sum_crps += crps;
     s->sum_ens_var += var;
     s->sum_ens_mse += mse;

@@ -84,6 +84,19 @@ void wx_score_add_vector(wx_score_sums *s, const double *w, int nlat, int nlon, 
 /* Adds one initial time of an ensemble. ens: [M, nlat, nlon], o: [nlat, nlon] */
 void wx_score_add_ensemble(wx_score_sums *s, const double *w, int nlat, int nlon, int M,
                            const float *ens, const float *o);
+/* The three adds above with every point (j, i) weighted w_j·mask_ji instead of w_j: WB2's region
+ * scores (weatherbench2/regions.py: a lat/lon box keeps the latitude weights of its points, so
+ * mask 0/1; a LandRegion multiplies them by the land-sea mask, so mask = land fraction), each mean
+ * normalised by the region's own Σ w·mask. Points with mask 0 are skipped; a region with no point
+ * gives NaN (WB2's weighted mean over nothing). mask: [nlat, nlon], NULL = 1 everywhere (then
+ * bit for bit the unmasked add). */
+void wx_score_add_masked(wx_score_sums *s, const double *w, const float *mask, int nlat, int nlon,
+                         const float *f, const float *o, const float *c);
+void wx_score_add_vector_masked(wx_score_sums *s, const double *w, const float *mask, int nlat,
+                                int nlon, const float *fu, const float *fv, const float *ou,
+                                const float *ov);
+void wx_score_add_ensemble_masked(wx_score_sums *s, const double *w, const float *mask, int nlat,
+                                  int nlon, int M, const float *ens, const float *o);
 void wx_score_finish(const wx_score_sums *s, wx_scores *out);
 
 #endif

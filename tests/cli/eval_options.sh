@@ -5,7 +5,10 @@
 #     with one "wxcast: error:" line before any scoring, and leaves no output folder;
 #  2. two models from different initial times (00 and 06 UTC): baselines on each model's own
 #     initial time (rows persistence@MODEL, n 1, not a pooled n 2), scorecards against them;
-#  3. --convention fourcastnet runs and says so in scores.json.
+#  3. --convention fourcastnet runs and says so in scores.json;
+#  4. --regions: an unknown name and a land region without a land-sea mask (the tiny archive has
+#     no lsm) exit 2 before scoring; tropics,europe add a last column "region" to scores.csv whose
+#     global rows are exactly the table without --regions, and "region_scores" to scores.json.
 # Usage: eval_options.sh WXCAST SRCDIR
 set -u
 W=$1
@@ -55,4 +58,26 @@ run eval --truth archive --output o3 --forecast det=f0.nc,f6.nc --convention fou
 check "--convention fourcastnet (rc $rc: $err)" $rc
 ok "scores.json says fourcastnet, shared baselines" \
     'grep -q "\"convention\":\"fourcastnet\"" o3/scores.json && grep -q "\"baselines\":\"shared\"" o3/scores.json'
+
+# 4. WeatherBench2 regions.
+run "${E[@]}" --forecast det=f0.nc --regions tropics,mars
+usage_error "unknown region" "--regions: unknown region 'mars' (known: global, tropics," "tropics_land, all)"
+run "${E[@]}" --forecast det=f0.nc --regions europe,tropics_land
+usage_error "land region without lsm" "--regions tropics_land" "no land-sea mask"
+ok "--regions usage errors: no output folder" '[ ! -e o ]'
+run eval --truth archive --output o4 --forecast det=f0.nc,ens=f6.nc --regions tropics,europe
+check "--regions tropics,europe (rc $rc: $err)" $rc
+ok "scores.csv: last column region" '[ "$(head -1 o4/scores.csv | cut -d, -f15)" = region ]'
+grep ',global$' o4/scores.csv | sed 's/,global$//' > g4.csv
+tail -n +2 o2/scores.csv > g2.csv
+cmp -s g4.csv g2.csv; st=$?
+check "scores.csv: the global rows are the table without --regions ($(wc -l < g4.csv) rows)" $st
+n_g=$(wc -l < g2.csv); n_t=$(grep -c ',tropics$' o4/scores.csv); n_e=$(grep -c ',europe$' o4/scores.csv)
+ok "scores.csv: as many tropics and europe rows as global ($n_t, $n_e, $n_g)" \
+    '[ "$n_t" = "$n_g" ] && [ "$n_e" = "$n_g" ]'
+ok "scores.json: regions and region_scores" \
+    'grep -q "\"regions\":\[\"global\",\"tropics\",\"europe\"\]" o4/scores.json && grep -q "\"region_scores\":\[{\"region\":\"tropics\"" o4/scores.json'
+ok "stdout counts the regional scores" 'echo "$out" | grep -q "in 2 other regions"'
+run eval --help
+ok "eval --help documents --regions" 'echo "$out" | grep -q -- "--regions"'
 checks_summary
