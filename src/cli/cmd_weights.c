@@ -16,7 +16,9 @@
 #include "infer/forecast_init.h"
 #include "io/npy.h"
 #include "io/safetensors.h"
+#include "io/npz.h"
 #include "models/fourcastnet.h"
+#include "models/graphcast.h"
 #include "models/weights.h"
 #include "train/checkpoint.h"
 
@@ -221,6 +223,56 @@ static wx_status import_data_text(const char *path, const wx_fcn_config *d, char
     return s;
 }
 
+/* A step-0 checkpoint (stage `import`): usable as `init_from` for training and by forecast. */
+static wx_status write_import_ckpt(const char *out, char *model_text, char *data_text,
+                                   wx_params *p) {
+    wx_ckpt_state cs;
+    memset(&cs, 0, sizeof cs);
+    snprintf(cs.stage, sizeof cs.stage, "import");
+    cs.best_loss = INFINITY;
+    cs.best_step = -1;
+    wx_rng_init(&cs.order, 0, 1);
+    wx_rng_init(&cs.noise, 0, 2);
+    wx_ckpt_out co = {.model_text = model_text, .data_text = data_text, .st = &cs, .params = p};
+    return wx_checkpoint_write(out, &co);
+}
+
+/* DeepMind's GraphCast checkpoints (.npz): config check first (exit 2 on a disagreement), then
+ * the parameters (models/weights_gc.c). */
+static wx_status import_graphcast(const wx_yaml *root, const char *wpath, const char *cfg_path,
+                                  const char *data_path, const char *out, int64_t *total) {
+    wx_gc_config c;
+    WX_TRY(wx_gc_config_parse(root, "", &c));
+    if (data_path)
+        return wx_error_set(WX_ERR_USAGE, "import-weights: --data is for FourCastNet; a GraphCast "
+                            "checkpoint's normalisation statistics cannot be imported yet "
+                            "(docs/weights.md)");
+    wx_npz z;
+    WX_TRY(wx_npz_open(wpath, &z));
+    wx_params p;
+    wx_params_init(&p);
+    wx_gc_param_table(&p, &c, NULL);
+    char *model_text = NULL;
+    size_t len = 0;
+    wx_status s = wx_weights_check_graphcast(&z, &c, cfg_path);
+    if (s == WX_OK) s = wx_params_alloc(&p);
+    if (s == WX_OK) s = wx_weights_import_graphcast(&p, &c, &z);
+    if (s == WX_OK) {
+        FILE *mem = open_memstream(&model_text, &len);
+        if (!mem) s = wx_error_set(WX_ERR_RUN, "import-weights: out of memory");
+        else {
+            wx_gc_config_print(mem, root, 0);
+            fclose(mem);
+        }
+    }
+    if (s == WX_OK) s = write_import_ckpt(out, model_text, NULL, &p);
+    *total = wx_params_total(&p);
+    free(model_text);
+    wx_params_free(&p);
+    wx_npz_free(&z);
+    return s;
+}
+
 static wx_status import_weights(const char *wpath, const char *cfg_path, const char *data_path,
                                 const char *out, int64_t *total) {
     wx_yaml *root = NULL;
@@ -228,10 +280,21 @@ static wx_status import_weights(const char *wpath, const char *cfg_path, const c
     if (s != WX_OK) return wx_error_wrap(WX_ERR_USAGE, "import-weights: --config: ");
     const wx_yaml *t = root && root->kind == WX_YAML_MAP ? wx_yaml_get(root, "type") : NULL;
     const char *type = NULL;
-    if (!t || wx_yaml_as_string(t, "type", &type) != WX_OK || strcmp(type, "fourcastnet")) {
+    if (t && wx_yaml_as_string(t, "type", &type) == WX_OK && !strcmp(type, "graphcast")) {
+        s = import_graphcast(root, wpath, cfg_path, data_path, out, total);
         wx_yaml_free(root);
-        return wx_error_set(WX_ERR_USAGE, "%s: key 'type': expected 'fourcastnet' (the model "
-                            "families with published weights)", cfg_path);
+        return s;
+    }
+    if (!t || !type || strcmp(type, "fourcastnet")) {
+        wx_yaml_free(root);
+        return wx_error_set(WX_ERR_USAGE, "%s: key 'type': expected 'fourcastnet' or 'graphcast' "
+                            "(the model families with published weights)", cfg_path);
+    }
+    if (wx_npz_is_zip(wpath)) {
+        wx_yaml_free(root);
+        return wx_error_set(WX_ERR_RUN, "%s: a .npz (zip) file; FourCastNet weights are read from "
+                            "safetensors (GraphCast .npz checkpoints need a 'type: graphcast' "
+                            "config)", wpath);
     }
     wx_fcn_config d;
     char *model_text = NULL, *data_text = NULL;
@@ -264,18 +327,7 @@ static wx_status import_weights(const char *wpath, const char *cfg_path, const c
             fclose(mem);
         }
     }
-    if (s == WX_OK) {
-        /* A checkpoint at step 0: usable as `init_from` for training and by forecast. */
-        wx_ckpt_state cs;
-        memset(&cs, 0, sizeof cs);
-        snprintf(cs.stage, sizeof cs.stage, "import");
-        cs.best_loss = INFINITY;
-        cs.best_step = -1;
-        wx_rng_init(&cs.order, 0, 1);
-        wx_rng_init(&cs.noise, 0, 2);
-        wx_ckpt_out co = {.model_text = model_text, .data_text = data_text, .st = &cs, .params = &p};
-        s = wx_checkpoint_write(out, &co);
-    }
+    if (s == WX_OK) s = write_import_ckpt(out, model_text, data_text, &p);
     *total = wx_params_total(&p);
     free(model_text);
     free(data_text);
@@ -293,13 +345,16 @@ int wx_cmd_import_weights(int argc, char **argv) {
         {NULL, 0, NULL, NULL},
     };
     static const wx_arg_spec spec = {
-        "import-weights", "W.safetensors --config MODEL.yaml --output CKPT",
+        "import-weights", "W.safetensors|W.npz --config MODEL.yaml --output CKPT",
         "Reads PyTorch weights with the published names (NVlabs FourCastNet; the DDP 'module.'\n"
         "prefix and the unused 'norm.*' keys are accepted) into a wxcast checkpoint for the model\n"
         "of MODEL.yaml. Every parameter must be present with the model's shape; F32, F64, F16\n"
         "and BF16 are accepted. With --data (channels, statistics such as NVlabs'\n"
         "global_means.npy/global_stds.npy, time step, grid) the checkpoint also runs\n"
-        "`wxcast forecast`; without it, it serves as a training init_from.",
+        "`wxcast forecast`; without it, it serves as a training init_from.\n"
+        "With a 'type: graphcast' MODEL.yaml, W.npz is a DeepMind GraphCast checkpoint\n"
+        "(graphcast.checkpoint.dump): its model_config and task_config must agree with MODEL.yaml\n"
+        "(exit 2 naming the key otherwise); --data is not supported for GraphCast.",
         opts, 1, 1};
     wx_args a;
     int rc = wx_args_parse(&spec, argc, argv, &a);

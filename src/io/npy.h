@@ -11,6 +11,7 @@
 #ifndef WX_IO_NPY_H
 #define WX_IO_NPY_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "core/wx_error.h"
@@ -22,9 +23,18 @@ typedef struct {
     int64_t dims[WX_NPY_MAX_DIMS];
     int64_t count; /* product of dims (1 for a 0-d array) */
     double *values; /* count values in C order, converted to double */
+    char *str;      /* a unicode string array ('<Un', WX_NPY_STR): its ASCII text, else NULL */
 } wx_npy;
 
 wx_status wx_npy_read(const char *path, wx_npy *out);
+
+/* What wx_npy_parse accepts besides little-endian float32/float64 (the flags, or'ed). */
+enum {
+    WX_NPY_INT = 1, /* little-endian integers '<i1' '<i2' '<i4' '<i8', '|u1', '|b1' as values */
+    WX_NPY_STR = 2, /* a 0-d unicode string '<Un' (UTF-32): str, code points past 127 as '?' */
+};
+/* The same as wx_npy_read from an array in memory (an .npz member): `name` names it in errors. */
+wx_status wx_npy_parse(const char *name, const void *buf, size_t len, int flags, wx_npy *out);
 void wx_npy_free(wx_npy *a);
 
 #endif

@@ -16,3 +16,8 @@ PY=${PY:-/usr/bin/python3}
 "$PY" ref_precipnet.py
 "$PY" ref_graphcast.py
 "$PY" ref_weights.py
+# GraphCast .npz import (gc_import.*): DeepMind's graphcast code with JAX and Haiku, not torch;
+# needs a virtual environment (see the script's header): GRAPHCAST_PY=venv/bin/python with
+# PYTHONPATH holding google-deepmind/graphcast.
+if [ -n "${GRAPHCAST_PY:-}" ]; then "$GRAPHCAST_PY" ref_graphcast_npz.py
+else echo "ref_graphcast_npz.py skipped: set GRAPHCAST_PY (its header says how)"; fi
