@@ -1,6 +1,7 @@
 /* wxcast export-weights / import-weights: model weights between wxcast checkpoints and
  * safetensors files with the published PyTorch parameter names (NVlabs FourCastNet for the AFNO
- * model), so published weights run in wxcast and wxcast-trained weights load in PyTorch. */
+ * model), so published weights run in wxcast and wxcast-trained weights load in PyTorch; and
+ * DeepMind's GraphCast checkpoints (.npz, models/weights_gc.c) into a GraphCast checkpoint. */
 #include <libgen.h>
 #include <math.h>
 #include <stdio.h>
