@@ -6,8 +6,9 @@
  *
  * Checks: the import fills every parameter (counts equal), wxcast's prediction from the imported
  * weights equals GraphCast's within 1e-5 of max|y| (fp32 against float64) at every grid point
- * whose mesh->grid triangle is the one GraphCast's trimesh query picked (the others are grid
- * points on shared edges/vertices: counted and bounded); the config disagreements exit-2 errors
+ * whose mesh->grid triangle is the one GraphCast's trimesh query picked (the others lie in the
+ * thin band along mesh edges where trimesh's Euclidean closest-face rule and wxcast's gnomonic
+ * containment disagree: counted and bounded, docs/weights.md); the config disagreements exit-2 errors
  * naming the key; damaged files (a renamed key, a key missing, a truncated file, a deflated
  * member, a crc mismatch) one error naming the file and the key. */
 #include <math.h>
@@ -87,11 +88,11 @@ static void test_forward(wx_ctx *ctx) {
         }
     }
     printf("  one step vs graphcast.GraphCast: max |err| %.3e (max |y| %.3f, %.2e relative) at "
-           "%lld of %lld grid points; %d points on shared mesh edges/vertices take another "
-           "triangle (max |err| there %.3f)\n", emax, ymax, emax / ymax,
+           "%lld of %lld grid points; %d points by a mesh edge take another triangle (max "
+           "|err| there %.3f)\n", emax, ymax, emax / ymax,
            (long long)(hw - differ), (long long)hw, differ, edif);
     WX_CHECK(emax <= 1e-5 * ymax, "prediction within 1e-5 of max|y| (%.2e)", emax / ymax);
-    /* 22.5 degrees: 1 point lies on a mesh edge shared by two triangles (trimesh picks the other) */
+    /* 22.5 degrees: 1 point by a mesh edge, where trimesh's closest face is the other one */
     WX_CHECK(differ <= 2, "%d grid points with another mesh->grid triangle (expected <= 2)", differ);
     free(x);
     free(y);
