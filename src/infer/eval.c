@@ -495,26 +495,3 @@ void wx_eval_result_free(wx_eval_result *r) {
     free(r->init_set), free(r->model_ninit), free(r->region_names), free(r->rcells);
     memset(r, 0, sizeof *r);
 }
-
-const wx_eval_cell *wx_eval_find_region(const wx_eval_result *r, const char *region,
-                                        const char *model, const char *chan, int64_t lead_s) {
-    if (!strcmp(region, "global")) return wx_eval_find(r, model, chan, lead_s);
-    for (int i = 0; i < r->nrcells; i++) {
-        const wx_eval_cell *c = &r->rcells[i];
-        if (c->lead_s == lead_s && !strcmp(r->region_names[c->region], region) &&
-            !strcmp(r->models[c->model], model) && !strcmp(r->chan_names[c->chan], chan))
-            return c;
-    }
-    return NULL;
-}
-
-const wx_eval_cell *wx_eval_find(const wx_eval_result *r, const char *model, const char *chan,
-                                 int64_t lead_s) {
-    for (int i = 0; i < r->ncells; i++) {
-        const wx_eval_cell *c = &r->cells[i];
-        if (c->lead_s == lead_s && !strcmp(r->models[c->model], model) &&
-            !strcmp(r->chan_names[c->chan], chan))
-            return c;
-    }
-    return NULL;
-}

@@ -1,4 +1,4 @@
-/* eval's tables: scores.csv and scores.json (formats in eval.h). */
+/* eval's tables: scores.csv and scores.json (formats in eval.h), and the lookups of one score. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -103,4 +103,27 @@ wx_status wx_eval_write_json(const wx_eval_result *r, const char *path) {
     wx_json_object_end(&j);
     fputc('\n', f.fp);
     return wx_atomic_commit(&f);
+}
+
+const wx_eval_cell *wx_eval_find_region(const wx_eval_result *r, const char *region,
+                                        const char *model, const char *chan, int64_t lead_s) {
+    if (!strcmp(region, "global")) return wx_eval_find(r, model, chan, lead_s);
+    for (int i = 0; i < r->nrcells; i++) {
+        const wx_eval_cell *c = &r->rcells[i];
+        if (c->lead_s == lead_s && !strcmp(r->region_names[c->region], region) &&
+            !strcmp(r->models[c->model], model) && !strcmp(r->chan_names[c->chan], chan))
+            return c;
+    }
+    return NULL;
+}
+
+const wx_eval_cell *wx_eval_find(const wx_eval_result *r, const char *model, const char *chan,
+                                 int64_t lead_s) {
+    for (int i = 0; i < r->ncells; i++) {
+        const wx_eval_cell *c = &r->cells[i];
+        if (c->lead_s == lead_s && !strcmp(r->models[c->model], model) &&
+            !strcmp(r->chan_names[c->chan], chan))
+            return c;
+    }
+    return NULL;
 }
