@@ -5,7 +5,9 @@
  * 42.5°, 102.5°, −12.5° included, falls on a grid point: the bounds must be included) with t2m,
  * z500 and a static land fraction lsm (0, 1 and fractions in between); forecasts err by a pattern
  * varying with latitude, longitude and lead. Also: the default (no regions) tables have exactly
- * the former layout and equal the global rows of a run with regions; a region with no grid point
+ * the former layout and equal the global rows of a run with regions; the masked adds of metrics.h
+ * (wind vectors and ensembles too) equal the unmasked ones on a cut-out box and with the row mask
+ * folded into the weights; a region with no grid point
  * (arctic on a regional grid) gives NaN; a land region without lsm, and an unknown region name,
  * are usage errors; "all" without lsm skips the land regions. */
 #include <math.h>
@@ -189,6 +191,55 @@ static int compare_ref(const wx_eval_result *r, int *regions_seen) {
     return rows;
 }
 
+/* The masked adds of metrics.h (deterministic, wind vector, ensemble) against the unmasked ones on
+ * what the mask selects: a 0/1 box scores as the box cut out of the grid, and a mask constant
+ * along each row m_j as the weights w_j·m_j. */
+static void check_masked_adds(void) {
+    enum { H = 9, W = 12, M = 4, P = H * W, J0 = 2, NJ = 4, I0 = 3, NI = 6 };
+    static float x[8][P], ens[M * P], mask[P], rowm[P], cut[8][NJ * NI], cens[M * NJ * NI];
+    double w[H], wr[H];
+    unsigned s = 12345;
+    for (int k = 0; k < 8; k++)
+        for (int p = 0; p < P; p++) s = s * 1103515245u + 12345u, x[k][p] = (float)((s >> 8) % 2000) / 100.0f;
+    for (int p = 0; p < M * P; p++) s = s * 1103515245u + 12345u, ens[p] = (float)((s >> 8) % 2000) / 100.0f;
+    for (int j = 0; j < H; j++) w[j] = 0.5 + 0.1 * j, wr[j] = w[j] * (0.2 + 0.08 * j);
+    for (int j = 0; j < H; j++)
+        for (int i = 0; i < W; i++) {
+            int in = j >= J0 && j < J0 + NJ && i >= I0 && i < I0 + NI;
+            mask[j * W + i] = in, rowm[j * W + i] = (float)(wr[j] / w[j]);
+            if (!in) continue;
+            int q = (j - J0) * NI + (i - I0);
+            for (int k = 0; k < 8; k++) cut[k][q] = x[k][j * W + i];
+            for (int e = 0; e < M; e++) cens[e * NJ * NI + q] = ens[e * P + j * W + i];
+        }
+    /* rowm holds the float of wr/w: the reference weights must use that same float */
+    for (int j = 0; j < H; j++) wr[j] = w[j] * (double)rowm[j * W];
+    wx_score_sums a = {0}, b = {0}, c = {0};
+    wx_score_add_masked(&a, w, mask, H, W, x[0], x[1], x[2]);
+    wx_score_add_vector_masked(&a, w, mask, H, W, x[3], x[4], x[5], x[6]);
+    wx_score_add_ensemble_masked(&a, w, mask, H, W, M, ens, x[7]);
+    wx_score_add(&b, w + J0, NJ, NI, cut[0], cut[1], cut[2]);
+    wx_score_add_vector(&b, w + J0, NJ, NI, cut[3], cut[4], cut[5], cut[6]);
+    wx_score_add_ensemble(&b, w + J0, NJ, NI, M, cens, cut[7]);
+    wx_score_add_masked(&c, w, rowm, H, W, x[0], x[1], x[2]);
+    wx_score_add_vector_masked(&c, w, rowm, H, W, x[3], x[4], x[5], x[6]);
+    wx_score_add_ensemble_masked(&c, w, rowm, H, W, M, ens, x[7]);
+    double ga[6] = {a.sum_mse, a.sum_bias, a.sum_mae, a.sum_acc, a.sum_crps, a.sum_ens_var};
+    double gb[6] = {b.sum_mse, b.sum_bias, b.sum_mae, b.sum_acc, b.sum_crps, b.sum_ens_var};
+    double gc[6] = {c.sum_mse, c.sum_bias, c.sum_mae, c.sum_acc, c.sum_crps, c.sum_ens_var};
+    wx_score_sums d = {0};
+    wx_score_add(&d, wr, H, W, x[0], x[1], x[2]);
+    wx_score_add_vector(&d, wr, H, W, x[3], x[4], x[5], x[6]);
+    wx_score_add_ensemble(&d, wr, H, W, M, ens, x[7]);
+    double gd[6] = {d.sum_mse, d.sum_bias, d.sum_mae, d.sum_acc, d.sum_crps, d.sum_ens_var};
+    double e1 = 0, e2 = 0;
+    for (int k = 0; k < 6; k++)
+        e1 = fmax(e1, fabs(ga[k] - gb[k]) / fabs(gb[k])), e2 = fmax(e2, fabs(gc[k] - gd[k]) / fabs(gd[k]));
+    WX_CHECK(e1 < 1e-12 && a.n == 2 && a.n_ens == 1, "0/1 box mask = the box cut out (MSE+vector, "
+             "bias, MAE, ACC, CRPS, ensemble variance): largest relative difference %.3g", e1);
+    WX_CHECK(e2 < 1e-12, "row mask m_j = weights w_j·m_j: largest relative difference %.3g", e2);
+}
+
 static char *slurp(const char *path) {
     char *s = NULL;
     size_t len;
@@ -201,6 +252,7 @@ int main(void) {
         return 77;
     }
     if (system("rm -rf " DIR) != 0) printf("rm -rf " DIR " failed\n");
+    check_masked_adds();
     wx_grid g;
     wx_grid_global(2.5, &g); /* 73 x 144 */
     wx_archive_meta m;
