@@ -10,6 +10,7 @@
 
 #include "cli/wx_args.h"
 #include "cli/wx_cli.h"
+#include "cli/weights_gc_data.h"
 #include "core/wx_fs.h"
 #include "core/wx_log.h"
 #include "core/wx_config.h"
@@ -226,7 +227,8 @@ static wx_status import_data_text(const char *path, const wx_fcn_config *d, char
 
 /* A step-0 checkpoint (stage `import`): usable as `init_from` for training and by forecast. */
 static wx_status write_import_ckpt(const char *out, char *model_text, char *data_text,
-                                   wx_params *p) {
+                                   wx_params *p, int nfields, int64_t fh, int64_t fw,
+                                   const float *fields) {
     wx_ckpt_state cs;
     memset(&cs, 0, sizeof cs);
     snprintf(cs.stage, sizeof cs.stage, "import");
@@ -235,6 +237,7 @@ static wx_status write_import_ckpt(const char *out, char *model_text, char *data
     wx_rng_init(&cs.order, 0, 1);
     wx_rng_init(&cs.noise, 0, 2);
     wx_ckpt_out co = {.model_text = model_text, .data_text = data_text, .st = &cs, .params = p};
+    if (fields) co.nfields = nfields, co.field_h = fh, co.field_w = fw, co.fields = fields;
     return wx_checkpoint_write(out, &co);
 }
 
@@ -244,12 +247,16 @@ static wx_status import_graphcast(const wx_yaml *root, const char *wpath, const 
                                   const char *data_path, const char *out, int64_t *total) {
     wx_gc_config c;
     WX_TRY(wx_gc_config_parse(root, "", &c));
-    if (data_path)
-        return wx_error_set(WX_ERR_USAGE, "import-weights: --data is for FourCastNet; a GraphCast "
-                            "checkpoint's normalisation statistics cannot be imported yet "
-                            "(docs/weights.md)");
+    /* --data before the weights: its errors come first, as for FourCastNet */
+    char *data_text = NULL;
+    float *fields = NULL;
+    if (data_path) WX_TRY(wx_weights_gc_data(data_path, &c, &data_text, &fields));
     wx_npz z;
-    WX_TRY(wx_npz_open(wpath, &z));
+    wx_status zs = wx_npz_open(wpath, &z);
+    if (zs != WX_OK) {
+        free(data_text), free(fields);
+        return zs;
+    }
     wx_params p;
     wx_params_init(&p);
     wx_gc_param_table(&p, &c, NULL);
@@ -266,9 +273,11 @@ static wx_status import_graphcast(const wx_yaml *root, const char *wpath, const 
             fclose(mem);
         }
     }
-    if (s == WX_OK) s = write_import_ckpt(out, model_text, NULL, &p);
+    if (s == WX_OK) s = write_import_ckpt(out, model_text, data_text, &p, c.n_static, c.nlat,
+                                          c.nlon, fields);
     *total = wx_params_total(&p);
     free(model_text);
+    free(data_text), free(fields);
     wx_params_free(&p);
     wx_npz_free(&z);
     return s;
@@ -328,7 +337,7 @@ static wx_status import_weights(const char *wpath, const char *cfg_path, const c
             fclose(mem);
         }
     }
-    if (s == WX_OK) s = write_import_ckpt(out, model_text, data_text, &p);
+    if (s == WX_OK) s = write_import_ckpt(out, model_text, data_text, &p, 0, 0, 0, NULL);
     *total = wx_params_total(&p);
     free(model_text);
     free(data_text);
@@ -355,7 +364,9 @@ int wx_cmd_import_weights(int argc, char **argv) {
         "`wxcast forecast`; without it, it serves as a training init_from.\n"
         "With a 'type: graphcast' MODEL.yaml, W.npz is a DeepMind GraphCast checkpoint\n"
         "(graphcast.checkpoint.dump): its model_config and task_config must agree with MODEL.yaml\n"
-        "(exit 2 naming the key otherwise); --data is not supported for GraphCast.",
+        "(exit 2 naming the key otherwise); its --data names DeepMind's three stats/*.nc\n"
+        "files and a GRIB/NetCDF file with the static fields (configs/weights/\n"
+        "graphcast_small_data.yaml) and makes the checkpoint forecast as DeepMind's code.",
         opts, 1, 1};
     wx_args a;
     int rc = wx_args_parse(&spec, argc, argv, &a);

@@ -364,6 +364,9 @@ void wx_train_data_free(wx_train_data *d) {
     free(d->std);
     free(d->diff_std);
     free(d->statics);
+    free(d->forcing_names);
+    free(d->forcing_mean);
+    free(d->forcing_std);
     memset(d, 0, sizeof *d);
 }
 
@@ -391,6 +394,16 @@ wx_status wx_train_model_attach(wx_train_model *m, const wx_train_data *d) {
     }
     o->statics = wx_calloc((size_t)d->nstatic * hw + 1, sizeof(float));
     if (d->statics) memcpy(o->statics, d->statics, sizeof(float) * (size_t)d->nstatic * hw);
+    o->nforcing = d->nforcing;
+    if (d->nforcing) {
+        size_t nf = (size_t)d->nforcing;
+        o->forcing_names = wx_calloc(nf, sizeof *o->forcing_names);
+        memcpy(o->forcing_names, d->forcing_names, nf * sizeof *o->forcing_names);
+        o->forcing_mean = wx_malloc(nf * sizeof(double));
+        o->forcing_std = wx_malloc(nf * sizeof(double));
+        memcpy(o->forcing_mean, d->forcing_mean, nf * sizeof(double));
+        memcpy(o->forcing_std, d->forcing_std, nf * sizeof(double));
+    }
     return m->ops->attach_data ? m->ops->attach_data(m) : WX_OK;
 }
 
@@ -454,6 +467,27 @@ static wx_status data_from_checkpoint(const wx_checkpoint *ck, wx_train_model *m
         if (st == WX_OK && (v = wx_yaml_get(e, "std"))) st = wx_yaml_as_double(v, "std", &d.std[i]);
         if (st == WX_OK && (v = wx_yaml_get(e, "diff_std")))
             st = wx_yaml_as_double(v, "diff_std", &d.diff_std[i]);
+    }
+    /* forcings: [{name, mean, std}] (import-weights of a GraphCast checkpoint with --data: the
+     * published normalisation of the forcings; absent in trained checkpoints) */
+    const wx_yaml *fo = wx_yaml_get(y, "forcings");
+    if (st == WX_OK && fo && fo->kind == WX_YAML_SEQ && fo->count > 0) {
+        d.nforcing = fo->count;
+        d.forcing_names = wx_calloc((size_t)fo->count, sizeof *d.forcing_names);
+        d.forcing_mean = wx_calloc((size_t)fo->count, sizeof(double));
+        d.forcing_std = wx_calloc((size_t)fo->count, sizeof(double));
+        for (int i = 0; st == WX_OK && i < fo->count; i++) {
+            const char *name = NULL;
+            st = wx_yaml_as_string(wx_yaml_get(fo->items[i], "name"), "DATA.forcings.name", &name);
+            if (st == WX_OK) snprintf(d.forcing_names[i], WX_TRAIN_NAME_MAX, "%s", name);
+            if (st == WX_OK)
+                st = wx_yaml_as_double(wx_yaml_get(fo->items[i], "mean"), "DATA.forcings.mean",
+                                       &d.forcing_mean[i]);
+            if (st == WX_OK)
+                st = wx_yaml_as_double(wx_yaml_get(fo->items[i], "std"), "DATA.forcings.std",
+                                       &d.forcing_std[i]);
+        }
+        if (st != WX_OK) st = wx_error_wrap(WX_ERR_RUN, "%s: ", ck->path);
     }
     if (st == WX_OK) {
         d.nstatic = m->nstatic;

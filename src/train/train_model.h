@@ -113,6 +113,11 @@ typedef struct {
     int64_t dt_s;                   /* model step in seconds (t_{k+1} − t_k) */
     int has_grid;                   /* grid is set (FourCastNet+ location and local-time inputs) */
     wx_grid grid;                   /* the model grid (rows and columns of the states) */
+    /* Forcing normalisation given by the data (0: the model's own; GraphCast computes it). A
+     * checkpoint imported from DeepMind's GraphCast carries the published statistics here. */
+    int nforcing;
+    char (*forcing_names)[WX_TRAIN_NAME_MAX]; /* (nforcing) model forcing names */
+    double *forcing_mean, *forcing_std;       /* (nforcing) */
 } wx_train_data;
 
 typedef struct {

@@ -10,7 +10,8 @@
  * Normalisation: states (x − mean)/std with the archive's statistics (m->data); statics likewise
  * (done by the data layer); forcings here: TISR by a mean and std computed once from the same
  * ERA5-style formula (10° grid, 146 times over a year, every 61 h so all hours are sampled),
- * year/day progress sin/cos by their exact mean 0 and std 1/√2.
+ * year/day progress sin/cos by their exact mean 0 and std 1/√2 — unless the data gives forcing
+ * statistics (m->data.forcing_*: a DeepMind checkpoint imported with --data), used as given.
  *
  * State map (normalization.py InputsAndResiduals): for a target that is also an input,
  *   ŷ_c = x[last_c] + S_c · out_c,   S_c = diff_std_c / std_c
@@ -416,6 +417,17 @@ static wx_status gc_loss_backward(wx_train_model *tm, const wx_train_loss *loss,
 static wx_status gc_attach(wx_train_model *tm) {
     gc_impl *im = tm->impl;
     const int64_t cout = tm->out_channels;
+    /* Forcing statistics given with the data (a DeepMind checkpoint imported with --data: its
+     * stats files) replace the computed ones, every forcing by name. */
+    for (int q = 0; tm->data.nforcing && q < im->nf; q++) {
+        int k = 0;
+        while (k < tm->data.nforcing && strcmp(tm->data.forcing_names[k], im->c.forcings[q])) k++;
+        if (k == tm->data.nforcing || !(tm->data.forcing_std[k] > 0))
+            return wx_error_set(WX_ERR_RUN, "graphcast: the data's forcing statistics %s forcing "
+                                "%s", k == tm->data.nforcing ? "lack" : "have std <= 0 for",
+                                im->c.forcings[q]);
+        im->fmean[q] = tm->data.forcing_mean[k], im->fstd[q] = tm->data.forcing_std[k];
+    }
     for (int64_t c = 0; c < cout; c++) {
         if (im->state_ch[(im->W - 1) * cout + c] < 0) {
             im->scale[c] = 0;

@@ -4,7 +4,8 @@
 # configs/model/graphcast_tiny.yaml: the checkpoint holds every parameter (export-weights lists
 # them with wxcast's names); a config that disagrees with the file's model_config/task_config
 # exits 2 naming the key; a renamed key, a truncated file, a deflated member exit 1 with one
-# "wxcast: error:" line naming the file (and key); --data and a FourCastNet config are refused;
+# "wxcast: error:" line naming the file (and key); a --data file with FourCastNet's keys and a
+# FourCastNet config are refused;
 # nothing is written on error. The numbers are checked in test_weights_gc (vs graphcast.GraphCast).
 # Usage: weights_gc.sh WXCAST SRCDIR
 set -u
@@ -35,7 +36,8 @@ sed 's/^surface_variables: \[2m_temperature,/surface_variables: [2t,/' "$CFG" >"
 run import-weights "$NPZ" --config "$T/alias.yaml" --output "$T/x.ckpt"
 usage_error "ERA5 alias for a GraphCast name" "task_config:target_variables" "2m_temperature"
 run import-weights "$NPZ" --config "$CFG" --data "$CFG" --output "$T/x.ckpt"
-usage_error "--data with GraphCast" "--data"
+usage_error "--data that is not a GraphCast DATA file (test_weights_gc_forecast: a real one)" \
+    "graphcast_tiny.yaml" "unknown key 'type'"
 [ ! -e "$T/x.ckpt" ]; check "no checkpoint written on error" $?
 
 # Damaged files: exit 1, one line naming the file and the key.
