@@ -21,3 +21,7 @@ PY=${PY:-/usr/bin/python3}
 # PYTHONPATH holding google-deepmind/graphcast.
 if [ -n "${GRAPHCAST_PY:-}" ]; then "$GRAPHCAST_PY" ref_graphcast_npz.py
 else echo "ref_graphcast_npz.py skipped: set GRAPHCAST_PY (its header says how)"; fi
+# Forecast from an imported GraphCast checkpoint (gc_forecast.wxfx, fixtures/gc_forecast/):
+# normalization.InputsAndResiduals around graphcast.GraphCast, same virtual environment.
+if [ -n "${GRAPHCAST_PY:-}" ]; then "$GRAPHCAST_PY" ref_graphcast_forecast.py
+else echo "ref_graphcast_forecast.py skipped: set GRAPHCAST_PY (its header says how)"; fi
