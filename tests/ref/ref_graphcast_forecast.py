@@ -102,7 +102,11 @@ class Network:
     def __call__(self, inputs, targets_template, forcings):
         m = graphcast.GraphCast(MODEL, TASK)
         self.store["m"] = m
-        out = np.asarray(m(inputs, None, forcings))  # (lat*lon, batch, channels)
+        # GraphCast.__call__ up to its xarray conversion, method by method (as DeepMind's)
+        m._maybe_init(inputs)
+        latent_mesh, latent_grid = m._run_grid2mesh_gnn(
+            m._inputs_to_grid_node_features(inputs, forcings))
+        out = np.asarray(m._run_mesh2grid_gnn(m._run_mesh_gnn(latent_mesh), latent_grid))
         nlat, nlon = inputs.sizes["lat"], inputs.sizes["lon"]
         out = out.reshape(nlat, nlon, out.shape[1], -1)
         data, k = {}, 0
