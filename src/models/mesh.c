@@ -84,7 +84,7 @@ static wx_status build(const wx_mesh_options *opt, wx_mesh_graphs *g, const doub
 
     g->m2g_face = wx_malloc((size_t)ng * sizeof(int32_t));
     g->m2g_weights = wx_malloc((size_t)ng * 3 * sizeof(float));
-    WX_TRY(wx_mesh_containing_faces(&g->ico, grid_xyz, ng, g->m2g_face, g->m2g_weights));
+    WX_TRY(wx_mesh_m2g_faces(&g->ico, grid_xyz, ng, g->m2g_face, g->m2g_weights));
     s = wx_malloc((size_t)ng * 3 * sizeof(int32_t));
     r = wx_malloc((size_t)ng * 3 * sizeof(int32_t));
     for (int64_t q = 0; q < ng; q++)

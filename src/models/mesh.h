@@ -95,12 +95,22 @@ wx_status wx_mesh_radius_edges(const wx_icosphere *ico, const double *grid_xyz, 
                                double radius, int32_t **grid_idx, int32_t **mesh_idx,
                                int64_t *n_edges);
 
-/* For each grid point, the finest-level face containing it (candidates from a k-d tree over face
- * centroids, then a barycentric test on the radial projection; on a shared edge the face with the
- * larger smallest weight, then the lower index, wins). face (n_grid); weights (n_grid, 3), the
- * weights of the face's vertices in order, each in [0, 1], summing to 1. */
-wx_status wx_mesh_containing_faces(const wx_icosphere *ico, const double *grid_xyz, int32_t n_grid,
-                                   int32_t *face, float *weights);
+/* For each grid point, GraphCast's mesh→grid face: first the finest-level face containing its
+ * radial projection (candidates from a cell grid over face centroids, then a barycentric test),
+ * then wx_mesh_closest_faces (trimesh's Euclidean-closest face, as DeepMind's
+ * grid_mesh_connectivity.py takes it). face (n_grid); weights (n_grid, 3), the gnomonic
+ * barycentric weights of the face's vertices in order, clamped to [0, 1] (the closest face may
+ * miss the point's ray by a few 1e-6) and summing to 1. */
+wx_status wx_mesh_m2g_faces(const wx_icosphere *ico, const double *grid_xyz, int32_t n_grid,
+                            int32_t *face, float *weights);
+
+/* ---- mesh_closest.c ---- */
+
+/* GraphCast's mesh→grid face (trimesh.proximity.closest_point, see mesh_closest.c): on entry face
+ * (n_grid) holds the containing faces, on return the finest face nearest each grid point in
+ * Euclidean distance, ties as trimesh breaks them. */
+wx_status wx_mesh_closest_faces(const wx_icosphere *ico, const double *grid_xyz, int32_t n_grid,
+                                int32_t *face);
 
 /* ---- mesh_features.c ---- */
 

@@ -1,5 +1,6 @@
 /* Grid ↔ mesh connectivity (GraphCast grid_mesh_connectivity.py): radius query grid→mesh and
- * containing-triangle mesh→grid, both through a uniform cell grid over 3-D unit vectors. */
+ * mesh→grid faces (the containing triangle found through a uniform cell grid over 3-D unit
+ * vectors, then GraphCast's Euclidean-closest face among its neighbours, mesh_closest.c). */
 #pragma GCC optimize("fp-contract=off") /* float32 steps must round exactly as in numpy */
 #include <math.h>
 #include <stdlib.h>
@@ -233,8 +234,8 @@ static void barycentric(const double *a, const double *b, const double *c, const
     for (int k = 0; k < 3; k++) w[k] /= s;
 }
 
-wx_status wx_mesh_containing_faces(const wx_icosphere *ico, const double *grid_xyz, int32_t n_grid,
-                                   int32_t *face, float *weights) {
+wx_status wx_mesh_m2g_faces(const wx_icosphere *ico, const double *grid_xyz, int32_t n_grid,
+                            int32_t *face, float *weights) {
     int L = ico->levels;
     int32_t f0 = ico->face_off[L], nf = ico->face_off[L + 1] - f0;
     double *cen = wx_malloc((size_t)nf * 3 * sizeof(double));
@@ -276,7 +277,7 @@ wx_status wx_mesh_containing_faces(const wx_icosphere *ico, const double *grid_x
             int32_t *cand = cl.v;
             sort_i32(cand, n);
             int32_t best = -1;
-            double best_min = -INFINITY, best_w[3] = {0, 0, 0};
+            double best_min = -INFINITY;
             for (int64_t k = 0; k < n; k++) {
                 const int32_t *tri = ico->faces + 3 * (int64_t)(f0 + cand[k]);
                 double w[3];
@@ -286,7 +287,6 @@ wx_status wx_mesh_containing_faces(const wx_icosphere *ico, const double *grid_x
                 if (m > best_min) { /* strict: on a shared edge the lower face index wins ties */
                     best_min = m;
                     best = cand[k];
-                    memcpy(best_w, w, sizeof w);
                 }
             }
             if (best < 0 || best_min < -1e-9) {
@@ -294,11 +294,7 @@ wx_status wx_mesh_containing_faces(const wx_icosphere *ico, const double *grid_x
                 if (failed < 0 || g < failed) failed = g;
                 continue;
             }
-            /* Rounding can leave -1e-17 on a point lying on an edge. */
-            double s = 0.0;
-            for (int k = 0; k < 3; k++) s += (best_w[k] = fmax(best_w[k], 0.0));
             face[g] = f0 + best;
-            for (int k = 0; k < 3; k++) weights[3 * (int64_t)g + k] = (float)(best_w[k] / s);
         }
         free(cl.v);
     }
@@ -307,5 +303,18 @@ wx_status wx_mesh_containing_faces(const wx_icosphere *ico, const double *grid_x
     if (failed >= 0)
         return wx_error_set(WX_ERR_RUN, "mesh→grid: no level-%d face contains grid point %d", L,
                             failed);
+    /* GraphCast's face is the Euclidean-closest one, which near an edge may be the neighbour. */
+    WX_TRY(wx_mesh_closest_faces(ico, grid_xyz, n_grid, face));
+#pragma omp parallel for schedule(static)
+    for (int32_t g = 0; g < n_grid; g++) {
+        const int32_t *tri = ico->faces + 3 * (int64_t)face[g];
+        double w[3], s = 0.0;
+        barycentric(ico->xyz + 3 * (int64_t)tri[0], ico->xyz + 3 * (int64_t)tri[1],
+                    ico->xyz + 3 * (int64_t)tri[2], grid_xyz + 3 * (int64_t)g, w);
+        /* Clamped: rounding leaves -1e-17 on an edge, and the closest face can miss the point's
+         * ray by up to ~4e-6 (1°/M5). */
+        for (int k = 0; k < 3; k++) s += (w[k] = fmax(w[k], 0.0));
+        for (int k = 0; k < 3; k++) weights[3 * (int64_t)g + k] = (float)(w[k] / s);
+    }
     return WX_OK;
 }

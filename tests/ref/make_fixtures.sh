@@ -21,6 +21,10 @@ PY=${PY:-/usr/bin/python3}
 # PYTHONPATH holding google-deepmind/graphcast.
 if [ -n "${GRAPHCAST_PY:-}" ]; then "$GRAPHCAST_PY" ref_graphcast_npz.py
 else echo "ref_graphcast_npz.py skipped: set GRAPHCAST_PY (its header says how)"; fi
+# Mesh->grid faces at 1 deg/M5 (gc_m2g_1deg.wxfx): DeepMind's grid_mesh_connectivity with trimesh,
+# same virtual environment.
+if [ -n "${GRAPHCAST_PY:-}" ]; then "$GRAPHCAST_PY" ref_mesh_m2g.py
+else echo "ref_mesh_m2g.py skipped: set GRAPHCAST_PY (its header says how)"; fi
 # Forecast from an imported GraphCast checkpoint (gc_forecast.wxfx, fixtures/gc_forecast/):
 # normalization.InputsAndResiduals around graphcast.GraphCast, same virtual environment.
 if [ -n "${GRAPHCAST_PY:-}" ]; then "$GRAPHCAST_PY" ref_graphcast_forecast.py

@@ -2,7 +2,8 @@
 
 Independent of the C code: the graphs are rebuilt here from the published algorithm
 (shared/reference/graphcast.md §1.2–1.5: rotated icosahedron, 4-way splits, multi-mesh of all
-levels, radius grid→mesh by brute force, containing-triangle mesh→grid, [sin lat, cos lon,
+levels, radius grid→mesh by brute force, mesh→grid from the Euclidean-closest flat face (trimesh's
+rule, as DeepMind's grid_mesh_connectivity.py takes it), [sin lat, cos lon,
 sin lon] nodes, receiver-frame [|d|, d]/s edges) and the network is written with nn.Linear,
 nn.SiLU, nn.LayerNorm, index_select/index_add_ and torch.cat in the published orders (§1.6):
 edge MLP on [e, sender, receiver], node MLP on [n, Σ received], residuals, orphan grid update in
@@ -12,10 +13,9 @@ GraphCast weighted MSE (§1.10) written directly per variable: Σ_v w_v · mean(
 Writes tests/ref/fixtures/:
   gc_tiny.wxfx     grid 9x16 (22.5°), mesh M0..M1, latent 8, 2 processor steps, batch 2, 18 input
                    and 4 output channels: "param/<name>", x, t, y, loss, "grad/<name>", dx, and the
-                   graph sizes (g2m/mesh/m2g edge counts) for the C test to compare. Grid points on
-                   a shared mesh edge or vertex lie in several finest faces (the icosahedron's
-                   symmetry puts whole meridians on edges); which one is taken there is a matter
-                   of rounding, so the reference's mesh→grid senders and features and a tie mask
+                   graph sizes (g2m/mesh/m2g edge counts) for the C test to compare. Grid points
+                   equally near two finest faces with equally aligned normals (the icosahedron's
+                   symmetry puts whole meridians on edges) are ties decided by rounding, so the reference's mesh→grid senders and features and a tie mask
                    (graph/m2g_*) are stored: the C test checks that it differs only at ties and
                    then uses these.
   gc_rollout.wxfx  same weights, batch 1, 3 autoregressive steps fed back through the normalised
@@ -140,23 +140,45 @@ def build_graphs(res, levels, fraction):
     radius = fraction * max_edge
     dist = torch.cdist(gxyz, v)
     gi, mi = torch.nonzero(dist <= radius, as_tuple=True)
-    # mesh→grid: the finest face containing each grid point (gnomonic barycentric weights;
-    # on a shared edge the larger smallest weight, then the lower face index)
+    # mesh→grid: GraphCast's face (grid_mesh_connectivity.py in_mesh_triangle_indices, through
+    # trimesh.proximity.closest_point): the finest flat face nearest in Euclidean distance; when
+    # the two smallest squared distances differ by < 1e-8 (and both exceed 1e-8) the one whose
+    # unit normal is better aligned with p − q (q the face's nearest point). The nearest point of
+    # each face is found here as the plane projection if it falls inside, else the nearest point
+    # of the three clamped edge segments.
     a, b, c = v[finest[:, 0]], v[finest[:, 1]], v[finest[:, 2]]
+    nrm = torch.linalg.cross(b - a, c - b)
+    nrm = nrm / nrm.norm(dim=1, keepdim=True)
     m2g_s, m2g_r, ties = [], [], []
     for g in range(gxyz.shape[0]):
-        p = gxyz[g]
-        wa = torch.linalg.det(torch.stack([p.expand_as(b), b, c], dim=1))
-        wb = torch.linalg.det(torch.stack([a, p.expand_as(a), c], dim=1))
-        wc = torch.linalg.det(torch.stack([a, b, p.expand_as(a)], dim=1))
-        w = torch.stack([wa, wb, wc], dim=1)
-        tot = w.sum(dim=1, keepdim=True)
-        w = w / tot
-        ok = (w >= -1e-12).all(dim=1) & (tot[:, 0] > 0)
-        score = torch.where(ok, w.min(dim=1).values, torch.full_like(tot[:, 0], -1e9))
-        best = int(torch.argmax(score))
-        # on a shared edge or vertex several faces contain the point; any is valid
-        ties.append(int(((w >= -1e-9).all(dim=1) & (tot[:, 0] > 0)).sum()) > 1)
+        p = gxyz[g].expand_as(a)
+        q = p - ((p - a) * nrm).sum(dim=1, keepdim=True) * nrm
+        inside = torch.ones(a.shape[0], dtype=torch.bool)
+        for (u, w) in ((a, b), (b, c), (c, a)):
+            inside &= (torch.linalg.cross(w - u, q - u) * nrm).sum(dim=1) >= 0
+        best_seg = None
+        for (u, w) in ((a, b), (b, c), (c, a)):
+            t = (((p - u) * (w - u)).sum(dim=1) / ((w - u) ** 2).sum(dim=1)).clamp(0, 1)
+            s = u + t[:, None] * (w - u)
+            if best_seg is None:
+                best_seg = s
+            else:
+                closer = ((p - s) ** 2).sum(dim=1) < ((p - best_seg) ** 2).sum(dim=1)
+                best_seg = torch.where(closer[:, None], s, best_seg)
+        q = torch.where(inside[:, None], q, best_seg)
+        d2 = ((p - q) ** 2).sum(dim=1)
+        order = torch.argsort(d2)
+        i0, i1 = int(order[0]), int(order[1])
+        best, tie = i0, False
+        if d2[i1] - d2[i0] < 1e-8 and d2[i0] > 1e-8:
+            dot = [float((nrm[i] * (p[i] - q[i])).sum() / d2[i].sqrt()) for i in (i0, i1)]
+            best = i0 if dot[0] >= dot[1] else i1
+            # equal alignment (the point on the bisector of the two faces, e.g. a meridian on a
+            # mesh edge by the icosahedron's symmetry): which face wins is a matter of rounding
+            tie = abs(dot[0] - dot[1]) < 1e-9
+        elif d2[i1] - d2[i0] < 1e-14:
+            tie = True  # the same nearest point (a shared edge or vertex) by rounding alone
+        ties.append(tie)
         m2g_s += finest[best].tolist()
         m2g_r += [g] * 3
     m2g_s, m2g_r = torch.tensor(m2g_s), torch.tensor(m2g_r)

@@ -332,11 +332,11 @@ static void test_graphs_1deg(void) {
     free(first);
     free(per_grid);
 
-    /* Mesh→grid: 3 edges per grid point from the containing finest face. */
+    /* Mesh→grid: 3 edges per grid point from one finest face. */
     WX_CHECK(g.m2g.n_edges == 3 * (int64_t)ng && g.m2g.n_edges == 195480,
              "mesh->grid %lld edges = 3 x grid points", (long long)g.m2g.n_edges);
     double worst_sum = 0, worst_recon = 0, worst_det = 0;
-    int bad_range = 0, bad_face = 0;
+    int bad_range = 0, bad_face = 0, n_out = 0;
     for (int32_t q = 0; q < ng; q++) {
         const float *w = g.m2g_weights + 3 * q;
         int32_t f = g.m2g_face[q];
@@ -355,12 +355,17 @@ static void test_graphs_1deg(void) {
         const double *v0 = g.ico.xyz + 3 * t[0], *v1 = g.ico.xyz + 3 * t[1], *v2 = g.ico.xyz + 3 * t[2];
         double m = fmin(det3(v0, v1, gxyz + 3 * q), fmin(det3(v1, v2, gxyz + 3 * q), det3(v2, v0, gxyz + 3 * q)));
         worst_det = fmin(worst_det, m);
+        n_out += m < -1e-15;
     }
     WX_CHECK(bad_range == 0 && bad_face == 0, "mesh->grid weights in [0,1] (%d bad), senders are the face's vertices (%d bad)",
              bad_range, bad_face);
     WX_CHECK(worst_sum < 1e-6, "barycentric weights sum to 1 (%.2e)", worst_sum);
     WX_CHECK(worst_recon < 1e-6, "weights reconstruct the grid point (%.2e)", worst_recon);
-    WX_CHECK(worst_det > -1e-15, "the face really contains each point (min det %.2e)", worst_det);
+    /* GraphCast's face is trimesh's Euclidean-closest one (mesh_closest.c): it contains the point
+     * except in a thin band along edges, 17 points here as DeepMind's code decides them
+     * (tests/ref/ref_mesh_m2g.py, test_mesh_m2g), just outside. */
+    WX_CHECK(n_out == 17 && worst_det > -1e-8,
+             "the face contains each point but 17 by an edge (%d; min det %.2e)", n_out, worst_det);
 
     /* Node features: [sin lat, cos lon, sin lon]. */
     double worst_node = 0;
