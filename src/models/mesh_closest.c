@@ -4,12 +4,14 @@
  * in Euclidean distance, with trimesh's tie rule (trimesh/proximity.py closest_point: among the two
  * smallest squared distances, if they differ by < tol.merge = 1e-8 and both exceed 1e-8, the face
  * whose unit normal has the larger dot with the unit vector from the face's closest point to the
- * query point). The two rules disagree in a thin band along mesh edges (107 of 65,160 points at
- * 1°/M5, 750 of 1,038,240 at 0.25°/M6), and each grid point's decoder output depends on its face,
- * so imported checkpoints need trimesh's choice. Every float operation below is the one numpy
- * performs in trimesh/triangles.py closest_point (Ericson's ClosestPtPointTriangle), in the same
- * order, because in the edge bands both faces' closest points are the same edge point and the
- * choice is decided by the last bits of the distances. */
+ * query point). Where the rule decides, it differs from the containing face in a thin band along
+ * mesh edges (17 of 65,160 points at 1°/M5, 10 of 1,038,240 at 0.25°/M6), and each grid point's
+ * decoder output depends on its face, so imported checkpoints need trimesh's choice. Every float
+ * operation below is the one numpy performs in trimesh/triangles.py closest_point (Ericson's
+ * ClosestPtPointTriangle), in the same order, because by an edge both faces' closest points are
+ * the same edge point and the choice is decided by the last bits of the distances. Where those
+ * are bit-equal trimesh's answer is numpy's argsort order (not stable; see below and
+ * docs/weights.md), which no rule reproduces on every machine. */
 #pragma GCC optimize("fp-contract=off") /* numpy rounds every multiply and add */
 #include <math.h>
 #include <stdlib.h>
