@@ -6,9 +6,9 @@
  * the normalisation of inputs, forcings and statics by DeepMind's statistics (by variable and
  * level), the residual de-normalised with diffs_stddev, the statics file and the forcing values.
  * Grid points whose mesh->grid triangle is not GraphCast's are left out of the comparison and
- * counted (the trimesh closest-face rule, docs/weights.md "Mesh->grid triangles"; being fixed in
- * src/models/mesh_grid.c at the time of writing: once it lands the count is 0 and every point is
- * compared). Errors: a stats file without a level or a variable, a statics file without the
+ * counted: since mesh_closest.c (trimesh's closest-face rule) that is 1 of 144, a point where
+ * trimesh's own triangle is decided by numpy's sort order of bit-equal distances and wxcast takes
+ * the other one trimesh can return (docs/weights.md "Mesh->grid triangles"; test_weights_gc). Errors: a stats file without a level or a variable, a statics file without the
  * field exit 1 with one line naming file, variable and level; unknown keys and a time step that
  * is not 6 h exit 2. */
 #include <math.h>
