@@ -6,7 +6,8 @@
 # exits 2 naming the key; a renamed key, a truncated file, a deflated member exit 1 with one
 # "wxcast: error:" line naming the file (and key); a --data file with FourCastNet's keys and a
 # FourCastNet config are refused;
-# nothing is written on error. The numbers are checked in test_weights_gc (vs graphcast.GraphCast).
+# nothing is written on error; with --data (tests/ref/fixtures/gc_forecast) it forecasts. The numbers
+# are checked in test_weights_gc and test_weights_gc_forecast (vs DeepMind's code).
 # Usage: weights_gc.sh WXCAST SRCDIR
 set -u
 W="$1"
@@ -66,4 +67,16 @@ fails 1 "safetensors for a GraphCast config" "weights_tiny.safetensors" "not a z
 run import-weights "$NPZ" --config "$SRC/tests/ref/fixtures/weights_tiny.yaml" --output "$T/x.ckpt"
 fails 1 ".npz for a FourCastNet config" "gc_import.npz" "type: graphcast"
 [ ! -e "$T/x.ckpt" ]; check "no checkpoint written on error" $?
+
+# With --data (DeepMind's stats files, a statics file) the checkpoint forecasts from an analysis
+# file (the values: test_weights_gc_forecast); without it forecast refuses the checkpoint.
+FC="$SRC/tests/ref/fixtures/gc_forecast"
+run import-weights "$FC/model.npz" --config "$CFG" --data "$FC/data.yaml" --output "$T/d.ckpt"
+[ "$rc" -eq 0 ] && [ -s "$T/d.ckpt" ]; check "import with --data (rc $rc: $err)" $?
+run forecast --model "$T/d.ckpt" --init "$FC/init.nc" --steps 1 --threads 1 --output "$T/f.nc"
+[ "$rc" -eq 0 ] && [ -s "$T/f.nc" ]
+check "forecast from the imported checkpoint (rc $rc: $err)" $?
+run forecast --model "$T/a.ckpt" --init "$FC/init.nc" --steps 1 --threads 1 --output "$T/g.nc"
+[ "$rc" -ne 0 ] && [[ "$err" == *"channels_in"* ]] && [ ! -e "$T/g.nc" ]
+check "forecast refuses the checkpoint imported without --data (rc $rc: $err)" $?
 checks_summary
