@@ -51,14 +51,18 @@ wx_status wx_nc_stats_get(const wx_nc_stats *s, const char *var, double level, d
         if (level > 0) {
             double *lv = malloc(sizeof(double) * (n ? n : 1));
             if (!lv) return wx_error_set(WX_ERR_RUN, "%s: out of memory", s->path);
+            /* The coordinate must lie along the variable's own dimension: lv holds n values. */
+            int cnd = 0, cdim = -1;
             int ok = nc_inq_varid(s->ncid, "level", &cid) == NC_NOERR &&
+                     nc_inq_varndims(s->ncid, cid, &cnd) == NC_NOERR && cnd == 1 &&
+                     nc_inq_vardimid(s->ncid, cid, &cdim) == NC_NOERR && cdim == dims[0] &&
                      nc_get_var_double(s->ncid, cid, lv) == NC_NOERR;
             size_t k = 0;
             while (ok && k < n && fabs(lv[k] - level) > 1e-6) k++;
             free(lv);
             if (!ok)
-                return wx_error_set(WX_ERR_RUN, "%s: no readable 'level' coordinate (for variable "
-                                    "'%s'%s)", s->path, var,
+                return wx_error_set(WX_ERR_RUN, "%s: no readable 'level' coordinate along the "
+                                    "'level' dimension (for variable '%s'%s)", s->path, var,
                                     level_text(level, lt, sizeof lt));
             if (k == n)
                 return wx_error_set(WX_ERR_RUN, "%s: variable '%s' has no value%s", s->path, var,

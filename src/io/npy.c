@@ -26,7 +26,7 @@ static wx_status parse_header(const char *path, const char *hdr, int flags, int 
     if (d && !strncmp(d, "'<f4'", 5)) *elem = 4;
     else if (d && !strncmp(d, "'<f8'", 5)) *elem = 8;
     else if (d && (flags & WX_NPY_INT) && (!strncmp(d, "'<i", 3) || !strncmp(d, "'|i1'", 5)) &&
-             strchr("1248", d[3]) && d[4] == '\'')
+             d[3] && strchr("1248", d[3]) && d[4] == '\'') /* d[3] != 0: strchr finds the NUL */
         *elem = d[3] - '0', *kind = 'i';
     else if (d && (flags & WX_NPY_INT) && (!strncmp(d, "'|u1'", 5) || !strncmp(d, "'|b1'", 5)))
         *elem = 1, *kind = d[2];

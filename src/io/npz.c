@@ -54,7 +54,9 @@ static wx_status find_directory(const wx_npz *z, uint64_t *entries, uint64_t *of
 static wx_status zip64_extra(const wx_npz *z, const char *key, const char *x, size_t xlen,
                              uint64_t *usize, uint64_t *csize, uint64_t *off) {
     uint64_t *want[3] = {usize, csize, off};
-    for (size_t p = 0; p + 4 <= xlen;) {
+    int missing = 0; /* how many of the three still wait for their 64-bit value */
+    for (int i = 0; i < 3; i++) missing += *want[i] == 0xffffffffu;
+    for (size_t p = 0; missing && p + 4 <= xlen;) {
         size_t id = u16(x + p), n = u16(x + p + 2);
         if (p + 4 + n > xlen) break;
         if (id == 1) {
@@ -64,12 +66,13 @@ static wx_status zip64_extra(const wx_npz *z, const char *key, const char *x, si
                 if (q + 8 > p + 4 + n) break;
                 *want[i] = u64(x + q);
                 q += 8;
+                missing--;
             }
-            return WX_OK;
+            break; /* a field too short for its sentinels leaves some missing: refused below */
         }
         p += 4 + n;
     }
-    if (*usize == 0xffffffffu || *csize == 0xffffffffu || *off == 0xffffffffu)
+    if (missing)
         return wx_error_set(WX_ERR_RUN, "%s: member '%s': ZIP64 sizes without their extra field",
                             z->path, key);
     return WX_OK;

@@ -84,7 +84,11 @@ static void test_forecast(void) {
     wx_yaml_free(yy);
     wx_ctx *ctx = wx_ctx_create(1);
     wx_gc *m = wx_gc_create(ctx, wx_backend_cpu(), &c, 5, 1, 0, 0);
-    if (!WX_CHECK(m != NULL, "create: %s", wx_error_message())) return;
+    if (!WX_CHECK(m != NULL, "create: %s", wx_error_message())) {
+        wx_ctx_destroy(ctx);
+        wx_fixture_free(f);
+        return;
+    }
     static const char *const names[4] = {"t2m", "msl", "z500", "z850"};
     int differ = 0;
     double err[4] = {0}, ymax[4] = {0};
@@ -110,7 +114,9 @@ static void test_forecast(void) {
         WX_CHECK(err[o] <= 2e-6 * ymax[o], "%s: one step within 2e-6 of max |y| (%.2e)", names[o],
                  err[o] / ymax[o]);
     }
-    WX_CHECK(differ <= 4, "%d grid points left out (another mesh->grid triangle): at most 4 of 144",
+    /* 1: the one point whose face trimesh picks by numpy's sort order of equal distances
+     * (docs/weights.md); a rule regression shows up as more */
+    WX_CHECK(differ <= 1, "%d grid points left out (another mesh->grid triangle): at most 1 of 144",
              differ);
     wx_gc_destroy(m);
     wx_ctx_destroy(ctx);
@@ -118,16 +124,19 @@ static void test_forecast(void) {
 }
 
 /* A stats file with the tiny model's scalars (less `skip`) and geopotential on the first nlev of
- * 300, 500, 850 hPa; every value 1. */
-static void write_stats(const char *path, int nlev, const char *skip) {
+ * 300, 500, 850 hPa; every value 1. coord_len > 0: the `level` coordinate variable lies along
+ * another dimension of that length (a damaged file: reading it into nlev values would overflow). */
+static void write_stats(const char *path, int nlev, const char *skip, int coord_len) {
     static const char *const scalars[] = {"2m_temperature", "mean_sea_level_pressure",
                                           "toa_incident_solar_radiation", "day_progress_sin",
                                           "day_progress_cos", "land_sea_mask", NULL};
-    int nc, dl, vl, vg, vs[8];
-    double lv[3] = {300, 500, 850}, ones[3] = {1, 1, 1};
+    int nc, dl, dc, vl, vg, vs[8];
+    double lv[64] = {300, 500, 850}, ones[3] = {1, 1, 1};
     nc_create(path, NC_CLOBBER, &nc);
     nc_def_dim(nc, "level", (size_t)nlev, &dl);
-    nc_def_var(nc, "level", NC_DOUBLE, 1, &dl, &vl);
+    dc = dl;
+    if (coord_len > 0) nc_def_dim(nc, "other", (size_t)coord_len, &dc);
+    nc_def_var(nc, "level", NC_DOUBLE, 1, &dc, &vl);
     nc_def_var(nc, "geopotential", NC_DOUBLE, 1, &dl, &vg);
     for (int i = 0; scalars[i]; i++)
         if (strcmp(scalars[i], skip)) nc_def_var(nc, scalars[i], NC_DOUBLE, 0, NULL, &vs[i]);
@@ -161,7 +170,7 @@ static void expect(const char *yaml, int code, const char *const *parts, const c
 static void test_errors(void) {
     char yaml[2048], p[128];
     snprintf(p, sizeof p, "%s/lev.nc", tmp);
-    write_stats(p, 2, ""); /* 300 and 500 hPa: no 850 */
+    write_stats(p, 2, "", 0); /* 300 and 500 hPa: no 850 */
     snprintf(yaml, sizeof yaml,
              "mean_by_level: %s\nstddev_by_level: %s/stddev_by_level.nc\n"
              "diffs_stddev_by_level: %s/diffs_stddev_by_level.nc\nstatics: %s/statics.nc\n",
@@ -169,13 +178,21 @@ static void test_errors(void) {
     expect(yaml, 1, (const char *const[]){"lev.nc", "'geopotential'", "850 hPa", NULL},
            "stats file without the 850 hPa level");
     snprintf(p, sizeof p, "%s/var.nc", tmp);
-    write_stats(p, 3, "day_progress_cos");
+    write_stats(p, 3, "day_progress_cos", 0);
     snprintf(yaml, sizeof yaml,
              "mean_by_level: %s/mean_by_level.nc\nstddev_by_level: %s\n"
              "diffs_stddev_by_level: %s/diffs_stddev_by_level.nc\nstatics: %s/statics.nc\n",
              DIR, p, DIR, DIR);
     expect(yaml, 1, (const char *const[]){"var.nc", "'day_progress_cos'", NULL},
            "stats file without a forcing");
+    snprintf(p, sizeof p, "%s/coord.nc", tmp);
+    write_stats(p, 3, "", 64);
+    snprintf(yaml, sizeof yaml,
+             "mean_by_level: %s\nstddev_by_level: %s/stddev_by_level.nc\n"
+             "diffs_stddev_by_level: %s/diffs_stddev_by_level.nc\nstatics: %s/statics.nc\n",
+             p, DIR, DIR, DIR);
+    expect(yaml, 1, (const char *const[]){"coord.nc", "'level' coordinate", "'geopotential'", NULL},
+           "stats file whose level coordinate lies along another dimension");
     snprintf(yaml, sizeof yaml,
              "mean_by_level: %s/mean_by_level.nc\nstddev_by_level: %s/stddev_by_level.nc\n"
              "diffs_stddev_by_level: %s/diffs_stddev_by_level.nc\nstatics: %s/init.nc\n",
