@@ -40,7 +40,8 @@ static float eval_truth(int64_t t, int c, const wx_grid *g, int p) {
 
 /* Metadata of a `count`-record archive of the first nch channels; statistics all 1 (the tests
  * score in physical units, so only their presence matters). */
-static void eval_make_meta(wx_archive_meta *m, int nch, int64_t count, uint64_t key) {
+__attribute__((unused)) static void eval_make_meta(wx_archive_meta *m, int nch, int64_t count,
+                                                  uint64_t key) {
     memset(m, 0, sizeof *m);
     m->nchan = nch;
     m->chan = wx_calloc((size_t)nch, sizeof *m->chan);
@@ -77,16 +78,19 @@ static wx_status eval_clim_fetch(void *ctx, int64_t t, size_t q0, size_t n, floa
     return WX_OK;
 }
 
-/* Writes the archive into dir: one shard, then, when climatology is not NULL, the climatology
- * (61-day window) under that file name beside it, which the manifest then names; then the
- * manifest. Returns 1 when all went well, else prints the error and returns 0. */
-static int eval_write_archive(const char *dir, wx_archive_meta *m, const char *climatology) {
+/* Writes the archive into dir with the records `fetch` (ctx = m) gives: one shard, then, when
+ * climatology is not NULL, the climatology (61-day window) under that file name beside it, which
+ * the manifest then names; then the manifest. Returns 1 when all went well, else prints the error
+ * and returns 0. */
+__attribute__((unused)) static int eval_write_archive_from(const char *dir, wx_archive_meta *m,
+                                                           const char *climatology,
+                                                           wx_clim_fetch fetch) {
     int64_t P = wx_archive_points(m);
     float *rec = malloc(sizeof(float) * (size_t)(P * m->nchan));
     wx_shard_writer *w;
     int ok = wx_mkdir_p(dir) == WX_OK && wx_shard_writer_open(dir, 0, m, &w) == WX_OK;
     for (int64_t t = 0; ok && t < m->count; t++) {
-        ok = eval_clim_fetch(m, t, 0, (size_t)(P * m->nchan), rec) == WX_OK;
+        ok = fetch(m, t, 0, (size_t)(P * m->nchan), rec) == WX_OK;
         ok = ok && wx_shard_writer_put(w, rec) == WX_OK;
     }
     ok = ok && wx_shard_writer_commit(w) == WX_OK;
@@ -95,7 +99,7 @@ static int eval_write_archive(const char *dir, wx_archive_meta *m, const char *c
         snprintf(path, sizeof path, "%s/%s", dir, climatology);
         wx_clim_opts co = {61, 1 << 24, 0};
         ok = wx_climatology_build(path, m, m->start, m->start + (m->count - 1) * m->step, &co,
-                                  eval_clim_fetch, m) == WX_OK;
+                                  fetch, m) == WX_OK;
         snprintf(m->climatology, sizeof m->climatology, "%s", climatology);
     }
     ok = ok && wx_archive_write_manifest(dir, m) == WX_OK;
@@ -104,10 +108,22 @@ static int eval_write_archive(const char *dir, wx_archive_meta *m, const char *c
     return ok;
 }
 
-/* A forecast file from record t0, leads 0..4 steps, channels t2m and z500 (the first two of
- * EVAL_CHANS): truth + offset[c] + pattern·sin(lat). source names the writing test. */
-__attribute__((unused)) static int eval_write_forecast(const char *path, const wx_archive_meta *m, int64_t t0,
-                               const double *offset, double pattern, const char *source) {
+/* The archive of the analytic truth above (eval_write_archive_from with eval_clim_fetch). */
+__attribute__((unused)) static int eval_write_archive(const char *dir, wx_archive_meta *m,
+                                                      const char *climatology) {
+    return eval_write_archive_from(dir, m, climatology, eval_clim_fetch);
+}
+
+/* A forecast value: channel c (0 t2m, 1 z500) at lead k (record t0 + k), point p. */
+typedef float (*eval_forecast_value)(const wx_archive_meta *m, int64_t t0, int k, int c, int p,
+                                     const void *ctx);
+
+/* A forecast file from record t0, leads 0..4 steps, channels t2m and z500 with the values `value`
+ * gives. source names the writing test. */
+__attribute__((unused)) static int eval_write_forecast_from(const char *path,
+                                                            const wx_archive_meta *m, int64_t t0,
+                                                            eval_forecast_value value,
+                                                            const void *ctx, const char *source) {
     double lev = 500;
     wx_nc_var vars[2] = {{"t2m", "K", "air_temperature", "2 metre temperature", 0},
                          {"z", "m2 s-2", "geopotential", "Geopotential", 1}};
@@ -119,9 +135,7 @@ __attribute__((unused)) static int eval_write_forecast(const char *path, const w
     int ok = 1;
     for (int k = 0; ok && k <= 4; k++)
         for (int c = 0; ok && c < 2; c++) {
-            for (int64_t p = 0; p < P; p++)
-                f[p] = (float)(eval_truth(t0 + k, c, &m->grid, (int)p) + offset[c] +
-                               pattern * sin(wx_grid_lat(&m->grid, (int)(p / m->grid.nlon)) * M_PI / 180));
+            for (int64_t p = 0; p < P; p++) f[p] = value(m, t0, k, c, (int)p, ctx);
             ok = wx_nc_writer_put(&w, k, m->start + (t0 + k) * m->step, c, 0, f) == WX_OK;
         }
     free(f);
@@ -131,6 +145,26 @@ __attribute__((unused)) static int eval_write_forecast(const char *path, const w
         return 0;
     }
     return wx_nc_writer_close(&w) == WX_OK;
+}
+
+typedef struct {
+    const double *offset;
+    double pattern;
+} eval_offset_pattern;
+
+static float eval_truth_plus(const wx_archive_meta *m, int64_t t0, int k, int c, int p,
+                             const void *ctx) {
+    const eval_offset_pattern *o = ctx;
+    return (float)(eval_truth(t0 + k, c, &m->grid, p) + o->offset[c] +
+                   o->pattern * sin(wx_grid_lat(&m->grid, p / m->grid.nlon) * M_PI / 180));
+}
+
+/* The analytic truth + offset[c] + pattern·sin(lat) (eval_write_forecast_from). */
+__attribute__((unused)) static int eval_write_forecast(const char *path, const wx_archive_meta *m,
+                                                       int64_t t0, const double *offset,
+                                                       double pattern, const char *source) {
+    eval_offset_pattern o = {offset, pattern};
+    return eval_write_forecast_from(path, m, t0, eval_truth_plus, &o, source);
 }
 
 #endif

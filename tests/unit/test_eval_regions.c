@@ -22,6 +22,7 @@
 #include "io/archive.h"
 #include "io/climatology.h"
 #include "io/netcdf_write.h"
+#include "eval_truth.h"
 #include "wx_test.h"
 
 #define PY "/usr/bin/python3"
@@ -74,56 +75,23 @@ static int make_archive(const char *dir, const wx_grid *g, int with_lsm, int wit
         *arrs[k] = wx_calloc((size_t)m->nchan, sizeof(double));
         for (int c = 0; c < m->nchan; c++) (*arrs[k])[c] = 1;
     }
-    int64_t P = wx_archive_points(m);
-    float *rec = malloc(sizeof(float) * (size_t)(P * m->nchan));
-    wx_shard_writer *w;
-    int ok = wx_mkdir_p(dir) == WX_OK && wx_shard_writer_open(dir, 0, m, &w) == WX_OK;
-    for (int64_t t = 0; ok && t < m->count; t++)
-        ok = fetch(m, t, 0, (size_t)(P * m->nchan), rec) == WX_OK && wx_shard_writer_put(w, rec) == WX_OK;
-    ok = ok && wx_shard_writer_commit(w) == WX_OK;
-    if (ok && with_clim) {
-        char path[4096];
-        snprintf(path, sizeof path, "%s/climatology.wxc", dir);
-        wx_clim_opts co = {61, 1 << 24, 0};
-        ok = wx_climatology_build(path, m, m->start, m->start + 11 * m->step, &co, fetch, m) == WX_OK;
-        snprintf(m->climatology, sizeof m->climatology, "climatology.wxc");
-    }
-    ok = ok && wx_archive_write_manifest(dir, m) == WX_OK;
-    if (!ok) printf("archive: %s\n", wx_error_message());
-    free(rec);
-    return ok;
+    return eval_write_archive_from(dir, m, with_clim ? "climatology.wxc" : NULL, fetch);
 }
 
 /* Forecast from record t0, leads 0..4 steps of t2m and z500: truth + an error varying with
  * latitude, longitude and lead (so every region scores differently). */
+static float forecast_value(const wx_archive_meta *m, int64_t t0, int k, int c, int p,
+                            const void *ctx) {
+    (void)ctx;
+    double scale = c ? 30 : 1.5;
+    double lat = wx_grid_lat(&m->grid, p / m->grid.nlon) * M_PI / 180;
+    double lon = wx_grid_lon(&m->grid, p % m->grid.nlon) * M_PI / 180;
+    double e = scale * (0.3 + sin(lat) + 0.7 * cos(lon + 0.5 * k) + 0.4 * k * sin(2 * lat + lon));
+    return (float)(eval_value(t0 + k, c, p) + e);
+}
+
 static int write_forecast(const char *path, const wx_archive_meta *m, int64_t t0) {
-    double lev = 500;
-    wx_nc_var vars[2] = {{"t2m", "K", "air_temperature", "2 metre temperature", 0},
-                         {"z", "m2 s-2", "geopotential", "Geopotential", 1}};
-    wx_nc_layout L = {m->grid, 1, &lev, 2, vars, 1, m->start + t0 * m->step, "test", "test_eval_regions", 0};
-    wx_nc_writer w;
-    if (wx_nc_writer_open(&w, path, &L) != WX_OK) return 0;
-    int64_t P = wx_archive_points(m);
-    float *f = malloc(sizeof(float) * (size_t)P);
-    int ok = 1;
-    for (int k = 0; ok && k <= 4; k++)
-        for (int c = 0; ok && c < 2; c++) {
-            double scale = c ? 30 : 1.5;
-            for (int64_t p = 0; p < P; p++) {
-                double lat = wx_grid_lat(&m->grid, (int)(p / m->grid.nlon)) * M_PI / 180;
-                double lon = wx_grid_lon(&m->grid, (int)(p % m->grid.nlon)) * M_PI / 180;
-                double e = scale * (0.3 + sin(lat) + 0.7 * cos(lon + 0.5 * k) + 0.4 * k * sin(2 * lat + lon));
-                f[p] = (float)(eval_value(t0 + k, c, (int)p) + e);
-            }
-            ok = wx_nc_writer_put(&w, k, m->start + (t0 + k) * m->step, c, 0, f) == WX_OK;
-        }
-    free(f);
-    if (!ok) {
-        printf("forecast: %s\n", wx_error_message());
-        wx_nc_writer_abort(&w);
-        return 0;
-    }
-    return wx_nc_writer_close(&w) == WX_OK;
+    return eval_write_forecast_from(path, m, t0, forecast_value, NULL, "test_eval_regions");
 }
 
 /* The inputs of the reference: truth records, climatology at their valid times, the layout. */
