@@ -136,6 +136,8 @@ wx_status wx_mesh_closest_faces(const wx_icosphere *ico, const double *grid_xyz,
          * or on a face touching it (checked against trimesh's own candidate search at every
          * point of 1°/M5, test_mesh_m2g, and 0.25°/M6, where the two differ only where trimesh
          * itself is decided by sort order). */
+        /* An icosphere vertex touches 5 or 6 faces, so 3 vertices give at most 18 (13 distinct
+         * around an interior face); 64 leaves room, and the bound below never drops one. */
         int32_t cand[64];
         int nc = 0;
         for (int k = 0; k < 3; k++)
