@@ -25,7 +25,9 @@ else echo "ref_graphcast_npz.py skipped: set GRAPHCAST_PY (its header says how)"
 # same virtual environment.
 if [ -n "${GRAPHCAST_PY:-}" ]; then "$GRAPHCAST_PY" ref_mesh_m2g.py
 else echo "ref_mesh_m2g.py skipped: set GRAPHCAST_PY (its header says how)"; fi
-# Forecast from an imported GraphCast checkpoint (gc_forecast.wxfx, fixtures/gc_forecast/):
-# normalization.InputsAndResiduals around graphcast.GraphCast, same virtual environment.
+# Forecast from an imported GraphCast checkpoint (gc_forecast.wxfx, fixtures/gc_forecast/; with a
+# target-only tp, year progress and geopotential_at_surface: gc_forecast_tp.wxfx,
+# fixtures/gc_forecast_tp/): normalization.InputsAndResiduals around graphcast.GraphCast, same
+# virtual environment plus DeepMind's data_utils.py (the script's header).
 if [ -n "${GRAPHCAST_PY:-}" ]; then "$GRAPHCAST_PY" ref_graphcast_forecast.py
 else echo "ref_graphcast_forecast.py skipped: set GRAPHCAST_PY (its header says how)"; fi

@@ -22,12 +22,14 @@ fixtures are committed. To regenerate, in a virtual environment:
       scipy rtree dm-tree numpy
   PYTHONPATH=<a checkout of google-deepmind/graphcast> venv/bin/python tests/ref/ref_graphcast_npz.py
 
+(the fixture writer and the parameter randomising are tests/ref/gc_ref_common.py, shared with
+ref_graphcast_forecast.py).
+
 (the PyPI package called "graphcast" is an unrelated graph-database tool). Checked with the
 graphcast.py, deep_typed_graph_net.py, typed_graph_net.py, model_utils.py, icosahedral_mesh.py,
 grid_mesh_connectivity.py and checkpoint.py of the v0.2 layout, jax 0.10.2, dm-haiku 0.0.17.
 """
 import os
-import struct
 
 import jax
 
@@ -39,6 +41,7 @@ import xarray  # noqa: E402
 
 from graphcast import checkpoint  # noqa: E402
 from graphcast import graphcast  # noqa: E402
+from gc_ref_common import randomise_params, write_wxfx  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FIXTURES = os.path.join(HERE, "fixtures")
@@ -58,21 +61,6 @@ TASK = graphcast.TaskConfig(input_variables=tuple(SURFACE + ATMOS + FORCINGS + S
                             target_variables=tuple(SURFACE + ATMOS),
                             forcing_variables=tuple(FORCINGS), pressure_levels=tuple(LEVELS),
                             input_duration="12h")
-
-
-def write_wxfx(path, tensors):
-    """tests/ref/wxfixture.py's layout, without torch: every tensor as float64."""
-    tmp = path + ".tmp"
-    with open(tmp, "wb") as f:
-        f.write(b"WXFX" + struct.pack("<II", 1, len(tensors)))
-        for key, value in tensors.items():
-            a = np.ascontiguousarray(np.asarray(value, dtype=np.float64))
-            raw = key.encode()
-            f.write(struct.pack("<I", len(raw)) + raw + struct.pack("<I", a.ndim))
-            for d in a.shape:
-                f.write(struct.pack("<q", d))
-            f.write(a.tobytes())
-    os.replace(tmp, path)
 
 
 def main():
@@ -107,21 +95,7 @@ def main():
         return m(inputs, None, forcings)  # [grid nodes, batch, outputs]
 
     params = run.init(jax.random.PRNGKey(0), inputs, forcings)
-    # Random values everywhere (Haiku's init leaves biases 0 and LayerNorm 1/0), rounded to the
-    # float32 a checkpoint holds; the forward runs in float64 on those values.
-    flat = {}
-    for mod, ps in params.items():
-        flat[mod] = {}
-        for k, v in ps.items():
-            v = np.asarray(v)
-            if k == "w":
-                new = rng.standard_normal(v.shape) / np.sqrt(v.shape[0])
-            elif k == "scale":
-                new = 1 + 0.2 * rng.standard_normal(v.shape)
-            else:
-                new = 0.2 * rng.standard_normal(v.shape)
-            flat[mod][k] = new.astype(np.float32)
-    params64 = {m: {k: np.asarray(v, np.float64) for k, v in ps.items()} for m, ps in flat.items()}
+    flat, params64 = randomise_params(params, rng)
     out = np.asarray(run.apply(params64, None, inputs, forcings))  # (lat*lon, b, cout)
     n_par = sum(v.size for ps in flat.values() for v in ps.values())
 
