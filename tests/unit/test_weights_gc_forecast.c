@@ -8,7 +8,13 @@
  * Grid points whose mesh->grid triangle is not GraphCast's are left out of the comparison and
  * counted: since mesh_closest.c (trimesh's closest-face rule) that is 1 of 144, a point where
  * trimesh's own triangle is decided by numpy's sort order of bit-equal distances and wxcast takes
- * the other one trimesh can return (docs/weights.md "Mesh->grid triangles"; test_weights_gc). Errors: a stats file without a level or a variable, a statics file without the
+ * the other one trimesh can return (docs/weights.md "Mesh->grid triangles"; test_weights_gc).
+ * A second case (graphcast_tiny_tp.yaml, fixtures gc_forecast_tp) has GraphCast_small/
+ * operational's task at toy size: total_precipitation_6hr a target only (DeepMind de-normalises
+ * it by mean/stddev, with no residual and no diffs_stddev), the year-progress forcings and the
+ * geopotential_at_surface static; init.nc holds tp too (DeepMind's datasets do), which a residual
+ * on tp would add, and DeepMind's tp is > 0 at every point, so wxcast's clamp of tp at 0 in the
+ * forecast file does not act. Errors: a stats file without a level or a variable, a statics file without the
  * field exit 1 with one line naming file, variable and level; unknown keys and a time step that
  * is not 6 h exit 2. */
 #include <math.h>
@@ -28,13 +34,21 @@
 
 #define DIR WX_FIXTURE_DIR "/gc_forecast"
 #define TINY_YAML WX_FIXTURE_DIR "/../../../configs/model/graphcast_tiny.yaml"
+#define DIR_TP WX_FIXTURE_DIR "/gc_forecast_tp"
+#define TP_YAML WX_FIXTURE_DIR "/../../../configs/model/graphcast_tiny_tp.yaml"
+
+enum { HW = 9 * 16, MAXOUT = 5 };
 
 static char tmp[64];
 
-static int import(const char *data, const char *out) {
-    char *argv[] = {"import-weights", DIR "/model.npz", "--config", TINY_YAML, "--data",
+static int import_from(const char *npz, const char *yaml, const char *data, const char *out) {
+    char *argv[] = {"import-weights", (char *)npz, "--config", (char *)yaml, "--data",
                     (char *)data, "--output", (char *)out, NULL};
     return wx_cmd_import_weights(8, argv);
+}
+
+static int import(const char *data, const char *out) {
+    return import_from(DIR "/model.npz", TINY_YAML, data, out);
 }
 
 /* var at lead 1 of a forecast file into y (HW); with levels, z at 500 and 850 hPa in that order
@@ -49,7 +63,7 @@ static int read_lead1(const char *path, const char *var, int levels, float *y) {
         for (size_t k = 0; ok && k < 2; k++) {
             size_t start[4] = {1, k, 0, 0}, count[4] = {1, 1, 9, 16};
             int slot = fabs(lev[k] - 500) < 1e-9 ? 0 : fabs(lev[k] - 850) < 1e-9 ? 1 : -1;
-            ok = slot >= 0 && nc_get_vara_float(nc, v, start, count, y + slot * 144) == NC_NOERR;
+            ok = slot >= 0 && nc_get_vara_float(nc, v, start, count, y + slot * HW) == NC_NOERR;
         }
     } else if (ok) {
         size_t start[3] = {1, 0, 0}, count[3] = {1, 9, 16};
@@ -59,29 +73,46 @@ static int read_lead1(const char *path, const char *var, int levels, float *y) {
     return ok;
 }
 
-static void test_forecast(void) {
-    char ck[128], out[128];
-    snprintf(ck, sizeof ck, "%s/gc.ckpt", tmp);
-    snprintf(out, sizeof out, "%s/f.nc", tmp);
-    if (!WX_CHECK(import(DIR "/data.yaml", ck) == 0, "import with --data: %s", wx_error_message()))
+/* One case: import fixture `name` (DIR/model.npz, DIR/data.yaml) with config yaml, forecast one
+ * step from DIR/init.nc and compare the surface channels `surf` (then z at 500 and 850 hPa) with
+ * the fixture's y, DeepMind's output in that order; nin: the config's input count (< 0: not
+ * checked). */
+static void compare_case(const char *name, const char *dir, const char *yaml,
+                         const char *const *surf, int nsurf, int64_t nin) {
+    char ck[128], out[128], npz[512], data[512], init[512];
+    snprintf(ck, sizeof ck, "%s/%s.ckpt", tmp, name);
+    snprintf(out, sizeof out, "%s/%s.nc", tmp, name);
+    snprintf(npz, sizeof npz, "%s/model.npz", dir);
+    snprintf(data, sizeof data, "%s/data.yaml", dir);
+    snprintf(init, sizeof init, "%s/init.nc", dir);
+    int nout = nsurf + 2;
+    if (!WX_CHECK(import_from(npz, yaml, data, ck) == 0, "%s: import with --data: %s", name,
+                  wx_error_message()))
         return;
-    wx_forecast_opts fo = {.model = ck, .init = DIR "/init.nc", .steps = 1, .output = out,
-                           .threads = 1};
-    if (!WX_CHECK(wx_forecast_run_ext(&fo, NULL) == WX_OK, "forecast: %s", wx_error_message()))
+    wx_forecast_opts fo = {.model = ck, .init = init, .steps = 1, .output = out, .threads = 1};
+    if (!WX_CHECK(wx_forecast_run_ext(&fo, NULL) == WX_OK, "%s: forecast: %s", name,
+                  wx_error_message()))
         return;
-    wx_fixture *f = wx_fixture_load("gc_forecast");
-    if (!WX_CHECK(f != NULL, "fixture gc_forecast")) return;
+    wx_fixture *f = wx_fixture_load(name);
+    if (!WX_CHECK(f != NULL, "fixture %s", name)) return;
     const wx_fixture_tensor *yr = wx_fixture_get(f, "y"), *sr = wx_fixture_get(f, "m2g_senders");
-    enum { HW = 9 * 16 };
-    float y[4 * HW];
-    WX_CHECK(read_lead1(out, "t2m", 0, y) && read_lead1(out, "msl", 0, y + HW) &&
-             read_lead1(out, "z", 1, y + 2 * HW), "read %s", out);
+    float y[MAXOUT * HW];
+    int ok = yr && sr && yr->size == nout * HW && nout <= MAXOUT;
+    for (int o = 0; ok && o < nsurf; o++) ok = read_lead1(out, surf[o], 0, y + o * HW);
+    ok = ok && read_lead1(out, "z", 1, y + nsurf * HW);
+    if (!WX_CHECK(ok, "%s: fixture y of %d channels, read %s", name, nout, out)) {
+        wx_fixture_free(f);
+        return;
+    }
     /* wxcast's mesh->grid triangles, to leave out the points where they are not GraphCast's */
     wx_yaml *yy = NULL;
     wx_gc_config c;
-    WX_CHECK(wx_yaml_load_file(TINY_YAML, &yy) == WX_OK && wx_gc_config_parse(yy, "", &c) == WX_OK,
+    WX_CHECK(wx_yaml_load_file(yaml, &yy) == WX_OK && wx_gc_config_parse(yy, "", &c) == WX_OK,
              "config: %s", wx_error_message());
     wx_yaml_free(yy);
+    WX_CHECK((nin < 0 || c.in_channels == nin) && c.out_channels == nout, "%s: %lld inputs, %d outputs (got "
+             "%lld, %lld)", name, (long long)nin, nout, (long long)c.in_channels,
+             (long long)c.out_channels);
     wx_ctx *ctx = wx_ctx_create(1);
     wx_gc *m = wx_gc_create(ctx, wx_backend_cpu(), &c, 5, 1, 0, 0);
     if (!WX_CHECK(m != NULL, "create: %s", wx_error_message())) {
@@ -89,9 +120,10 @@ static void test_forecast(void) {
         wx_fixture_free(f);
         return;
     }
-    static const char *const names[4] = {"t2m", "msl", "z500", "z850"};
-    int differ = 0;
-    double err[4] = {0}, ymax[4] = {0};
+    int differ = 0, tp = -1, tp_neg = 0;
+    for (int o = 0; o < nsurf; o++)
+        if (!strcmp(surf[o], "tp")) tp = o;
+    double err[MAXOUT] = {0}, ymax[MAXOUT] = {0};
     for (int g = 0; g < HW; g++) {
         int same = 1;
         for (int k = 0; k < 3; k++) {
@@ -101,26 +133,37 @@ static void test_forecast(void) {
             same &= found;
         }
         differ += !same;
-        for (int o = 0; o < 4; o++) {
+        if (tp >= 0) tp_neg += yr->data[tp * HW + g] <= 0;
+        for (int o = 0; o < nout; o++) {
             ymax[o] = fmax(ymax[o], fabs(yr->data[o * HW + g]));
             if (same) err[o] = fmax(err[o], fabs((double)y[o * HW + g] - yr->data[o * HW + g]));
         }
     }
-    printf("  %d of %d grid points with another mesh->grid triangle than GraphCast's (left out)\n",
-           differ, HW);
-    for (int o = 0; o < 4; o++) {
-        printf("  %-4s max |wxcast - DeepMind| %.3e (max |y| %.6g, %.2e relative)\n", names[o],
-               err[o], ymax[o], err[o] / ymax[o]);
-        WX_CHECK(err[o] <= 2e-6 * ymax[o], "%s: one step within 2e-6 of max |y| (%.2e)", names[o],
-                 err[o] / ymax[o]);
+    printf("  %s: %d of %d grid points with another mesh->grid triangle than GraphCast's (left "
+           "out)\n", name, differ, HW);
+    if (tp >= 0)
+        WX_CHECK(tp_neg == 0, "%s: DeepMind's tp > 0 everywhere (no clamp in the comparison): "
+                 "%d not", name, tp_neg);
+    for (int o = 0; o < nout; o++) {
+        const char *cn = o < nsurf ? surf[o] : o == nsurf ? "z500" : "z850";
+        printf("  %-4s max |wxcast - DeepMind| %.3e (max |y| %.6g, %.2e relative)\n", cn, err[o],
+               ymax[o], err[o] / ymax[o]);
+        WX_CHECK(err[o] <= 2e-6 * ymax[o], "%s %s: one step within 2e-6 of max |y| (%.2e)", name,
+                 cn, err[o] / ymax[o]);
     }
     /* 1: the one point whose face trimesh picks by numpy's sort order of equal distances
      * (docs/weights.md); a rule regression shows up as more */
-    WX_CHECK(differ <= 1, "%d grid points left out (another mesh->grid triangle): at most 1 of 144",
-             differ);
+    WX_CHECK(differ <= 1, "%s: %d grid points left out (another mesh->grid triangle): at most 1 "
+             "of 144", name, differ);
     wx_gc_destroy(m);
     wx_ctx_destroy(ctx);
     wx_fixture_free(f);
+}
+
+static void test_forecast(void) {
+    static const char *const surf[] = {"t2m", "msl"}, *const surf_tp[] = {"t2m", "msl", "tp"};
+    compare_case("gc_forecast", DIR, TINY_YAML, surf, 2, -1);
+    compare_case("gc_forecast_tp", DIR_TP, TP_YAML, surf_tp, 3, 25);
 }
 
 /* A stats file with the tiny model's scalars (less `skip`) and geopotential on the first nlev of
