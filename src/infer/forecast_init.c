@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "io/wx_source.h"
+#include "train/train_model.h"
 
 wx_status wx_forecast_channel_from_name(const char *name, int64_t step_s, wx_archive_channel *out) {
     memset(out, 0, sizeof *out);
@@ -46,7 +47,10 @@ wx_status wx_forecast_init_from_file(const char *path, const wx_rollout *r, int 
         int o = 0;
         while (o < r->nout && strcmp(r->out[o].name, r->in[i].name)) o++;
         if (o < r->nout) {
-            need[o] = 1;
+            /* a state channel the model never reads (GraphCast's target-only tp) may be absent:
+             * NaN at lead 0, the model's own prediction from the first step on */
+            const wx_train_model *m = r->model;
+            need[o] = !(m && m->state && o < m->nstate && m->state[o].output_only);
             continue;
         }
         need[n] = 1;

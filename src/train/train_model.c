@@ -278,7 +278,7 @@ static const wx_train_model_ops fcn_plus_ops = {fcn_loss_backward, fcn_predict, 
                                                 fcn_destroy, fcn_make_input, fcn_next_input, NULL,
                                                 NULL};
 static const wx_train_channel fcn_statics[2] = {
-    {"geopotential_at_surface", 0, WX_LEVEL_STATIC}, {"land_sea_mask", 0, WX_LEVEL_STATIC}};
+    {"geopotential_at_surface", 0, WX_LEVEL_STATIC, 0}, {"land_sea_mask", 0, WX_LEVEL_STATIC, 0}};
 
 static wx_status fcn_create(const wx_yaml *map, const char *path, wx_ctx *ctx, const wx_backend *be,
                             uint64_t seed, int64_t max_batch, int64_t max_rollout,

@@ -100,6 +100,8 @@ typedef struct {
     char name[WX_TRAIN_NAME_MAX]; /* model variable name ("2m_temperature", "geopotential") */
     double level;                 /* hPa; 0 for single-level and static fields */
     int kind;                     /* wx_level_kind: WX_LEVEL_PRESSURE, _SINGLE or _STATIC */
+    int output_only;              /* a target the model never reads (GraphCast's target-only
+                                   * variables): an initial state may lack it */
 } wx_train_channel;
 
 /* What the data layer tells a model (owned copies in m->data once attached). */

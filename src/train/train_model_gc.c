@@ -555,6 +555,8 @@ wx_status wx_train_model_gc_create(const wx_yaml *map, const char *path, wx_ctx 
     for (int i = 0; i < c.n_atmos; i++)
         for (int l = 0; l < c.n_levels; l++)
             desc(&im->state_desc[k++], c.atmos[i], c.levels[l], WX_LEVEL_PRESSURE);
+    for (int64_t j = 0; j < k; j++)
+        im->state_desc[j].output_only = is_target_only(&c, im->state_desc[j].name);
     im->static_desc = wx_calloc((size_t)c.n_static + 1, sizeof *im->static_desc);
     for (int i = 0; i < c.n_static; i++) desc(&im->static_desc[i], c.statics[i], 0, WX_LEVEL_STATIC);
     size_t len = 0;

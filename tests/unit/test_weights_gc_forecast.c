@@ -51,6 +51,11 @@ static int import(const char *data, const char *out) {
     return import_from(DIR "/model.npz", TINY_YAML, data, out);
 }
 
+static int nc_find_var(int nc, const char *name) {
+    int v = -1;
+    return nc_inq_varid(nc, name, &v) == NC_NOERR ? v : -1;
+}
+
 /* var at lead 1 of a forecast file into y (HW); with levels, z at 500 and 850 hPa in that order
  * (the file lists its levels from the top down). */
 static int read_lead1(const char *path, const char *var, int levels, float *y) {
@@ -160,10 +165,52 @@ static void compare_case(const char *name, const char *dir, const char *yaml,
     wx_fixture_free(f);
 }
 
+/* A target-only variable is no input: an initial file without tp (an HRES analysis) starts the
+ * same forecast — every lead-1 channel bitwise equal to the run from the file with tp — and tp
+ * at lead 0 is NaN (nothing to show), not an error. The copy of init.nc has its tp renamed. */
+static void test_no_tp_input(void) {
+    char init[128], ck[128], out[128], ref[128], cmd[512];
+    snprintf(init, sizeof init, "%s/init_no_tp.nc", tmp);
+    snprintf(ck, sizeof ck, "%s/gc_forecast_tp.ckpt", tmp); /* imported by compare_case */
+    snprintf(out, sizeof out, "%s/no_tp.nc", tmp);
+    snprintf(ref, sizeof ref, "%s/gc_forecast_tp.nc", tmp);
+    snprintf(cmd, sizeof cmd, "cp %s/init.nc %s", DIR_TP, init);
+    int nc = -1;
+    int ok = system(cmd) == 0 && nc_open(init, NC_WRITE, &nc) == NC_NOERR &&
+             nc_redef(nc) == NC_NOERR && nc_rename_var(nc, nc_find_var(nc, "tp"), "unused") ==
+             NC_NOERR && nc_enddef(nc) == NC_NOERR;
+    if (nc >= 0) nc_close(nc);
+    if (!WX_CHECK(ok, "init file without tp")) return;
+    wx_forecast_opts fo = {.model = ck, .init = init, .steps = 1, .output = out, .threads = 1};
+    if (!WX_CHECK(wx_forecast_run_ext(&fo, NULL) == WX_OK, "forecast from a file without the "
+                  "target-only tp: %s", wx_error_message()))
+        return;
+    static const char *const vars[] = {"t2m", "msl", "tp"};
+    float a[2 * HW], b[2 * HW];
+    int same = 1, nan0 = 0;
+    for (int v = 0; v < 4 && same; v++) {
+        int lev = v == 3;
+        const char *name = lev ? "z" : vars[v];
+        same = read_lead1(out, name, lev, a) && read_lead1(ref, name, lev, b) &&
+               !memcmp(a, b, sizeof(float) * (size_t)(lev ? 2 : 1) * HW);
+    }
+    if (nc_open(out, NC_NOWRITE, &nc) == NC_NOERR) {
+        int v;
+        size_t start[3] = {0, 0, 0}, count[3] = {1, 9, 16};
+        if (nc_inq_varid(nc, "tp", &v) == NC_NOERR &&
+            nc_get_vara_float(nc, v, start, count, a) == NC_NOERR)
+            for (int g = 0; g < HW; g++) nan0 += isnan(a[g]);
+        nc_close(nc);
+    }
+    WX_CHECK(same, "lead 1 from the file without tp is bitwise the run with it");
+    WX_CHECK(nan0 == HW, "tp at lead 0 is NaN at every point (%d of %d)", nan0, HW);
+}
+
 static void test_forecast(void) {
     static const char *const surf[] = {"t2m", "msl"}, *const surf_tp[] = {"t2m", "msl", "tp"};
     compare_case("gc_forecast", DIR, TINY_YAML, surf, 2, -1);
     compare_case("gc_forecast_tp", DIR_TP, TP_YAML, surf_tp, 3, 25);
+    test_no_tp_input();
 }
 
 /* A stats file with the tiny model's scalars (less `skip`) and geopotential on the first nlev of
