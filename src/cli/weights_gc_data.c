@@ -40,9 +40,7 @@ enum { F_MEAN, F_STD, F_DIFF, F_N };
  * "geopotential" at 500 → z500, "total_precipitation_6hr" → tp). */
 static wx_status state_name(const char *var, double level, char *out, size_t cap) {
     char name[64];
-    snprintf(name, sizeof name, "%s", var);
-    size_t len = strlen(name);
-    if (len > 4 && !strcmp(name + len - 4, "_6hr")) name[len - 4] = 0;
+    wx_catalogue_strip_period(var, name, sizeof name);
     const wx_catalogue_entry *e =
         wx_catalogue_find_kind(name, level > 0 ? WX_LEVEL_PRESSURE : WX_LEVEL_SINGLE);
     if (!e)

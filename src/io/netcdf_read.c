@@ -74,6 +74,15 @@ static int classify_dim(int ncid, int dimid) {
     if (!strcmp(sn, "time") || !strcmp(axis, "T") || strstr(units, " since ")) return AX_TIME;
     if (!strcmp(sn, "air_pressure") || in_list(units, p_u)) return AX_LEVEL;
     if (!strcmp(name, "number") || !strcmp(sn, "realization")) return AX_MEMBER;
+    /* No CF identification (xarray files written from bare numpy coordinates, as DeepMind's
+     * GraphCast datasets are): the conventional names. A "time" in "hours" (no "since") holds
+     * offsets that a `datetime` coordinate dates (see dated_times). */
+    static const char *const lat_n[] = {"lat", "latitude", NULL}, *const lon_n[] = {"lon",
+        "longitude", NULL}, *const lev_n[] = {"level", "pressure_level", "plev", NULL};
+    if (!units[0] && in_list(name, lat_n)) return AX_LAT;
+    if (!units[0] && in_list(name, lon_n)) return AX_LON;
+    if (!units[0] && in_list(name, lev_n)) return AX_LEVEL;
+    if (!strcmp(name, "time") && !strstr(units, " since ")) return AX_TIME;
     return AX_OTHER;
 }
 
@@ -92,6 +101,50 @@ static wx_status read_coord(int ncid, int dimid, size_t n, const char *path, dou
     for (size_t i = 0; i < n; i++) v[i] = v[i] * sc + off;
     *out = v;
     return WX_OK;
+}
+
+/* Valid times of a variable whose time axis holds offsets (xarray's encoding of timedelta64:
+ * units "hours", no "since"), as in DeepMind's GraphCast datasets: dated by a coordinate named in
+ * the variable's `coordinates` attribute or called `datetime`, on (time) or (batch, time) with CF
+ * units "<unit> since <date>". Fills tv[t * nb + b] (nb: length of the variable's other axis,
+ * 1 when none; a datetime without it gives every b the same dates). */
+static wx_status dated_times(int ncid, int varid, const int *dims, int tpos, int opos,
+                             size_t nt, size_t nb, const char *where, const char *tunits,
+                             wx_time_cf *cf, double *tv) {
+    char cand[NC_MAX_NAME * 4 + 16];
+    get_text_att(ncid, varid, "coordinates", cand, sizeof cand - 10);
+    strcat(cand, " datetime");
+    for (char *save = NULL, *tok = strtok_r(cand, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
+        int dv, nd, dd[NC_MAX_VAR_DIMS];
+        char units[256], cal[64];
+        if (nc_inq_varid(ncid, tok, &dv) || nc_inq_varndims(ncid, dv, &nd) || nd < 1 || nd > 2)
+            continue;
+        nc_inq_vardimid(ncid, dv, dd);
+        get_text_att(ncid, dv, "units", units, sizeof units);
+        get_text_att(ncid, dv, "calendar", cal, sizeof cal);
+        int tfirst = dd[0] == dims[tpos];
+        size_t blen = 0; /* a (batch, time) datetime of one element dates a (time, ...) variable */
+        if (nd == 2) nc_inq_dimlen(ncid, tfirst ? dd[1] : dd[0], &blen);
+        int ob = nd == 2 && opos >= 0 && (tfirst ? dd[1] : dd[0]) == dims[opos];
+        if (!strstr(units, " since ") || (nd == 1 && !tfirst) ||
+            (nd == 2 && (!(tfirst || dd[1] == dims[tpos]) || !(ob || blen == 1))))
+            continue;
+        WX_TRY(wx_time_cf_parse(units, cal, where, cf));
+        double *raw = wx_malloc(sizeof(double) * nt * nb);
+        if (nc_get_var_double(ncid, dv, raw)) {
+            free(raw);
+            return wx_error_set(WX_ERR_RUN, "%s: coordinate '%s' cannot be read", where, tok);
+        }
+        for (size_t t = 0; t < nt; t++)
+            for (size_t b = 0; b < nb; b++)
+                tv[t * nb + b] = nd == 1 || !ob ? raw[t] : tfirst ? raw[t * nb + b] : raw[b * nt + t];
+        free(raw);
+        return WX_OK;
+    }
+    return wx_error_set(WX_ERR_RUN, "%s: its time axis holds offsets (units '%s') and no "
+                        "coordinate dates them (expected `datetime` on (time) or (batch, time) "
+                        "with units '<unit> since <date>', as in DeepMind's GraphCast datasets)",
+                        where, tunits);
 }
 
 static wx_status scan_var(wx_source *s, nc_impl *im, int varid, int *dimax) {
@@ -146,17 +199,28 @@ static wx_status scan_var(wx_source *s, nc_impl *im, int varid, int *dimax) {
                                       v->col_map);
     wx_time_cf cf = {0};
     size_t nt = 1, nl = 1, nm = 1, no = 1;
-    if (st == WX_OK && pos[AX_TIME] >= 0) {
+    if (pos[AX_OTHER] >= 0) no = v->len[pos[AX_OTHER]];
+    if (st == WX_OK && pos[AX_TIME] >= 0) { /* times[t * no + o]: CF values of the valid times */
         int tv;
-        char tname[NC_MAX_NAME + 1], units[256], cal[64];
+        char tname[NC_MAX_NAME + 1], units[256] = "", cal[64] = "";
         nc_inq_dimname(ncid, dims[pos[AX_TIME]], tname);
-        nc_inq_varid(ncid, tname, &tv);
-        get_text_att(ncid, tv, "units", units, sizeof units);
-        get_text_att(ncid, tv, "calendar", cal, sizeof cal);
+        if (!nc_inq_varid(ncid, tname, &tv)) {
+            get_text_att(ncid, tv, "units", units, sizeof units);
+            get_text_att(ncid, tv, "calendar", cal, sizeof cal);
+        }
         nt = v->len[pos[AX_TIME]];
-        st = wx_time_cf_parse(units, cal, tname, &cf);
-        if (st != WX_OK) st = wx_error_wrap(WX_ERR_RUN, "%s: ", s->path);
-        if (st == WX_OK) st = read_coord(ncid, dims[pos[AX_TIME]], nt, s->path, &times);
+        times = wx_malloc(sizeof(double) * nt * no);
+        if (!strstr(units, " since ")) {
+            st = dated_times(ncid, varid, dims, pos[AX_TIME], pos[AX_OTHER], nt, no, where, units,
+                             &cf, times);
+        } else {
+            double *tc = NULL;
+            st = wx_time_cf_parse(units, cal, tname, &cf);
+            if (st != WX_OK) st = wx_error_wrap(WX_ERR_RUN, "%s: ", s->path);
+            if (st == WX_OK) st = read_coord(ncid, dims[pos[AX_TIME]], nt, s->path, &tc);
+            for (size_t k = 0; st == WX_OK && k < nt * no; k++) times[k] = tc[k / no];
+            free(tc);
+        }
     }
     int level_pa = 0;
     if (st == WX_OK && pos[AX_LEVEL] >= 0) {
@@ -179,9 +243,16 @@ static wx_status scan_var(wx_source *s, nc_impl *im, int varid, int *dimax) {
             for (size_t m = 0; m < nm; m++) members[m] = (double)m;
     }
     char oname[NC_MAX_NAME + 1] = "";
-    if (pos[AX_OTHER] >= 0) no = v->len[pos[AX_OTHER]];
     const wx_catalogue_entry *e =
         wx_catalogue_find_kind(name, pos[AX_LEVEL] >= 0 ? WX_LEVEL_PRESSURE : WX_LEVEL_SINGLE);
+    /* "total_precipitation_6hr" (WeatherBench2, DeepMind): tp summed over 6 h, not the CDS
+     * files' hourly sums */
+    char base[NC_MAX_NAME + 1];
+    long period = wx_catalogue_strip_period(name, base, sizeof base);
+    if (!e && period) {
+        e = wx_catalogue_find_kind(base, WX_LEVEL_SINGLE);
+        if (!e || !e->accumulated) e = NULL, period = 0;
+    }
     if (!e && pos[AX_LEVEL] < 0) e = wx_catalogue_find_kind(name, WX_LEVEL_STATIC);
     double conv = 0; /* a parameter read as a catalogue one after a unit change (gh -> z) */
     if (!e && pos[AX_LEVEL] >= 0) e = wx_catalogue_find_converted(name, WX_LEVEL_PRESSURE, &conv);
@@ -206,9 +277,9 @@ static wx_status scan_var(wx_source *s, nc_impl *im, int varid, int *dimax) {
                     else if (name_level > 0) f->level = name_level;
                     if (times) {
                         f->has_time = 1;
-                        f->valid = wx_time_cf_value(&cf, times[t]);
+                        f->valid = wx_time_cf_value(&cf, times[t * no + o]);
                         /* CDS NetCDF accumulations are hourly sums ending at the valid time. */
-                        if (e && e->accumulated) f->accum_s = 3600;
+                        if (e && e->accumulated) f->accum_s = period ? period : 3600;
                     }
                     f->member = members ? (int)members[m] : -1;
                     f->grid = grid;

@@ -1,6 +1,7 @@
 /* NetCDF reader (netCDF-C) behind io/wx_source.h: CF coordinates found by units/standard_name/axis,
  * packed variables, fill values, time units and calendars, CDS new (valid_time, pressure_level,
- * expver) and old (time, level) layouts. */
+ * expver) and old (time, level) layouts, and DeepMind's GraphCast / WeatherBench2 layout (batch,
+ * time offsets dated by a `datetime` coordinate, lat/lon/level by name, "_6hr" accumulations). */
 #ifndef WX_NETCDF_READ_H
 #define WX_NETCDF_READ_H
 

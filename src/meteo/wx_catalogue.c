@@ -91,6 +91,19 @@ const wx_catalogue_entry *wx_catalogue_split_level(const char *name, double *lev
     return e;
 }
 
+long wx_catalogue_strip_period(const char *name, char *base, size_t cap) {
+    snprintf(base, cap, "%s", name);
+    size_t n = strlen(base), k = n;
+    if (n < 4 || strcmp(base + n - 2, "hr")) return 0;
+    k = n - 2;
+    while (k > 0 && base[k - 1] >= '0' && base[k - 1] <= '9') k--;
+    if (k == n - 2 || k < 2 || base[k - 1] != '_' || n - 2 - k > 3) return 0;
+    long hours = atol(base + k);
+    if (hours <= 0) return 0;
+    base[k - 1] = 0;
+    return hours * 3600;
+}
+
 int wx_catalogue_matches(const wx_catalogue_entry *e, const char *name) {
     if (!e || !name || !*name) return 0;
     return !strcasecmp(e->short_name, name) || !strcasecmp(e->nc_name, name) ||

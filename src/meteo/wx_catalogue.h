@@ -8,6 +8,8 @@
 #ifndef WX_CATALOGUE_H
 #define WX_CATALOGUE_H
 
+#include <stddef.h>
+
 typedef enum {
     WX_LEVEL_PRESSURE = 0, /* isobaric levels, level in hPa */
     WX_LEVEL_SINGLE = 1,   /* one field per time at a fixed surface (2 m, 10 m, msl, surface...) */
@@ -53,6 +55,10 @@ const wx_catalogue_entry *wx_catalogue_find_converted(const char *name, wx_level
  * channels, dumps and forecasts are called): the parameter's entry and *level in hPa; NULL when
  * `name` is not such a name. */
 const wx_catalogue_entry *wx_catalogue_split_level(const char *name, double *level);
+/* WeatherBench2 / DeepMind names of accumulations carry their period: "total_precipitation_6hr"
+ * is total_precipitation summed over 6 h. Copies `name` without such a "_<N>hr" suffix into base
+ * (cap bytes) and returns the period in seconds (N·3600), or copies it whole and returns 0. */
+long wx_catalogue_strip_period(const char *name, char *base, size_t cap);
 /* 1 when `name` is one of the entry's names (case-insensitive). */
 int wx_catalogue_matches(const wx_catalogue_entry *e, const char *name);
 

@@ -179,9 +179,13 @@ wx_status wx_time_cf_parse(const char *units, const char *calendar, const char *
     else if (!strcasecmp(u, "minutes") || !strcasecmp(u, "minute") || !strcasecmp(u, "min")) mul = 60;
     else if (!strcasecmp(u, "hours") || !strcasecmp(u, "hour") || !strcasecmp(u, "h")) mul = 3600;
     else if (!strcasecmp(u, "days") || !strcasecmp(u, "day") || !strcasecmp(u, "d")) mul = 86400;
+    /* xarray encodes datetime64 values that are not whole seconds in these */
+    else if (!strcasecmp(u, "milliseconds")) mul = 1e-3;
+    else if (!strcasecmp(u, "microseconds")) mul = 1e-6;
+    else if (!strcasecmp(u, "nanoseconds")) mul = 1e-9;
     if (mul == 0)
         return wx_error_set(WX_ERR_RUN, "%s: time unit '%s' in '%s', expected seconds, minutes, "
-                            "hours or days", what, unit, units);
+                            "hours, days, or milli-, micro-, nanoseconds", what, unit, units);
     int64_t y;
     int mo, d, h, mi;
     double sec;

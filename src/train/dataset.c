@@ -165,10 +165,8 @@ wx_status wx_dataset_open(wx_dataset *ds, const wx_train_config *c, int64_t mode
  * the archive's tp accumulated over 6 h. −1 when absent. */
 static int find_channel(const wx_archive_meta *m, const wx_train_channel *want) {
     char name[WX_TRAIN_NAME_MAX];
-    snprintf(name, sizeof name, "%s", want->name);
-    size_t len = strlen(name);
-    int64_t accum = -1;
-    if (len > 4 && !strcmp(name + len - 4, "_6hr")) name[len - 4] = 0, accum = 21600;
+    int64_t accum = wx_catalogue_strip_period(want->name, name, sizeof name);
+    if (!accum) accum = -1;
     const wx_catalogue_entry *e = wx_catalogue_find_kind(name, (wx_level_kind)want->kind);
     if (!e && want->kind == WX_LEVEL_STATIC) e = wx_catalogue_find_kind(name, WX_LEVEL_SINGLE);
     for (int k = 0; k < m->nchan; k++) {

@@ -76,5 +76,17 @@ int main(void) {
     WX_CHECK(wx_catalogue_find("nonsense") == NULL, "unknown name");
     WX_CHECK(wx_catalogue_find_param_id(167, -1) == wx_catalogue_find("2t"), "paramId 167");
     WX_CHECK(wx_catalogue_find("tp")->accumulated == 1, "tp accumulated");
+    /* WeatherBench2/DeepMind accumulation periods in the name */
+    struct { const char *name, *base; long s; } per[] = {
+        {"total_precipitation_6hr", "total_precipitation", 21600},
+        {"total_precipitation_24hr", "total_precipitation", 86400},
+        {"tp", "tp", 0}, {"u100", "u100", 0}, {"6hr", "6hr", 0}, {"x_hr", "x_hr", 0},
+        {"tp_6h", "tp_6h", 0}, {"tp_0hr", "tp_0hr", 0}, {"tp_1234hr", "tp_1234hr", 0}};
+    for (size_t i = 0; i < sizeof per / sizeof per[0]; i++) {
+        char base[64];
+        long s = wx_catalogue_strip_period(per[i].name, base, sizeof base);
+        WX_CHECK(s == per[i].s && !strcmp(base, per[i].base), "strip_period('%s') = %ld '%s'",
+                 per[i].name, s, base);
+    }
     return wx_test_summary();
 }

@@ -55,6 +55,14 @@ int main(void) {
     WX_CHECK(wx_time_cf_parse("hours since 1900-01-01", "noleap", "t", &cf) == WX_ERR_RUN &&
                  strstr(wx_error_message(), "noleap"), "noleap refused");
     WX_CHECK(wx_time_cf_parse("fortnights since 1900-01-01", NULL, "t", &cf) == WX_ERR_RUN, "unit");
+    /* xarray's encodings of datetime64[ns] (numpy: 2020-03-20T06 is 1584684000 s after 1970) */
+    WX_CHECK(wx_time_cf_parse("nanoseconds since 1970-01-01", "proleptic_gregorian", "t", &cf) ==
+                 WX_OK && wx_time_cf_value(&cf, 1584684000e9) == wx_time_make(2020, 3, 20, 6, 0, 0),
+             "nanoseconds since epoch");
+    WX_CHECK(wx_time_cf_parse("microseconds since 2020-03-20", NULL, "t", &cf) == WX_OK &&
+                 wx_time_cf_value(&cf, 21600e6) == wx_time_make(2020, 3, 20, 6, 0, 0), "microseconds");
+    WX_CHECK(wx_time_cf_parse("milliseconds since 2020-03-20", NULL, "t", &cf) == WX_OK &&
+                 wx_time_cf_value(&cf, 21600e3) == wx_time_make(2020, 3, 20, 6, 0, 0), "milliseconds");
 
     wx_grid g;
     WX_CHECK(wx_grid_global(1.0, &g) == WX_OK && g.nlat == 181 && g.nlon == 360, "1 degree");
