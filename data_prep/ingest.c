@@ -28,6 +28,7 @@
 #include "core/wx_progress.h"
 #include "ingest_recipe.h"
 #include "io/archive.h"
+#include "meteo/wx_regrid.h"
 
 typedef struct {
     const wx_field_info *f;
@@ -44,6 +45,7 @@ typedef struct {
     int nix;
     wx_grid fine;      /* grid of the sources (first field) */
     wx_grid out;       /* archive grid */
+    wx_regrid *coarsen; /* fine -> out (recipe grid.resolution), NULL on the native grid */
     int nthreads;
     float **fine_buf, **acc_buf, **chan_buf; /* [nthreads] scratch each */
     wx_archive_meta meta;
@@ -157,9 +159,7 @@ static wx_status decode(ingest_ctx *c, const ix_entry *e, float *out, float *fin
     if (c->r.resolution <= 0) /* native grid: decode straight into the caller's buffer */
         return wx_source_read(c->src[e->src], e->idx, c->r.missing, out);
     WX_TRY(wx_source_read(c->src[e->src], e->idx, c->r.missing, fine_buf));
-    wx_grid cg;
-    WX_TRY(wx_grid_coarse_shape(g, c->r.resolution, &cg));
-    wx_grid_coarsen(g, &cg, fine_buf, out);
+    wx_regrid_apply(c->coarsen, fine_buf, out);
     return WX_OK;
 }
 
@@ -403,6 +403,7 @@ static wx_status setup(ingest_ctx *c) {
     c->fine = g; /* every other source field must be on this grid */
     if (r->resolution > 0) {
         WX_TRY(wx_grid_coarse_shape(&g, r->resolution, &g));
+        WX_TRY(wx_regrid_create(&c->fine, &g, &c->coarsen));
     }
     c->out = g;
     c->nthreads = omp_get_max_threads();
@@ -807,6 +808,7 @@ wx_status wx_ingest_run(const char *recipe_path, wx_ingest_opts *o) {
     for (int s = 0; s < c.r.nsources && c.src; s++) wx_source_close(c.src[s]);
     free(c.src);
     free(c.ix);
+    wx_regrid_free(c.coarsen);
     for (int th = 0; th < c.nthreads; th++) {
         free(c.fine_buf[th]);
         free(c.acc_buf[th]);

@@ -33,13 +33,9 @@ void wx_grid_describe(const wx_grid *g, char *buf, int len);
  * w: [nlat] */
 void wx_grid_area_weights(const wx_grid *g, double *w);
 
-/* Area-weighted coarsening by an integer factor whose coarse cells are centred on fine points:
- * coarse cell (J, I) averages fine rows j with |lat_j − LAT_J| <= res/2 and columns likewise
- * (periodic in longitude), points on a cell boundary counting half to each side, each row weighted
- * by its cell area. Requires res/dlat and res/dlon to be integers and the coarse grid to start at
- * the fine grid's first point.
- * fine: [fine.nlat, fine.nlon] → coarse: [out.nlat, out.nlon] (out set by wx_grid_coarse_shape). */
+/* The coarse grid of an ingest recipe's `grid: {resolution: res}`: spacing res, starting at the
+ * fine grid's first point, covering it; res must be a multiple of the fine spacings (and divide
+ * 360 on a periodic grid). Fields go there by conservative regridding (meteo/wx_regrid.h). */
 wx_status wx_grid_coarse_shape(const wx_grid *fine, double res, wx_grid *out);
-void wx_grid_coarsen(const wx_grid *fine, const wx_grid *coarse, const float *in, float *out);
 
 #endif

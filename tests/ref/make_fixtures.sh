@@ -31,3 +31,7 @@ else echo "ref_mesh_m2g.py skipped: set GRAPHCAST_PY (its header says how)"; fi
 # virtual environment plus DeepMind's data_utils.py (the script's header).
 if [ -n "${GRAPHCAST_PY:-}" ]; then "$GRAPHCAST_PY" ref_graphcast_forecast.py
 else echo "ref_graphcast_forecast.py skipped: set GRAPHCAST_PY (its header says how)"; fi
+# Conservative regridding (regrid.wxfx): WeatherBench2's ConservativeRegridder (JAX); WB2_PY=a
+# python with jax and numpy, PYTHONPATH holding google-research/weatherbench2 (ref_regrid.py).
+if [ -n "${WB2_PY:-}" ]; then "$WB2_PY" ref_regrid.py
+else echo "ref_regrid.py skipped: set WB2_PY (its header says how)"; fi
