@@ -54,6 +54,10 @@ int wx_cmd_eval(int argc, char **argv) {
                        "europe, north-america, north-atlantic, north-pacific, east-asia, ausnz, "
                        "arctic, antarctic, global_land, extra-tropics_land, tropics_land (land: "
                        "weighted by the truth's lsm), or all (default: global)", "LIST"},
+        {"resolution", 1, "score on the global grid of this spacing with both poles after "
+                          "conservative regridding of forecasts, truth and climatology, as "
+                          "WeatherBench2's headline scores at 1.5 (240x121) (default: the truth "
+                          "archive's grid)", "DEG"},
         {NULL, 0, NULL, NULL},
     };
     static const wx_arg_spec spec = {
@@ -81,6 +85,11 @@ int wx_cmd_eval(int argc, char **argv) {
     int convention = WX_EVAL_WB2;
     const char *conv = wx_args_get(&a, "convention");
     if (st == WX_OK && conv) st = wx_eval_convention_parse(conv, &convention);
+    double res = 0;
+    if (st == WX_OK) st = wx_args_double(&a, "resolution", 0, &res);
+    if (st == WX_OK && wx_args_get(&a, "resolution") && !(res > 0))
+        st = wx_error_set(WX_ERR_USAGE, "--resolution %s: expected a spacing in degrees > 0",
+                          wx_args_get(&a, "resolution"));
     if (st == WX_OK) {
         /* every option is checked (wx_eval_check_opts) before anything is read or written */
         wx_eval_opts eo = {.nfiles = n,
@@ -92,7 +101,8 @@ int wx_cmd_eval(int argc, char **argv) {
                            .baseline = wx_args_get(&a, "baseline"),
                            .no_climatology = wx_args_flag(&a, "no-climatology"),
                            .convention = convention,
-                           .regions = wx_args_get(&a, "regions")};
+                           .regions = wx_args_get(&a, "regions"),
+                           .resolution = res};
         st = wx_eval_run(&eo, &r);
     }
     char path[4096];

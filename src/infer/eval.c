@@ -12,6 +12,7 @@
 #include "io/climatology.h"
 #include "io/forecast_file.h"
 #include "io/wx_source.h"
+#include "infer/eval_grid.h"
 #include "meteo/wx_grid.h"
 
 /* Open-addressing map from an integer triple to an int (cells and "already scored" sets). */
@@ -113,6 +114,7 @@ static int job_cmp(const void *a, const void *b) {
 /* What every file is scored with. */
 typedef struct {
     wx_archive *ar;
+    wx_eval_grid eg;        /* the scoring grid: P points (the archive's, or --resolution) */
     wx_climatology *clim;
     const float *clim_mean; /* [nchan, P] FourCastNet convention: ACC's climatology; NULL: the
                                climatology at the valid time */
@@ -152,7 +154,7 @@ static void cells_of(ectx *x, int model, int chan, int64_t lead, wx_score_sums *
  * in every region. */
 static void add(ectx *x, int model, int chan, int64_t lead, wx_eval_add_kind kind, int M,
                 const float *a, const float *b, const float *c, const float *d) {
-    const wx_grid *g = &wx_archive_meta_of(x->ar)->grid;
+    const wx_grid *g = &x->eg.grid;
     wx_score_sums *sums[1 + WX_EVAL_NREGIONS];
     cells_of(x, model, chan, lead, sums);
     wx_eval_regions_add(&x->rg, x->masks, sums, x->w, g->nlat, g->nlon, kind, M, a, b, c, d);
@@ -204,7 +206,7 @@ static wx_status file_init(const char *path, const wx_archive_meta *m, wx_time *
 static wx_status eval_file(ectx *x, const char *path, int model, wx_time init, base_rows *bl) {
     wx_eval_result *r = x->r;
     const wx_archive_meta *m = wx_archive_meta_of(x->ar);
-    int64_t P = wx_archive_points(m), R = P * m->nchan;
+    int64_t P = x->eg.P, R = P * m->nchan; /* on the scoring grid */
     wx_source *src;
     WX_TRY(wx_source_open(path, &src));
     wx_status st = WX_OK;
@@ -237,7 +239,7 @@ static wx_status eval_file(ectx *x, const char *path, int model, wx_time init, b
     int64_t pi = (init - m->start) % m->step == 0 ? (init - m->start) / m->step : -1;
     if (bl && pi >= 0 && pi < m->count) {
         pers = wx_malloc(sizeof(float) * (size_t)R);
-        if ((st = wx_archive_read(x->ar, &pi, 1, pers))) goto done;
+        if ((st = wx_eval_grid_truth(&x->eg, x->ar, pi, pers))) goto done;
     }
     for (int k = 0, kend; k < nj; k = kend) { /* one valid time: jobs k..kend-1 */
         wx_time valid = jobs[k].valid;
@@ -249,8 +251,8 @@ static wx_status eval_file(ectx *x, const char *path, int model, wx_time init, b
         }
         int64_t ti = (valid - m->start) / m->step;
         if ((valid - m->start) % m->step || ti < 0 || ti >= m->count) continue; /* no truth */
-        if ((st = wx_archive_read(x->ar, &ti, 1, truth))) goto done;
-        if (cl && (st = wx_climatology_get_time(x->clim, valid, cl))) goto done;
+        if ((st = wx_eval_grid_truth(&x->eg, x->ar, ti, truth))) goto done;
+        if (cl && (st = wx_eval_grid_clim(&x->eg, x->clim, valid, cl))) goto done;
         const float *acc_c = x->clim_mean ? x->clim_mean : cl; /* ACC's climatology */
         memset(have, 0, (size_t)m->nchan);
         for (int q = k, next; q < kend; q = next) {
@@ -261,13 +263,13 @@ static wx_status eval_file(ectx *x, const char *path, int model, wx_time init, b
             while (j->member >= 0 && next < kend && jobs[next].chan == j->chan) next++;
             const float *o = truth + j->chan * P, *c = acc_c ? acc_c + j->chan * P : NULL;
             if (j->member < 0) {
-                if ((st = wx_source_read(src, j->field, WX_MISSING_NAN, fc))) goto done;
+                if ((st = wx_eval_grid_field(&x->eg, src, j->field, fc))) goto done;
             } else { /* deterministic scores of the ensemble mean (WB2), CRPS and spread/skill */
                 int M = next - q;
                 ens = realloc(ens, sizeof(float) * (size_t)(P * M));
                 WX_ASSERT(ens);
                 for (int e = 0; e < M; e++)
-                    if ((st = wx_source_read(src, jobs[q + e].field, WX_MISSING_NAN, ens + e * P))) goto done;
+                    if ((st = wx_eval_grid_field(&x->eg, src, jobs[q + e].field, ens + e * P))) goto done;
                 for (int64_t p = 0; p < P; p++) {
                     double sum = 0;
                     for (int e = 0; e < M; e++) sum += ens[e * P + p];
@@ -394,7 +396,9 @@ wx_status wx_eval_run(const wx_eval_opts *o, wx_eval_result *r) {
     if ((st = wx_eval_regions_parse(o->regions, &x.rg))) goto out;
     for (int k = 0; k < x.rg.n && !lsm; k++)
         if (wx_eval_region_is_land(x.rg.id[k]) && (st = wx_eval_regions_read_lsm(ar, &lsm))) goto out;
-    if ((st = wx_eval_regions_masks(&x.rg, &m->grid, lsm, o->truth, &masks))) goto out;
+    if ((st = wx_eval_grid_open(m, o->resolution, &x.eg))) goto out;
+    if (lsm) wx_eval_grid_map(&x.eg, lsm, 1, lsm); /* in place: P <= Pa when regridding */
+    if ((st = wx_eval_regions_masks(&x.rg, &x.eg.grid, lsm, o->truth, &masks))) goto out;
     x.masks = masks;
     if (x.rg.n > 0) {
         r->nregions = 1 + x.rg.n;
@@ -451,13 +455,16 @@ wx_status wx_eval_run(const wx_eval_opts *o, wx_eval_result *r) {
             bl[i].row[k] = -1;
         }
     }
-    w = wx_malloc(sizeof(double) * (size_t)m->grid.nlat);
-    if (o->convention == WX_EVAL_FOURCASTNET) wx_metrics_fourcastnet_weights(m->grid.nlat, w);
-    else wx_grid_area_weights(&m->grid, w);
+    const wx_grid *eg = &x.eg.grid;
+    r->resolution = o->resolution > 0 ? o->resolution : 0;
+    w = wx_malloc(sizeof(double) * (size_t)eg->nlat);
+    if (o->convention == WX_EVAL_FOURCASTNET) wx_metrics_fourcastnet_weights(eg->nlat, w);
+    else wx_grid_area_weights(eg, w);
     x.w = w;
     if (x.clim && o->convention == WX_EVAL_FOURCASTNET) {
         cmean = wx_malloc(sizeof(float) * (size_t)(wx_archive_points(m) * m->nchan));
         if ((st = wx_eval_clim_time_mean(x.clim, cmean))) goto out;
+        wx_eval_grid_map(&x.eg, cmean, m->nchan, cmean); /* in place: P <= Pa */
         x.clim_mean = cmean;
     }
     for (int f = 0; f < o->nfiles && st == WX_OK; f++) {
@@ -485,6 +492,7 @@ out:
     free(x.cells.s), free(x.done.s), free(x.rcells.s), free(x.pair);
     free(inits), free(sorted), free(set), free(off), free(bl), free(cmean), free(w), free(lsm), free(masks);
     if (x.clim) wx_climatology_close(x.clim);
+    wx_eval_grid_close(&x.eg);
     wx_archive_close(ar);
     if (st != WX_OK) wx_eval_result_free(r);
     return st;

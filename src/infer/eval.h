@@ -71,6 +71,7 @@ typedef struct {
     char (*region_names)[32]; /* [nregions] WB2 names, "global" first */
     int nrcells;
     wx_eval_cell *rcells;
+    double resolution;        /* degrees of the scoring grid after regridding; 0: the truth's grid */
 } wx_eval_result;
 
 typedef struct {
@@ -87,6 +88,9 @@ typedef struct {
     int convention;            /* wx_eval_convention */
     const char *regions;       /* --regions: WB2 region names, comma-separated, or "all"; NULL:
                                   global only (eval_regions.h) */
+    double resolution;         /* --resolution: score on the global grid of this spacing in
+                                  degrees after conservative regridding (eval_grid.h); 0: on the
+                                  truth archive's grid */
 } wx_eval_opts;
 
 /* Checks the options on their own, before anything is opened: file list (no file twice, model
@@ -117,6 +121,7 @@ const wx_eval_cell *wx_eval_find_region(const wx_eval_result *r, const char *reg
  * ",global"), then each other region's rows in the order asked for. */
 wx_status wx_eval_write_csv(const wx_eval_result *r, const char *path);
 /* scores.json: {"initial_times": N, "climatology": bool, "convention": "wb2"|"fourcastnet",
+ * "resolution": degrees of the scoring grid (null: the truth archive's grid),
  * "baselines": "shared"|"per_model"|"none", "models": [...], "scores": [{model, variable, lead_hours,
  * n, rmse, bias, mae, acc[, n_ens, crps, spread, spread_skill, spread_skill_fair]}, ...]} with
  * NaN as null; the ensemble keys only for ensemble forecasts. "scores" is always global; with

@@ -74,6 +74,7 @@ wx_status wx_eval_write_json(const wx_eval_result *r, const char *path) {
     wx_json_kv_int(&j, "initial_times", r->ninit);
     wx_json_kv_bool(&j, "climatology", r->has_climatology);
     wx_json_kv_string(&j, "convention", r->convention == WX_EVAL_FOURCASTNET ? "fourcastnet" : "wb2");
+    wx_json_kv_number(&j, "resolution", r->resolution > 0 ? r->resolution : NAN); /* null: native */
     /* "per_model": rows persistence@MODEL / climatology@MODEL on each model's initial times */
     int any_base = 0;
     for (int i = 0; i < r->nmodels; i++)

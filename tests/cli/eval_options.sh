@@ -8,7 +8,8 @@
 #  3. --convention fourcastnet runs and says so in scores.json;
 #  4. --regions: an unknown name and a land region without a land-sea mask (the tiny archive has
 #     no lsm) exit 2 before scoring; tropics,europe add a last column "region" to scores.csv whose
-#     global rows are exactly the table without --regions, and "region_scores" to scores.json.
+#     global rows are exactly the table without --regions, and "region_scores" to scores.json;
+#  5. --resolution: abc, 0 and 0.7 exit 2; 20 on the tiny world writes "resolution":20.
 # Usage: eval_options.sh WXCAST SRCDIR
 set -u
 W=$1
@@ -78,6 +79,19 @@ ok "scores.csv: as many tropics and europe rows as global ($n_t, $n_e, $n_g)" \
 ok "scores.json: regions and region_scores" \
     'grep -q "\"regions\":\[\"global\",\"tropics\",\"europe\"\]" o4/scores.json && grep -q "\"region_scores\":\[{\"region\":\"tropics\"" o4/scores.json'
 ok "stdout counts the regional scores" 'echo "$out" | grep -q "in 2 other regions"'
+# 5. --resolution: WB2's scoring on a coarser global grid (values: test_eval_regions).
+run "${E[@]}" --forecast det=f0.nc --resolution abc
+usage_error "--resolution not a number" "--resolution"
+run "${E[@]}" --forecast det=f0.nc --resolution 0
+usage_error "--resolution 0" "--resolution 0" "> 0"
+run "${E[@]}" --forecast det=f0.nc --resolution 0.7
+usage_error "--resolution 0.7" "--resolution 0.7" "divides 180 and 360"
+ok "--resolution usage errors: no output folder" '[ ! -e o ]'
+run eval --truth archive --output o5 --forecast det=f0.nc --resolution 20
+check "--resolution 20 (rc $rc: $err)" $rc
+ok "scores.json: resolution 20" 'grep -q "\"resolution\":20" o5/scores.json'
+ok "without --resolution: null" 'grep -q "\"resolution\":null" o2/scores.json'
 run eval --help
 ok "eval --help documents --regions" 'echo "$out" | grep -q -- "--regions"'
+ok "eval --help documents --resolution" 'echo "$out" | grep -q -- "--resolution"'
 checks_summary

@@ -1,4 +1,5 @@
-/* wxcast eval --regions (WeatherBench2's regions, infer/eval_regions.h) against an independent
+/* wxcast eval --regions (WeatherBench2's regions, infer/eval_regions.h) and --resolution (WB2's
+ * scoring after conservative regridding, infer/eval_grid.h) against an independent
  * xarray computation of WB2's definitions (tests/ref/ref_eval_regions.py: WB2's region slices and
  * land weights applied with xarray .sel / .weighted as WB2 does, reading the forecast NetCDF
  * itself). The truth is a 2.5° global archive (so every box bound of WB2's regions, 347.5°,
@@ -9,7 +10,10 @@
  * (wind vectors and ensembles too) equal the unmasked ones on a cut-out box and with the row mask
  * folded into the weights; a region with no grid point
  * (arctic on a regional grid) gives NaN; a land region without lsm, and an unknown region name,
- * are usage errors; "all" without lsm skips the land regions. */
+ * are usage errors; "all" without lsm skips the land regions. --resolution 7.5 on the 2.5°
+ * archive equals the reference run on every field regridded (wx_regrid, checked against WB2's
+ * regridder in test_regrid), regions and ACC included; a finer, non-dividing or regional case is
+ * a usage error. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +26,7 @@
 #include "io/archive.h"
 #include "io/climatology.h"
 #include "io/netcdf_write.h"
+#include "meteo/wx_regrid.h"
 #include "eval_truth.h"
 #include "wx_test.h"
 
@@ -94,34 +99,72 @@ static int write_forecast(const char *path, const wx_archive_meta *m, int64_t t0
     return eval_write_forecast_from(path, m, t0, forecast_value, NULL, "test_eval_regions");
 }
 
-/* The inputs of the reference: truth records, climatology at their valid times, the layout. */
-static int dump_inputs(const wx_archive_meta *m) {
-    int64_t P = wx_archive_points(m), n = P * NCH;
-    float *buf = malloc(sizeof(float) * (size_t)n);
+/* The inputs of the reference in dir: truth records, climatology at their valid times, the
+ * layout; rg != NULL: every field regridded to grid g by it (eval --resolution), else on m's. */
+static int dump_inputs(const char *dir, const wx_archive_meta *m, const wx_regrid *rg,
+                       const wx_grid *g) {
+    int64_t P = wx_archive_points(m), n = P * NCH, Pg = (int64_t)g->nlat * g->nlon;
+    float *buf = malloc(sizeof(float) * (size_t)n), *mapped = malloc(sizeof(float) * (size_t)(Pg * NCH));
     wx_climatology *cl;
-    FILE *ft = fopen(DIR "/truth.f32", "wb"), *fc = fopen(DIR "/clim.f32", "wb");
+    char path[256];
+    snprintf(path, sizeof path, "%s/truth.f32", dir);
+    FILE *ft = fopen(path, "wb");
+    snprintf(path, sizeof path, "%s/clim.f32", dir);
+    FILE *fc = fopen(path, "wb");
     int ok = ft && fc && wx_climatology_open(DIR "/truth", &cl) == WX_OK;
-    for (int64_t t = 0; ok && t < m->count; t++) {
-        ok = fetch((void *)m, t, 0, (size_t)n, buf) == WX_OK && fwrite(buf, sizeof(float), (size_t)n, ft) == (size_t)n;
-        ok = ok && wx_climatology_get_time(cl, m->start + t * m->step, buf) == WX_OK &&
-             fwrite(buf, sizeof(float), (size_t)n, fc) == (size_t)n;
-    }
+    for (int64_t t = 0; ok && t < m->count; t++)
+        for (int k = 0; ok && k < 2; k++) {
+            ok = k ? wx_climatology_get_time(cl, m->start + t * m->step, buf) == WX_OK
+                   : fetch((void *)m, t, 0, (size_t)n, buf) == WX_OK;
+            for (int c = 0; rg && c < NCH; c++) wx_regrid_apply(rg, buf + c * P, mapped + c * Pg);
+            ok = ok && fwrite(rg ? mapped : buf, sizeof(float), (size_t)(Pg * NCH), k ? fc : ft) ==
+                           (size_t)(Pg * NCH);
+        }
     if (ft) ok &= fclose(ft) == 0;
     if (fc) ok &= fclose(fc) == 0;
     if (ok) wx_climatology_close(cl);
-    FILE *fm = fopen(DIR "/meta.txt", "w");
+    snprintf(path, sizeof path, "%s/meta.txt", dir);
+    FILE *fm = fopen(path, "w");
     ok = ok && fm && fprintf(fm, "2017-01-01T00:00 %lld %lld %d %d %.17g %.17g %.17g %.17g 2\n",
-                             (long long)m->step, (long long)m->count, m->grid.nlat, m->grid.nlon,
-                             m->grid.lat0, m->grid.dlat, m->grid.lon0, m->grid.dlon) > 0;
+                             (long long)m->step, (long long)m->count, g->nlat, g->nlon, g->lat0,
+                             g->dlat, g->lon0, g->dlon) > 0;
     if (fm) ok &= fclose(fm) == 0;
-    free(buf);
+    free(buf), free(mapped);
+    return ok;
+}
+
+/* A forecast file of forecast_value regridded by rg to m's grid (the reference's input for
+ * eval --resolution): leads 0..4, t2m and z500, as eval_write_forecast_from lays them out. */
+typedef struct {
+    const float *f; /* [5 leads, 2 channels, P of m's grid] */
+} mapped_fc;
+
+static float mapped_value(const wx_archive_meta *m, int64_t t0, int k, int c, int p, const void *ctx) {
+    (void)t0;
+    return ((const mapped_fc *)ctx)->f[((size_t)k * 2 + c) * wx_archive_points(m) + p];
+}
+
+static int write_forecast_regridded(const char *path, const wx_archive_meta *fine,
+                                    const wx_archive_meta *coarse, const wx_regrid *rg, int64_t t0) {
+    int64_t P = wx_archive_points(fine), Pc = wx_archive_points(coarse);
+    float *f = malloc(sizeof(float) * (size_t)P), *all = malloc(sizeof(float) * (size_t)(10 * Pc));
+    for (int k = 0; k <= 4; k++)
+        for (int c = 0; c < 2; c++) {
+            for (int64_t p = 0; p < P; p++) f[p] = forecast_value(fine, t0, k, c, (int)p, NULL);
+            wx_regrid_apply(rg, f, all + (k * 2 + c) * Pc);
+        }
+    mapped_fc ctx = {all};
+    int ok = eval_write_forecast_from(path, coarse, t0, mapped_value, &ctx, "test_eval_regions");
+    free(f), free(all);
     return ok;
 }
 
 /* Compares every row of the reference with eval's cell of the same region, model, variable and
  * lead; returns the rows compared. */
-static int compare_ref(const wx_eval_result *r, int *regions_seen) {
-    FILE *f = fopen(DIR "/ref.csv", "r");
+static int compare_ref(const char *dir, const wx_eval_result *r, int *regions_seen) {
+    char path[256];
+    snprintf(path, sizeof path, "%s/ref.csv", dir);
+    FILE *f = fopen(path, "r");
     if (!WX_CHECK(f != NULL, "ref.csv written")) return 0;
     char line[512], region[64], model[64], var[64];
     double lead, v[4];
@@ -226,7 +269,7 @@ int main(void) {
     wx_archive_meta m;
     if (!WX_CHECK(make_archive(DIR "/truth", &g, 1, 1, &m), "archive with lsm")) return wx_test_summary();
     WX_CHECK(write_forecast(DIR "/f2.nc", &m, 2) && write_forecast(DIR "/f5.nc", &m, 5), "forecasts");
-    WX_CHECK(dump_inputs(&m), "reference inputs dumped");
+    WX_CHECK(dump_inputs(DIR, &m, NULL, &m.grid), "reference inputs dumped");
 
     /* 1. Every region against the xarray reference. */
     const char *files[2] = {DIR "/f2.nc", DIR "/f5.nc"}, *models[2] = {"m", "m"};
@@ -239,7 +282,7 @@ int main(void) {
     int rc = system(PY " " SCRIPT " " DIR " " DIR "/f2.nc," DIR "/f5.nc 3");
     WX_CHECK(rc == 0, "reference script ran (status %d)", rc);
     int seen[32] = {0};
-    int rows = compare_ref(&r, seen);
+    int rows = compare_ref(DIR, &r, seen);
     /* 16 regions x 2 models (m, persistence) x 2 variables x 5 leads */
     WX_CHECK(rows == 16 * 2 * 2 * 5, "%d reference rows compared (want 320)", rows);
     int nseen = 0;
@@ -304,6 +347,57 @@ int main(void) {
     wx_eval_result_free(&d);
     wx_eval_result_free(&r);
 
+    /* 4. --resolution 7.5 (WB2's 1.5° scoring at test size): every field regridded from the
+     * 2.5° archive before scoring. The reference scores the fields regridded by wx_regrid (itself
+     * checked against WB2's regridder in test_regrid) on the 7.5° grid, lsm and climatology too. */
+    wx_grid g7;
+    wx_grid_global(7.5, &g7);
+    wx_regrid *rg = NULL;
+    wx_archive_meta m7 = m;
+    m7.grid = g7;
+    WX_CHECK(wx_mkdir_p(DIR "/r7") == WX_OK && wx_regrid_create(&m.grid, &g7, &rg) == WX_OK &&
+                 dump_inputs(DIR "/r7", &m, rg, &g7) &&
+                 write_forecast_regridded(DIR "/r7/f2.nc", &m, &m7, rg, 2) &&
+                 write_forecast_regridded(DIR "/r7/f5.nc", &m, &m7, rg, 5),
+             "regridded reference inputs");
+    wx_regrid_free(rg);
+    o.regions = "all";
+    o.resolution = 7.5;
+    st = wx_eval_run(&o, &r);
+    WX_CHECK(st == WX_OK && r.resolution == 7.5, "eval --resolution 7.5: %s", st ? wx_error_message() : "ok");
+    rc = system(PY " " SCRIPT " " DIR "/r7 " DIR "/r7/f2.nc," DIR "/r7/f5.nc 3");
+    WX_CHECK(rc == 0, "reference script ran on the regridded fields (status %d)", rc);
+    memset(seen, 0, sizeof seen);
+    rows = st == WX_OK ? compare_ref(DIR "/r7", &r, seen) : 0;
+    WX_CHECK(rows == 16 * 2 * 2 * 5, "--resolution: %d reference rows compared (want 320)", rows);
+    if (st == WX_OK) {
+        WX_CHECK(wx_eval_write_json(&r, DIR "/r7.json") == WX_OK, "json written");
+        char *j7 = slurp(DIR "/r7.json");
+        WX_CHECK(j7 && strstr(j7, "\"resolution\":7.5"), "scores.json names the resolution");
+        free(j7);
+        const wx_eval_cell *c7 = wx_eval_find(&r, "m", "z500", 4 * 21600);
+        wx_eval_result nat;
+        o.resolution = 0, o.regions = NULL;
+        if (wx_eval_run(&o, &nat) == WX_OK) {
+            const wx_eval_cell *cn = wx_eval_find(&nat, "m", "z500", 4 * 21600);
+            wx_scores a, b;
+            wx_score_finish(&c7->sums, &a), wx_score_finish(&cn->sums, &b);
+            WX_CHECK(fabs(a.rmse - b.rmse) > 1e-3 * b.rmse, "7.5° RMSE %.6g differs from 2.5° %.6g",
+                     a.rmse, b.rmse);
+            wx_eval_result_free(&nat);
+        }
+        wx_eval_result_free(&r);
+    }
+    /* finer than the truth, not dividing 180 (a regional truth: below): usage errors */
+    const struct { double res; const char *msg; } bad[] = {
+        {1.0, "finer than the truth archive's grid"}, {0.7, "divides 180 and 360"}};
+    for (int k = 0; k < 2; k++) {
+        o.resolution = bad[k].res;
+        st = wx_eval_run(&o, &r);
+        WX_CHECK(st == WX_ERR_USAGE && strstr(wx_error_message(), bad[k].msg),
+                 "--resolution %g: usage error (%s)", bad[k].res, wx_error_message());
+    }
+
     /* 3. A regional grid without the Arctic: NaN scores; "all" without lsm skips the land
      * regions; a named land region without lsm and an unknown name are usage errors. */
     wx_grid gr;
@@ -339,6 +433,11 @@ int main(void) {
     WX_CHECK(st == WX_ERR_USAGE && strstr(wx_error_message(), "--regions global_land") &&
                  strstr(wx_error_message(), "no land-sea mask"),
              "a land region without lsm: usage error (%s)", wx_error_message());
+    orr.regions = NULL, orr.resolution = 20;
+    st = wx_eval_run(&orr, &r);
+    WX_CHECK(st == WX_ERR_USAGE && strstr(wx_error_message(), "is not global"),
+             "--resolution on a regional truth: usage error (%s)", wx_error_message());
+    orr.resolution = 0;
     orr.regions = "tropics,mars";
     st = wx_eval_check_opts(&orr);
     WX_CHECK(st == WX_ERR_USAGE && strstr(wx_error_message(), "--regions: unknown region 'mars' (known: global, tropics,") &&
