@@ -21,7 +21,7 @@
  * Activation checkpointing is supported exactly as on the fused path (a processor step is rerun
  * from its stored latents before it is differentiated).
  *
- * Callers that may hold either path call the wx_gc_run_* dispatchers (train_model_gc.c). */
+ * Callers that may hold either path call the wx_gc_run_* dispatchers (train_model_gc_rollout.c). */
 #ifndef WX_GRAPHCAST_OPS_H
 #define WX_GRAPHCAST_OPS_H
 

@@ -7,7 +7,7 @@
  * plus: activation checkpointing on the ops path bitwise equal to plain; two runs bitwise equal;
  * predict == forward bitwise; batch 1 in a model made for batch 2 (index-array prefixes) bitwise
  * equal to a batch-1 model; the WX_GC_OPS=1 switch selects the path; the trainer's model
- * interface (train_model_gc.c: make_input, next_input, predict, 2-step loss_backward) on the ops
+ * interface (train_model_gc_rollout.c: make_input, next_input, predict, 2-step loss_backward) on the ops
  * path, which stages its host glue through backend buffers, against the fused path; and the
  * whole ops path on the test device simulator (tests/support/wx_devsim.h: device memory unmapped
  * between ops, pointer checks, guard regions), which must give the CPU ops path's bits with no
