@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 
 #include "cli/wx_args.h"
+#include "cli/inspect_source.h"
 #include "cli/wx_cli.h"
 #include "core/wx_json.h"
 #include "io/archive.h"
@@ -22,13 +23,18 @@ static long long archive_bytes(const char *dir, const wx_archive_meta *m) {
 int wx_cmd_inspect(int argc, char **argv) {
     static const wx_arg_option opts[] = {{"json", 0, "print one JSON object", NULL},
                                          {NULL, 0, NULL, NULL}};
-    static const wx_arg_spec spec = {"inspect", "[--json] ARCHIVE",
-                                     "Prints channels, grid, time axis, shards, size and statistics.",
+    static const wx_arg_spec spec = {"inspect", "[--json] ARCHIVE|FILE",
+                                     "Prints an archive's channels, grid, time axis, shards, size "
+                                     "and statistics; of a GRIB or NetCDF file, the variables the "
+                                     "ingestion readers see (parameter, level, name in the file, "
+                                     "valid times, accumulation, member, grid).",
                                      opts, 1, 1};
     wx_args a;
     int rc = wx_args_parse(&spec, argc, argv, &a);
     if (rc != WX_ARGS_CONTINUE) return rc;
     const char *dir = a.positionals[0];
+    struct stat sb;
+    if (stat(dir, &sb) == 0 && S_ISREG(sb.st_mode)) return wx_inspect_source(dir, wx_args_flag(&a, "json"));
     wx_archive_meta m;
     if (wx_archive_read_manifest(dir, &m) != WX_OK) {
         fprintf(stderr, "wxcast: error: %s\n", wx_error_message());

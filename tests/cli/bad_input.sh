@@ -7,7 +7,7 @@
 #  3. daily's `lead:` that the model's step does not divide exits 2 at load naming file, line, key
 #     and both durations in hours, before any folder is made; forecast --lead says hours too;
 #  4. an --output that is a folder, or in a missing folder, is refused before the run;
-#  5. inspect of a missing path / a file, eval of a GRIB2 file, --stage precip without a precip
+#  5. inspect of a missing path / an empty file, eval of a GRIB2 file, --stage precip without a precip
 #     section say what is wrong;
 #  6. dump into the archive being read is refused and the archive stays intact;
 #  7. the NetCDF of `wxcast dump` and an ensemble file are read back (z500 without a level axis,
@@ -140,7 +140,7 @@ run inspect nosuch
 fails 1 "inspect of a missing path" "nosuch" "does not exist"
 : > plain.nc
 run inspect plain.nc
-fails 1 "inspect of a file" "plain.nc" "is a file, expected an archive folder"
+fails 1 "inspect of an empty file" "plain.nc" "neither GRIB nor NetCDF"
 "$W" -q "${F[@]}" --steps 1 --grib g2 >/dev/null 2>&1
 run eval --forecast g2/forecast_20001227T06_pl.grib2 --truth archive --output ev
 fails 1 "eval of a GRIB2 file" "forecast_20001227T06_pl.grib2" "not a NetCDF file" "NetCDF forecast file"

@@ -14,6 +14,7 @@
 #   a (batch, time) or a (time) datetime give the first forecast;
 # - ingest reads it: `{param: tp, accumulate: 6h}` takes total_precipitation_6hr as it is (not a
 #   sum of hourly fields), the archive's values equal the file's;
+# - inspect lists tp over 6 h with the 4 distinct times of both elements, the statics untimed;
 # - time offsets without a datetime coordinate: exit 1, one line naming the file and variable.
 # Skipped (77) without xarray at /usr/bin/python3 (Debian python3-xarray, scripts/setup.sh).
 # Usage: deepmind_layout.sh WXCAST SRCDIR
@@ -120,6 +121,12 @@ for f in flat_b flat_t; do
 done
 same "$T/dm2_out.nc" "$T/ref.nc" 2>/dev/null; st=$?
 [ "$st" -ne 0 ]; check "batch element 1 differs from element 0 (the check can fail)" $?
+
+# inspect lists what the reader sees: tp over 6 h, 4 distinct times over the two batch elements
+run inspect "$T/dm_batch2.nc"
+ok "inspect: tp over 6 h from total_precipitation_6hr, 4 times (rc $rc: $out)" \
+    'echo "$out" | grep -E -q "^  tp +single +total_precipitation_6hr +4  2020-03-20T00:00 .. 2020-03-21T06:00 6h"'
+ok "inspect: the statics without a time" 'echo "$out" | grep -E -q "^  lsm +static +land_sea_mask +0  -"'
 
 # ingest: total_precipitation_6hr is tp accumulated over 6 h, taken as it is
 cat >"$T/recipe.yaml" <<EOF

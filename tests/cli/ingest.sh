@@ -1,6 +1,6 @@
 #!/bin/bash
 # wxcast ingest / inspect / verify / dump on the real ERA5 test files: a multi-shard ingest of member 3,
-# verify OK, inspect --json, an interrupted ingest resumed to a byte-identical archive, a flipped
+# verify OK, inspect --json, inspect of a GRIB file against grib_ls, an interrupted ingest resumed to a byte-identical archive, a flipped
 # byte caught by verify (exit 1, naming shard and record), and the clear errors for Gaussian,
 # damaged and time-less inputs.
 set -u
@@ -34,6 +34,35 @@ ok "verify OK" '"$WX" verify "$T/a" | grep -q "^OK"'
 "$WX" inspect --json "$T/a" > "$T/inspect.json"
 ok "inspect json channels" 'grep -q "\"name\":\"t850\"" "$T/inspect.json" && grep -q "\"nlat\":61" "$T/inspect.json" && grep -q "\"times\":4" "$T/inspect.json"'
 ok "inspect text" '"$WX" inspect "$T/a" | grep -q "channels  3"'
+# inspect of a source file: the variables the readers see, against eccodes' own listing
+"$WX" inspect --json "$DATA/era5-levels-members.grib" > "$T/src.json"; st=$?
+check "inspect of a GRIB file (status $st)" $st
+grib_ls -p shortName,level,number,validityDate,validityTime "$DATA/era5-levels-members.grib" > "$T/ls.txt"
+python3 - "$T/src.json" "$T/ls.txt" <<'EOP'
+import json, sys
+d = json.load(open(sys.argv[1]))
+rows = [l.split() for l in open(sys.argv[2]) if l.split() and l.split()[0] in ("z", "t")]
+want = {}
+for sn, lev, num, date, time in rows:
+    v = want.setdefault((sn, float(lev)), [set(), set(), 0])
+    v[0].add(date + time.zfill(4)); v[1].add(int(num)); v[2] += 1
+got = {(v["param"], v["level"]): v for v in d["variables"]}
+assert d["fields"] == len(rows) == 160, (d["fields"], len(rows))
+assert set(got) == set(want), (set(got), set(want))
+for k, (times, members, n) in want.items():
+    g = got[k]
+    assert g["fields"] == n and g["times"] == len(times), (k, g, len(times))
+    assert (g["first_member"], g["last_member"]) == (min(members), max(members)), (k, g)
+    t0, t1 = min(times), max(times)
+    assert g["first_time"] == f"{t0[:4]}-{t0[4:6]}-{t0[6:8]}T{t0[8:10]}:{t0[10:12]}", (k, g, t0)
+    assert g["last_time"] == f"{t1[:4]}-{t1[4:6]}-{t1[6:8]}T{t1[8:10]}:{t1[10:12]}", (k, g, t1)
+EOP
+check "inspect FILE: fields, variables, times and members as grib_ls lists them" $?
+ok "inspect FILE text: one row per variable with members" \
+    '"$WX" inspect "$DATA/era5-levels-members.grib" | grep -E -q "^  t +850 hPa +t +4  2017-01-01T00:00 .. 2017-01-02T12:00 - +0-9$"'
+"$WX" inspect "$DATA/reduced_gg.grib" > /dev/null 2>"$T/gg.txt"; st=$?
+ok "inspect of a reduced Gaussian file: exit 1 naming the grid (got $st: $(cat "$T/gg.txt"))" \
+    '[ $st -eq 1 ] && grep -q "^wxcast: error: .*reduced_gg.grib.*reduced_gg" "$T/gg.txt"'
 # a param no source holds (a typo): the error says so and lists the params the sources hold
 recipe typo "$DATA/era5-levels-members.grib" '  - {name: t850, param: tt, level: 850}'
 "$WX" ingest "$T/typo.yaml" > /dev/null 2>"$T/typo.txt"
