@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "io/archive.h"
@@ -75,6 +76,17 @@ static wx_status load_shard(const char *dir, const wx_archive_meta *m, int s, in
         st = wx_error_set(WX_ERR_RUN, "%s: tables truncated", path);
     else if (wx_shard_header_crc(hdr, out->offsets, out->crcs, n) != out->h.header_crc)
         st = wx_error_set(WX_ERR_RUN, "%s: header checksum mismatch (header or tables damaged)", path);
+    /* archive-format.md: the file is exactly data_offset + N·record_stride; anything else was cut
+     * short or written to after ingest */
+    struct stat sb;
+    uint64_t want = out->h.data_offset + n * out->h.record_stride;
+    if (st == WX_OK && (fstat(fd, &sb) || (uint64_t)sb.st_size != want))
+        st = wx_error_set(WX_ERR_RUN, "%s: file is %lld bytes, expected %llu (%llu records of %llu "
+                          "after %llu header bytes): truncated or appended to; rerun `wxcast "
+                          "ingest` to rewrite it", path, (long long)sb.st_size,
+                          (unsigned long long)want, (unsigned long long)n,
+                          (unsigned long long)out->h.record_stride,
+                          (unsigned long long)out->h.data_offset);
     for (uint64_t i = 0; st == WX_OK && i < n; i++)
         if (out->offsets[i] % WX_ARCHIVE_ALIGN || out->offsets[i] < out->h.data_offset)
             st = wx_error_set(WX_ERR_RUN, "%s: record %llu offset %llu is not aligned", path,

@@ -1,7 +1,8 @@
 #!/bin/bash
 # wxcast ingest / inspect / verify / dump on the real ERA5 test files: a multi-shard ingest of member 3,
 # verify OK, inspect --json, inspect of a GRIB file against grib_ls, an interrupted ingest resumed to a byte-identical archive, a flipped
-# byte caught by verify (exit 1, naming shard and record), and the clear errors for Gaussian,
+# byte caught by verify (exit 1, naming shard and record), bytes appended to a shard or a shard a
+# record short (the file size), and the clear errors for Gaussian,
 # damaged and time-less inputs.
 set -u
 WX=$1; SRC=$2
@@ -92,6 +93,15 @@ printf '\xff' | dd of="$f" bs=1 seek=5000 conv=notrunc status=none
 "$WX" verify "$T/a" > /dev/null 2> "$T/verr.txt"; rc=$?
 ok "verify exit 1 on damage" '[ $rc -eq 1 ]'
 ok "verify names shard and record" 'grep -q "shard-00001.wxr: record 0" "$T/verr.txt"'
+# Bytes appended to a shard, or a shard cut short at a record boundary (checksums alone pass it)
+cp -r "$T/ref" "$T/app" && printf garbage >> "$T/app/shard-00000.wxr"
+"$WX" verify "$T/app" > /dev/null 2> "$T/aerr.txt"; rc=$?
+ok "verify: appended bytes exit 1 naming the shard and sizes ($(cat "$T/aerr.txt"))" \
+    '[ $rc -eq 1 ] && grep -q "shard-00000.wxr: file is .* bytes, expected .*appended to" "$T/aerr.txt"'
+cp -r "$T/ref" "$T/cut" && s0="$T/cut/shard-00000.wxr" && truncate -s $(( $(stat -c %s "$s0") - 4096 )) "$s0"
+"$WX" verify "$T/cut" > /dev/null 2> "$T/cerr.txt"; rc=$?
+ok "verify: a shard one record short exits 1 ($(cat "$T/cerr.txt"))" \
+    '[ $rc -eq 1 ] && grep -q "shard-00000.wxr: file is .* bytes, expected" "$T/cerr.txt"'
 
 # Clear errors.
 recipe g "$DATA/regular_gg_pl.grib" "  - {name: u10, param: 10u}"
