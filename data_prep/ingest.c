@@ -402,7 +402,8 @@ static wx_status setup(ingest_ctx *c) {
     wx_grid g = e->f->grid;
     c->fine = g; /* every other source field must be on this grid */
     if (r->resolution > 0) {
-        WX_TRY(wx_grid_coarse_shape(&g, r->resolution, &g));
+        if (wx_grid_coarse_shape(&g, r->resolution, &g) != WX_OK)
+            return wx_error_wrap(WX_ERR_USAGE, "%s: ", r->path);
         WX_TRY(wx_regrid_create(&c->fine, &g, &c->coarsen));
     }
     c->out = g;

@@ -201,6 +201,7 @@ wx_status wx_recipe_load(const char *path, const char *output_override, wx_recip
     if (st != WX_OK) return wx_error_wrap(WX_ERR_USAGE, "recipe: ");
     char *tmp = wx_strdup(path);
     snprintf(r->dir, sizeof r->dir, "%s", dirname(tmp));
+    snprintf(r->path, sizeof r->path, "%s", path);
     free(tmp);
     if (!strcmp(r->dir, ".")) r->dir[0] = 0;
     st = wx_yaml_load_file(path, &r->root);

@@ -18,6 +18,7 @@ typedef struct {
 
 typedef struct {
     wx_yaml *root;
+    char path[4096];       /* the recipe file (for messages) */
     char dir[4096];        /* recipe folder: relative paths start here */
     int nsources;
     char **sources;        /* expanded file paths, sorted per pattern */

@@ -12,9 +12,7 @@ wx_status wx_eval_grid_open(const wx_archive_meta *m, double res, wx_eval_grid *
     if (res <= 0) return WX_OK;
     char desc[160];
     wx_grid_describe(&m->grid, desc, sizeof desc);
-    double south = wx_grid_lat(&m->grid, m->grid.nlat - 1);
-    if (!wx_grid_is_periodic(&m->grid) || m->grid.lat0 + m->grid.dlat < 90 - 1e-9 ||
-        south - m->grid.dlat > -90 + 1e-9)
+    if (!wx_grid_is_global(&m->grid))
         return wx_error_set(WX_ERR_USAGE, "--resolution %g: the truth archive's grid (%s) is not "
                             "global; regridding to a global grid needs one", res, desc);
     wx_grid to;

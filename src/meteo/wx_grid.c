@@ -68,17 +68,26 @@ static int int_ratio(double a, double b, int *out) {
     return n >= 1 && fabs(r - n) < 1e-6;
 }
 
+int wx_grid_is_global(const wx_grid *g) {
+    return wx_grid_is_periodic(g) && g->lat0 + g->dlat >= 90 - 1e-9 &&
+           wx_grid_lat(g, g->nlat - 1) - g->dlat <= -90 + 1e-9;
+}
+
 wx_status wx_grid_coarse_shape(const wx_grid *fine, double res, wx_grid *out) {
     int fy, fx;
-    if (!int_ratio(res, fine->dlat, &fy) || !int_ratio(res, fine->dlon, &fx))
-        return wx_error_set(WX_ERR_USAGE,
-                            "grid.resolution %g: expected a multiple of the source spacing "
-                            "%g x %g degrees",
-                            res, fine->dlat, fine->dlon);
-    int nlat = (fine->nlat - 1) / fy + 1;
-    int nlon = wx_grid_is_periodic(fine) ? fine->nlon / fx : (fine->nlon - 1) / fx + 1;
-    if (wx_grid_is_periodic(fine) && fine->nlon % fx)
-        return wx_error_set(WX_ERR_USAGE, "grid.resolution %g does not divide 360 degrees", res);
-    return wx_grid_make(nlat, nlon, fine->lat0, res, fine->lon0, res, out);
+    if (int_ratio(res, fine->dlat, &fy) && int_ratio(res, fine->dlon, &fx)) {
+        int nlat = (fine->nlat - 1) / fy + 1;
+        int nlon = wx_grid_is_periodic(fine) ? fine->nlon / fx : (fine->nlon - 1) / fx + 1;
+        if (wx_grid_is_periodic(fine) && fine->nlon % fx)
+            return wx_error_set(WX_ERR_USAGE, "grid.resolution %g does not divide 360 degrees", res);
+        return wx_grid_make(nlat, nlon, fine->lat0, res, fine->lon0, res, out);
+    }
+    /* a global source goes to the global grid of that spacing, whatever the ratio (the synthetic
+     * 32x64 world, 5.806 x 5.625 degrees, to GraphCast's 5.625) */
+    if (wx_grid_is_global(fine) && wx_grid_global(res, out) == WX_OK) return WX_OK;
+    return wx_error_set(WX_ERR_USAGE, "grid.resolution %g: expected a multiple of the source "
+                        "spacing %g x %g degrees%s", res, fine->dlat, fine->dlon,
+                        wx_grid_is_global(fine) ? ", or a spacing that divides 180 and 360 (the "
+                        "source is global)" : " (the source is not global)");
 }
 

@@ -33,9 +33,13 @@ void wx_grid_describe(const wx_grid *g, char *buf, int len);
  * w: [nlat] */
 void wx_grid_area_weights(const wx_grid *g, double *w);
 
-/* The coarse grid of an ingest recipe's `grid: {resolution: res}`: spacing res, starting at the
- * fine grid's first point, covering it; res must be a multiple of the fine spacings (and divide
- * 360 on a periodic grid). Fields go there by conservative regridding (meteo/wx_regrid.h). */
+/* 1 when the grid covers the globe: periodic in longitude, its outer rows within one spacing of
+ * both poles (FourCastNet's 720-row grid without the south pole is global). */
+int wx_grid_is_global(const wx_grid *g);
+/* The grid of an ingest recipe's `grid: {resolution: res}`: spacing res starting at the fine grid's
+ * first point and covering it when res is a multiple of the fine spacings (and divides 360 on a
+ * periodic grid); otherwise, for a global fine grid, the global grid of spacing res with both
+ * poles. Fields go there by conservative regridding (meteo/wx_regrid.h). */
 wx_status wx_grid_coarse_shape(const wx_grid *fine, double res, wx_grid *out);
 
 #endif

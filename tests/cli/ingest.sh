@@ -121,6 +121,52 @@ recipe n "$DATA/era5-levels-members.grib" "  - {name: q700, param: q, level: 700
 "$WX" ingest "$T/n.yaml" > /dev/null 2> "$T/nerr.txt"; rc=$?
 ok "absent field named" '[ $rc -eq 1 ] && grep -q "q700" "$T/nerr.txt" && grep -q "2017-01-01T00:00" "$T/nerr.txt"'
 
+# grid: {resolution} that is no multiple of the source spacing: a global source goes to the global
+# grid of that spacing (1 deg -> 1.5 deg, WB2's 121x240) by conservative regridding, which keeps the
+# area-weighted mean; a regional source cannot (usage error naming the recipe).
+msl_recipe() { # $1 name $2 grid line
+cat > "$T/$1.yaml" <<EOR
+sources: ["$DATA/regular_ll_msl.grib"]
+variables: [{name: msl, param: prmsl}]
+dates: {start: "2006-10-07T00:00", end: "2006-10-07T00:00", step: "6h"}
+member: 5
+$2
+output: $1
+EOR
+}
+msl_recipe fine1 "grid: native"
+msl_recipe r15 "grid: {resolution: 1.5}"
+"$WX" ingest "$T/fine1.yaml" > /dev/null 2>&1 && "$WX" ingest "$T/r15.yaml" > /dev/null 2> "$T/r15.txt"; st=$?
+check "ingest 1 deg -> 1.5 deg (status $st: $(cat "$T/r15.txt"))" $st
+"$WX" -q dump "$T/fine1" --output "$T/fine1.nc" && "$WX" -q dump "$T/r15" --output "$T/r15.nc"
+/usr/bin/python3 - "$T/fine1.nc" "$T/r15.nc" <<'EOP'
+import sys
+import netCDF4
+import numpy as np
+def area_mean(path):
+    d = netCDF4.Dataset(path)
+    lat = np.deg2rad(d["latitude"][:].astype(float))
+    b = np.concatenate([[np.pi / 2], (lat[:-1] + lat[1:]) / 2, [-np.pi / 2]])
+    w = np.sin(b[:-1]) - np.sin(b[1:])
+    f = d["msl"][0].astype(float)
+    return f.shape, (w[:, None] * f).sum() / (w.sum() * f.shape[1])
+(s1, m1), (s2, m2) = area_mean(sys.argv[1]), area_mean(sys.argv[2])
+assert s1 == (181, 360) and s2 == (121, 240), (s1, s2)
+assert abs(m1 - m2) < 1e-3 * 1, (m1, m2)  # Pa: float32 storage of ~1e5 values
+print("area mean", m1, m2)
+EOP
+check "1.5 deg archive: 121x240, area mean of msl kept within 1e-3 Pa" $?
+cat > "$T/reg.yaml" <<EOR
+sources: ["$DATA/era5-2mt-2019-03-uk.grib"]
+variables: [{name: t2m, param: 2t}]
+dates: {start: "2019-03-01T00:00", end: "2019-03-01T00:00", step: "6h"}
+grid: {resolution: 0.4}
+output: reg
+EOR
+"$WX" ingest "$T/reg.yaml" > /dev/null 2> "$T/regerr.txt"; rc=$?
+ok "a regional source and a spacing no multiple of 0.25: exit 2 naming the recipe ($(cat "$T/regerr.txt"))" \
+    '[ $rc -eq 2 ] && grep -q "reg.yaml: grid.resolution 0.4: expected a multiple of the source spacing 0.25 x 0.25 degrees (the source is not global)" "$T/regerr.txt"'
+
 # Climatology size rule: 2 hourly 0.25-degree records with statistics would make a 366-day
 # climatology (one hour kept: every 6 h from 00 UTC) of 3.0 GB for 17 MB of records: skipped with
 # one warning when the recipe leaves `climatology:` unset; a bad hour step is a usage error.

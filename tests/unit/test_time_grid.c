@@ -80,6 +80,17 @@ int main(void) {
     wx_grid f, c;
     WX_CHECK(wx_grid_global(0.5, &f) == WX_OK && wx_grid_coarse_shape(&f, 1.0, &c) == WX_OK &&
                  c.nlat == 181 && c.nlon == 360, "coarse shape");
-    WX_CHECK(wx_grid_coarse_shape(&f, 0.75, &c) == WX_ERR_USAGE, "0.75 is not a multiple of 0.5");
+    /* no multiple: a global source goes to the global grid of that spacing, a regional one cannot */
+    WX_CHECK(wx_grid_coarse_shape(&f, 0.75, &c) == WX_OK && c.nlat == 241 && c.nlon == 480 &&
+                 c.lat0 == 90, "0.75 from a global 0.5 grid: %dx%d", c.nlat, c.nlon);
+    wx_grid reg;
+    wx_grid_make(61, 81, 60, 0.5, 10, 0.5, &reg);
+    WX_CHECK(!wx_grid_is_global(&reg) && wx_grid_is_global(&f) &&
+                 wx_grid_coarse_shape(&reg, 0.75, &c) == WX_ERR_USAGE &&
+                 strstr(wx_error_message(), "(the source is not global)"),
+             "0.75 from a regional 0.5 grid: usage error (%s)", wx_error_message());
+    wx_grid fcn;
+    wx_grid_make(720, 1440, 90, 0.25, 0, 0.25, &fcn);
+    WX_CHECK(wx_grid_is_global(&fcn), "FourCastNet's 720-row grid is global");
     return wx_test_summary();
 }
