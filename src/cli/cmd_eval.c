@@ -49,7 +49,7 @@ int wx_cmd_eval(int argc, char **argv) {
                           "num_lat - 1 steps, ACC against the time-mean climatology), to compare "
                           "with published numbers", "wb2|fourcastnet"},
         {"regions", 1, "also score these WeatherBench2 regions (scores.csv column 'region', "
-                       "scores.json 'region_scores'; the summary, plots and scorecards stay global): "
+                       "scores.json 'region_scores'; the plots and scorecards stay global): "
                        "global, tropics, extra-tropics, northern-hemisphere, southern-hemisphere, "
                        "europe, north-america, north-atlantic, north-pacific, east-asia, ausnz, "
                        "arctic, antarctic, global_land, extra-tropics_land, tropics_land (land: "
@@ -81,7 +81,9 @@ int wx_cmd_eval(int argc, char **argv) {
     char *list = wx_strdup(fc), **files = NULL, **models = NULL;
     int n = 0;
     wx_eval_result r = {0};
-    wx_status st = split_forecasts(list, &n, &files, &models);
+    /* the output folder before any scoring: a file there is a usage error (as forecast, export) */
+    wx_status st = wx_output_dir_check(out, "--output");
+    if (st == WX_OK) st = split_forecasts(list, &n, &files, &models);
     int convention = WX_EVAL_WB2;
     const char *conv = wx_args_get(&a, "convention");
     if (st == WX_OK && conv) st = wx_eval_convention_parse(conv, &convention);

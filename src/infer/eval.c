@@ -6,53 +6,16 @@
 #include <string.h>
 
 #include "core/wx_fs.h"
+#include "core/wx_tmap.h"
 #include "infer/eval_regions.h"
 #include "infer/forecast_init.h"
 #include "io/archive.h"
 #include "io/climatology.h"
 #include "io/forecast_file.h"
 #include "io/wx_source.h"
+#include "core/wx_log.h"
 #include "infer/eval_grid.h"
 #include "meteo/wx_grid.h"
-
-/* Open-addressing map from an integer triple to an int (cells and "already scored" sets). */
-typedef struct {
-    int64_t a, b, c;
-    int val, used;
-} slot;
-typedef struct {
-    slot *s;
-    size_t cap, n;
-} tmap;
-
-static size_t th(int64_t a, int64_t b, int64_t c) {
-    uint64_t h = (uint64_t)a * 0x9E3779B97F4A7C15ULL ^ (uint64_t)b * 0xC2B2AE3D27D4EB4FULL ^
-                 (uint64_t)c * 0x165667B19E3779F9ULL;
-    return (size_t)(h ^ (h >> 29));
-}
-
-static slot *tmap_find(tmap *m, int64_t a, int64_t b, int64_t c, int add) {
-    if (add && (m->n + 1) * 2 > m->cap) {
-        tmap old = *m;
-        m->cap = old.cap ? old.cap * 2 : 256;
-        m->s = wx_calloc(m->cap, sizeof(slot));
-        m->n = 0;
-        for (size_t i = 0; i < old.cap; i++)
-            if (old.s[i].used) *tmap_find(m, old.s[i].a, old.s[i].b, old.s[i].c, 1) = old.s[i];
-        free(old.s);
-    }
-    if (!m->cap) return NULL;
-    for (size_t i = th(a, b, c) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
-        slot *p = &m->s[i];
-        if (p->used && p->a == a && p->b == b && p->c == c) return p;
-        if (!p->used) {
-            if (!add) return NULL;
-            *p = (slot){a, b, c, -1, 1};
-            m->n++;
-            return p;
-        }
-    }
-}
 
 static int model_index(wx_eval_result *r, const char *name) {
     for (int i = 0; i < r->nmodels; i++)
@@ -63,8 +26,8 @@ static int model_index(wx_eval_result *r, const char *name) {
     return r->nmodels++;
 }
 
-static wx_score_sums *cell(wx_eval_result *r, tmap *cells, int model, int chan, int64_t lead) {
-    slot *p = tmap_find(cells, model, chan, lead, 1);
+static wx_score_sums *cell(wx_eval_result *r, wx_tmap *cells, int model, int chan, int64_t lead) {
+    wx_tmap_slot *p = wx_tmap_find(cells, model, chan, lead, 1);
     if (p->val < 0) {
         r->cells = realloc(r->cells, sizeof(wx_eval_cell) * (size_t)(r->ncells + 1));
         WX_ASSERT(r->cells);
@@ -122,10 +85,11 @@ typedef struct {
     int npairs;
     int (*pair)[2];         /* [npairs] truth channels u, v of derived channel nchan + k */
     wx_eval_result *r;
-    tmap cells, done;
+    wx_tmap cells, done;
     wx_eval_regions rg;     /* regions besides global */
     const float *masks;     /* [rg.n, nlat, nlon] their point weights */
-    tmap rcells;            /* (model, chan, lead) -> first of its rg.n consecutive rcells */
+    wx_tmap rcells;            /* (model, chan, lead) -> first of its rg.n consecutive rcells */
+    int warned_hour;        /* a valid hour missing from the climatology was reported */
 } ectx;
 
 /* The sums of (model, chan, lead): out[0] global, out[1 + k] region k. Valid until the next call
@@ -133,7 +97,7 @@ typedef struct {
 static void cells_of(ectx *x, int model, int chan, int64_t lead, wx_score_sums **out) {
     wx_eval_result *r = x->r;
     if (x->rg.n > 0) {
-        slot *p = tmap_find(&x->rcells, model, chan, lead, 1);
+        wx_tmap_slot *p = wx_tmap_find(&x->rcells, model, chan, lead, 1);
         if (p->val < 0) {
             r->rcells = realloc(r->rcells, sizeof(wx_eval_cell) * (size_t)(r->nrcells + x->rg.n));
             WX_ASSERT(r->rcells);
@@ -173,10 +137,24 @@ static int base_row(wx_eval_result *r, base_rows *b, int k) {
 
 /* True the first time (initial time, channel, lead) is scored for baseline row `row`. */
 static int first_time(ectx *x, wx_time init, int chan, int row, int64_t lead) {
-    slot *d = tmap_find(&x->done, init, (int64_t)chan + ((int64_t)row << 32), lead, 1);
+    wx_tmap_slot *d = wx_tmap_find(&x->done, init, (int64_t)chan + ((int64_t)row << 32), lead, 1);
     if (d->val >= 0) return 0;
     d->val = 1;
     return 1;
+}
+
+/* Whether the climatology holds the hour of day of t; warns once when it does not. */
+static int clim_has_hour(ectx *x, wx_time t) {
+    const wx_clim_header *h = wx_climatology_header(x->clim);
+    int hour = wx_time_hour_of_day(t);
+    for (uint32_t k = 0; k < h->nhours; k++)
+        if (h->hours[k] == hour) return 1;
+    if (!x->warned_hour)
+        wx_log_warn("eval: the climatology holds %u hours of day (from %u UTC), not %d UTC: no ACC "
+                    "and no climatology baseline at such valid times (ingest with "
+                    "climatology_hour_step: 1 for every hour)", h->nhours, h->hours[0], hour);
+    x->warned_hour = 1;
+    return 0;
 }
 
 /* Initial time of a forecast file: forecast_reference_time, else its earliest valid time of a
@@ -252,8 +230,11 @@ static wx_status eval_file(ectx *x, const char *path, int model, wx_time init, b
         int64_t ti = (valid - m->start) / m->step;
         if ((valid - m->start) % m->step || ti < 0 || ti >= m->count) continue; /* no truth */
         if ((st = wx_eval_grid_truth(&x->eg, x->ar, ti, truth))) goto done;
-        if (cl && (st = wx_eval_grid_clim(&x->eg, x->clim, valid, cl))) goto done;
-        const float *acc_c = x->clim_mean ? x->clim_mean : cl; /* ACC's climatology */
+        /* a valid hour the climatology does not hold (hourly forecasts, 6-hourly climatology):
+         * no ACC and no climatology baseline at that hour */
+        const float *clv = cl && clim_has_hour(x, valid) ? cl : NULL;
+        if (clv && (st = wx_eval_grid_clim(&x->eg, x->clim, valid, cl))) goto done;
+        const float *acc_c = x->clim_mean ? x->clim_mean : clv; /* ACC's climatology */
         memset(have, 0, (size_t)m->nchan);
         for (int q = k, next; q < kend; q = next) {
             const job *j = &jobs[q];
@@ -284,7 +265,7 @@ static wx_status eval_file(ectx *x, const char *path, int model, wx_time init, b
                 add(x, base_row(r, bl, 0), j->chan, lead, WX_EVAL_ADD_FIELD, 0, pers + j->chan * P,
                     o, c, NULL);
             /* ACC of the climatology against itself is 0/0: not scored */
-            if (cl && first_time(x, init, j->chan, base_row(r, bl, 1), lead))
+            if (clv && first_time(x, init, j->chan, base_row(r, bl, 1), lead))
                 add(x, base_row(r, bl, 1), j->chan, lead, WX_EVAL_ADD_FIELD, 0, cl + j->chan * P, o,
                     NULL, NULL);
         }
@@ -297,7 +278,7 @@ static wx_status eval_file(ectx *x, const char *path, int model, wx_time init, b
             if (pers && first_time(x, init, d, base_row(r, bl, 0), lead))
                 add(x, base_row(r, bl, 0), d, lead, WX_EVAL_ADD_VECTOR, 0, pers + u * P, pers + v * P,
                     ou, ov);
-            if (cl && first_time(x, init, d, base_row(r, bl, 1), lead))
+            if (clv && first_time(x, init, d, base_row(r, bl, 1), lead))
                 add(x, base_row(r, bl, 1), d, lead, WX_EVAL_ADD_VECTOR, 0, cl + u * P, cl + v * P,
                     ou, ov);
         }
@@ -415,9 +396,9 @@ wx_status wx_eval_run(const wx_eval_opts *o, wx_eval_result *r) {
             if (inits[f] == inits[g] && !strcmp(o->models[f], o->models[g])) {
                 char t[40];
                 wx_time_format(inits[f], t);
-                st = wx_error_set(WX_ERR_USAGE, "--forecast: %s and %s are both model %s from "
-                                  "initial time %s (each initial time must be scored once)",
-                                  o->files[g], o->files[f], o->models[f], t);
+                st = wx_error_set(WX_ERR_USAGE, "--forecast: %s and %s are both from initial time %s "
+                                  "for model '%s' (each initial time must be scored once)",
+                                  o->files[g], o->files[f], t, o->models[f]);
             }
     if (st) goto out;
     r->convention = o->convention;

@@ -34,7 +34,9 @@ wx_status wx_eval_write_plots(const wx_eval_result *r, const char *dir) {
                     x[used] = c->lead_s / 3600.0;
                     y[used++] = metric ? s.acc : s.rmse;
                 }
-                if (used == n0 || (metric && baseline_row(r->models[mo], WX_EVAL_CLIMATOLOGY))) {
+                int finite = 0; /* wind vectors have no ACC: no empty ACC plot for them */
+                for (int k = n0; k < used; k++) finite += isfinite(y[k]) != 0;
+                if (!finite || (metric && baseline_row(r->models[mo], WX_EVAL_CLIMATOLOGY))) {
                     used = n0;
                     continue;
                 }

@@ -87,6 +87,9 @@ usage_error "--resolution 0" "--resolution 0" "> 0"
 run "${E[@]}" --forecast det=f0.nc --resolution 0.7
 usage_error "--resolution 0.7" "--resolution 0.7" "divides 180 and 360"
 ok "--resolution usage errors: no output folder" '[ ! -e o ]'
+: > afile
+run eval --truth archive --output afile --forecast det=f0.nc
+usage_error "--output an existing file, before scoring" "--output afile" "is a file, expected a folder"
 run eval --truth archive --output o5 --forecast det=f0.nc --resolution 20
 check "--resolution 20 (rc $rc: $err)" $rc
 ok "scores.json: resolution 20" 'grep -q "\"resolution\":20" o5/scores.json'

@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/stat.h>
 
 #include "eval_truth.h"
@@ -86,8 +87,8 @@ static void test_usage(void) {
     /* Two files of one model from one initial time: found before scoring. */
     const char *f4[2] = {DIR "/a_0.nc", DIR "/a_0_copy.nc"};
     o = (wx_eval_opts){.nfiles = 2, .files = f4, .models = m2, .truth = DIR "/truth", .baselines = 1};
-    WX_CHECK(wx_eval_run(&o, &r) == WX_ERR_USAGE && strstr(wx_error_message(), "both model a from initial "
-                                                                                "time 2017-01-01T00:00"),
+    WX_CHECK(wx_eval_run(&o, &r) == WX_ERR_USAGE && strstr(wx_error_message(), "are both from initial "
+                                                                                "time 2017-01-01T00:00 for model 'a'"),
              "two files of model a from one initial time: %s", wx_error_message());
     /* --baseline climatology with a truth archive that has none: after reading its manifest,
      * before scoring. */
@@ -221,7 +222,7 @@ static void test_fourcastnet(const wx_archive_meta *m) {
 static void test_wind_vector(void) {
     wx_archive_meta m;
     eval_make_meta(&m, 5, 8, 9);
-    WX_CHECK(eval_write_archive(DIR "/truth5", &m, NULL), "5-channel archive written");
+    WX_CHECK(eval_write_archive(DIR "/truth5", &m, "climatology.wxc"), "5-channel archive written");
     double lev = 500;
     wx_nc_var vars[4] = {{"t2m", "K", "air_temperature", "2 metre temperature", 0},
                          {"z", "m2 s-2", "geopotential", "Geopotential", 1},
@@ -258,6 +259,12 @@ static void test_wind_vector(void) {
                  "+%dh: wv500 rmse %.7g (want 5; bias %g), persistence %.7g (want %.7g)", 6 * k, a.rmse,
                  a.bias, p.rmse, want);
     }
+    /* plots: wind vectors have an RMSE plot and no (empty) ACC plot; u500 has both */
+    WX_CHECK(wx_mkdir_p(DIR "/wplots") == WX_OK && wx_eval_write_plots(&r, DIR "/wplots") == WX_OK &&
+                 access(DIR "/wplots/rmse_wv500.png", F_OK) == 0 &&
+                 access(DIR "/wplots/acc_u500.png", F_OK) == 0 &&
+                 access(DIR "/wplots/acc_wv500.png", F_OK) != 0,
+             "rmse_wv500.png and acc_u500.png written, no acc_wv500.png");
     wx_eval_result_free(&r);
     wx_archive_meta_free(&m);
 }
