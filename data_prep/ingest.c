@@ -446,8 +446,13 @@ static wx_status setup(ingest_ctx *c) {
         m->has_stats = 1;
         m->stats_start = r->stats_start;
         m->stats_end = r->stats_end;
-        m->diff_step = 21600;
-        c->lag = (int)(m->diff_step % r->step == 0 ? m->diff_step / r->step : 0);
+        /* 6 h (the models' step) when it is a whole number of records, else one record: a
+         * 12-hourly archive gets 12 h differences, not none */
+        m->diff_step = 21600 % r->step == 0 ? 21600 : r->step;
+        if (m->diff_step != 21600)
+            wx_log_info("statistics: differences over %lld h (the archive step; 6 h is not a "
+                        "multiple of it)", (long long)(m->diff_step / 3600));
+        c->lag = (int)(m->diff_step / r->step);
         int n = r->nvars;
         double **arrs[] = {&c->s_n, &c->s_mean, &c->s_m2, &c->d_n, &c->d_mean, &c->d_m2, &c->s_min, &c->s_max};
         for (int a = 0; a < 8; a++) *arrs[a] = wx_calloc((size_t)n, sizeof(double));

@@ -35,6 +35,8 @@ ok "verify OK" '"$WX" verify "$T/a" | grep -q "^OK"'
 "$WX" inspect --json "$T/a" > "$T/inspect.json"
 ok "inspect json channels" 'grep -q "\"name\":\"t850\"" "$T/inspect.json" && grep -q "\"nlat\":61" "$T/inspect.json" && grep -q "\"times\":4" "$T/inspect.json"'
 ok "inspect text" '"$WX" inspect "$T/a" | grep -q "channels  3"'
+ok "12-hourly statistics: differences over 12 h, finite" \
+    'grep -q "\"diff_step_s\":43200" "$T/a/manifest.json" && ! grep -q "\"diff_std\":\[null" "$T/a/manifest.json"'
 # inspect of a source file: the variables the readers see, against eccodes' own listing
 "$WX" inspect --json "$DATA/era5-levels-members.grib" > "$T/src.json"; st=$?
 check "inspect of a GRIB file (status $st)" $st

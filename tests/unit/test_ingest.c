@@ -100,7 +100,18 @@ static void members_vs_eccodes(void) {
         WX_CHECK(fabs(m->mean[c] - mean) <= 1e-8 * fabs(mean), "ch %d mean %.10g vs %.10g", c, m->mean[c], mean);
         WX_CHECK(fabs(m->std[c] - sd) <= 1e-6 * sd, "ch %d std %.10g vs %.10g", c, m->std[c], sd);
         WX_CHECK((float)m->min[c] == (float)mn[c] && (float)m->max[c] == (float)mx[c], "ch %d min/max", c);
-        WX_CHECK(isnan(m->diff_std[c]), "12 h step: no 6 h differences");
+        /* 12 h step: differences over one record (12 h), the pairs whose earlier record lies in
+         * the window (records 1-2 and 2-3), from the archive's values (checked above) */
+        double ds = 0, dq = 0, dn = 0;
+        for (int k = 2; k <= 3; k++)
+            for (int64_t p = 0; p < P; p++) {
+                double d = (double)all[(k * 2 + c) * P + p] - all[((k - 1) * 2 + c) * P + p];
+                ds += d, dq += d * d, dn++;
+            }
+        double dsd = sqrt(dq / dn - (ds / dn) * (ds / dn));
+        WX_CHECK(m->diff_step == 43200 && fabs(m->diff_std[c] - dsd) <= 1e-6 * dsd,
+                 "12 h step: diff_std over 12 h %.10g vs %.10g (diff_step %lld)", m->diff_std[c], dsd,
+                 (long long)m->diff_step);
     }
     /* Climatology beside the archive: window records t=1 (Jan 1 12h), 2 (Jan 2 00h), 3 (Jan 2
      * 12h); WeatherBench2 weights 30-|days apart|. */
