@@ -30,163 +30,7 @@
 #include "io/archive.h"
 #include "meteo/wx_regrid.h"
 
-typedef struct {
-    const wx_field_info *f;
-    int src;
-    int idx;
-} ix_entry;
-
-typedef struct batch_pool batch_pool;
-
-typedef struct {
-    wx_recipe r;
-    wx_source **src;
-    ix_entry *ix;
-    int nix;
-    wx_grid fine;      /* grid of the sources (first field) */
-    wx_grid out;       /* archive grid */
-    wx_regrid *coarsen; /* fine -> out (recipe grid.resolution), NULL on the native grid */
-    int nthreads;
-    float **fine_buf, **acc_buf, **chan_buf; /* [nthreads] scratch each */
-    wx_archive_meta meta;
-    /* statistics */
-    double *s_n, *s_mean, *s_m2, *s_min, *s_max, *d_n, *d_mean, *d_m2;
-    float *ring;       /* [lag, rec] previous records for differences */
-    int lag;
-    int64_t abort_after, done;
-    batch_pool *pool;  /* decode threads, from the first shard written to the end */
-    int clim_fd, clim_shard; /* the shard the climatology build reads from (-1: none open) */
-} ingest_ctx;
-
-static int ix_cmp(const void *a, const void *b) {
-    const wx_field_info *x = ((const ix_entry *)a)->f, *y = ((const ix_entry *)b)->f;
-    wx_time tx = x->has_time ? x->valid : INT64_MIN, ty = y->has_time ? y->valid : INT64_MIN;
-    if (tx != ty) return tx < ty ? -1 : 1;
-    const ix_entry *ea = a, *eb = b;
-    if (ea->src != eb->src) return ea->src - eb->src;
-    return ea->idx - eb->idx;
-}
-
-/* The field for variable v valid at t with accumulation `accum` (-1: any); NULL when absent. */
-static const ix_entry *find(ingest_ctx *c, const wx_recipe_var *v, wx_time t, int64_t accum,
-                            wx_status *st) {
-    int lo = 0, hi = c->nix;
-    int stat = v->kind == WX_LEVEL_STATIC;
-    if (!stat) {
-        while (lo < hi) {
-            int mid = (lo + hi) / 2;
-            const wx_field_info *f = c->ix[mid].f;
-            if ((f->has_time ? f->valid : INT64_MIN) < t) lo = mid + 1;
-            else hi = mid;
-        }
-    }
-    const ix_entry *hit = NULL;
-    for (int i = lo; i < c->nix; i++) {
-        const wx_field_info *f = c->ix[i].f;
-        if (!stat && (!f->has_time || f->valid != t)) break;
-        if (strcmp(f->param, v->param)) continue;
-        if ((v->kind == WX_LEVEL_PRESSURE) != (f->kind == WX_LEVEL_PRESSURE)) continue;
-        if (v->kind == WX_LEVEL_PRESSURE && fabs(f->level - v->level) > 1e-6) continue;
-        if (!(f->member == c->r.member || (f->member < 0 && c->r.member == 0))) continue;
-        if (accum >= 0 && f->accum_s != accum) continue;
-        if (hit && !stat) {
-            char a[600], b[600];
-            wx_field_describe(c->src[hit->src], hit->f, a, sizeof a);
-            wx_field_describe(c->src[c->ix[i].src], f, b, sizeof b);
-            *st = wx_error_set(WX_ERR_RUN, "variable '%s': two source fields for the same time: %s "
-                               "and %s", v->name, a, b);
-            return NULL;
-        }
-        hit = &c->ix[i];
-        if (stat) break;
-    }
-    return hit;
-}
-
-static wx_status not_found(ingest_ctx *c, const wx_recipe_var *v, wx_time t) {
-    char when[32], lev[32] = "";
-    wx_time_format(t, when);
-    if (v->kind == WX_LEVEL_PRESSURE) snprintf(lev, sizeof lev, " %g hPa", v->level);
-    char hint[1024] = "";
-    for (int i = 0; i < c->nix; i++) {
-        const wx_field_info *f = c->ix[i].f;
-        if (strcmp(f->param, v->param) || f->has_time || f->kind == WX_LEVEL_STATIC) continue;
-        /* Monthly-mean files (ERA-Interim `month`) index fields by an axis that is not time. */
-        char axis[96] = "";
-        if (f->other_axis[0]) snprintf(axis, sizeof axis, " along dimension '%s'", f->other_axis);
-        snprintf(hint, sizeof hint, "; %s holds '%s'%s without a valid time (no CF time coordinate "
-                 "with units '<unit> since <date>'), so it cannot be matched to dates: give it a "
-                 "time axis first (e.g. `cdo settaxis`)", wx_source_path(c->src[c->ix[i].src]),
-                 f->name, axis);
-        break;
-    }
-    int any = 0; /* a param no source holds at all: a typo in the recipe, most likely */
-    for (int i = 0; i < c->nix && !any; i++) any = !strcmp(c->ix[i].f->param, v->param);
-    if (!any && c->nix > 0) {
-        int n = snprintf(hint, sizeof hint, "; no source holds param '%s' at any time (they hold:",
-                         v->param);
-        const char *listed[16];
-        int nl = 0;
-        for (int i = 0; i < c->nix && n < (int)sizeof hint - 40; i++) {
-            const char *p = c->ix[i].f->param;
-            int seen = 0;
-            for (int k = 0; k < nl && !seen; k++) seen = !strcmp(listed[k], p);
-            if (seen) continue;
-            if (nl == 16) {
-                n += snprintf(hint + n, sizeof hint - (size_t)n, " ...");
-                break;
-            }
-            listed[nl++] = p;
-            n += snprintf(hint + n, sizeof hint - (size_t)n, " %s", p);
-        }
-        if (n < (int)sizeof hint - 2) snprintf(hint + n, sizeof hint - (size_t)n, ")");
-    }
-    return wx_error_set(WX_ERR_RUN, "no source field for variable '%s' (%s%s, member %d) valid at "
-                        "%s%s", v->name, v->param, lev, c->r.member, when, hint);
-}
-
-/* Decodes one source field onto the archive grid into out[points]. */
-static wx_status decode(ingest_ctx *c, const ix_entry *e, float *out, float *fine_buf) {
-    const wx_grid *g = &e->f->grid;
-    if (!wx_grid_same(g, &c->fine, 1e-6)) {
-        char a[160], b[160], d[600];
-        wx_grid_describe(&c->fine, a, sizeof a);
-        wx_grid_describe(g, b, sizeof b);
-        wx_field_describe(c->src[e->src], e->f, d, sizeof d);
-        return wx_error_set(WX_ERR_RUN, "%s: grid %s differs from the other sources' %s; the recipe "
-                            "must not mix grids or resolutions", d, b, a);
-    }
-    if (c->r.resolution <= 0) /* native grid: decode straight into the caller's buffer */
-        return wx_source_read(c->src[e->src], e->idx, c->r.missing, out);
-    WX_TRY(wx_source_read(c->src[e->src], e->idx, c->r.missing, fine_buf));
-    wx_regrid_apply(c->coarsen, fine_buf, out);
-    return WX_OK;
-}
-
-/* Channel v at time t into out[points] with thread `th`'s scratch. */
-static wx_status make_channel(ingest_ctx *c, int v, wx_time t, float *out, int th) {
-    const wx_recipe_var *var = &c->r.vars[v];
-    wx_status st = WX_OK;
-    size_t np = (size_t)c->out.nlat * c->out.nlon;
-    const ix_entry *e = find(c, var, t, var->accum_s > 0 ? var->accum_s : -1, &st);
-    if (st != WX_OK) return st;
-    if (e || var->accum_s == 0) {
-        if (!e) return not_found(c, var, t);
-        return decode(c, e, out, c->fine_buf[th]);
-    }
-    /* Sum of the hourly accumulations ending at t, t-1h, ..., t-(n-1)h. */
-    int64_t n = var->accum_s / 3600;
-    for (int64_t k = 0; k < n; k++) {
-        const ix_entry *h = find(c, var, t - k * 3600, 3600, &st);
-        if (st != WX_OK) return st;
-        if (!h) return not_found(c, var, t - k * 3600);
-        float *acc = c->acc_buf[th];
-        WX_TRY(decode(c, h, k ? acc : out, c->fine_buf[th]));
-        if (k)
-            for (size_t p = 0; p < np; p++) out[p] += acc[p];
-    }
-    return WX_OK;
-}
+#include "ingest_priv.h"
 
 /* One channel of one record: its moments, and those of its difference from the record `lag`
  * steps earlier (y, NULL when outside the window). */
@@ -391,14 +235,14 @@ static wx_status setup(ingest_ctx *c) {
     for (int s = 0; s < r->nsources; s++)
         for (int i = 0; i < wx_source_count(c->src[s]); i++)
             c->ix[k++] = (ix_entry){wx_source_info(c->src[s], i), s, i};
-    qsort(c->ix, (size_t)c->nix, sizeof *c->ix, ix_cmp);
+    qsort(c->ix, (size_t)c->nix, sizeof *c->ix, wx_ingest_ix_cmp);
     /* The archive grid comes from the first channel's field at the first time. */
     wx_status st = WX_OK;
     const wx_recipe_var *v0 = &r->vars[0];
-    const ix_entry *e = find(c, v0, r->start, v0->accum_s > 0 ? v0->accum_s : -1, &st);
-    if (!e && st == WX_OK && v0->accum_s > 0) e = find(c, v0, r->start, 3600, &st);
+    const ix_entry *e = wx_ingest_find(c, v0, r->start, v0->accum_s > 0 ? v0->accum_s : -1, &st);
+    if (!e && st == WX_OK && v0->accum_s > 0) e = wx_ingest_find(c, v0, r->start, 3600, &st);
     if (st != WX_OK) return st;
-    if (!e) return not_found(c, v0, r->start);
+    if (!e) return wx_ingest_not_found(c, v0, r->start);
     wx_grid g = e->f->grid;
     c->fine = g; /* every other source field must be on this grid */
     if (r->resolution > 0) {
@@ -553,7 +397,7 @@ static void task_make(batch_job *j, int64_t k, int th) {
     float *dst = b->val + (size_t)r * (size_t)(b->stride32 / 4) + (size_t)v * np;
     /* drop_south_pole keeps the first nlat-1 rows: a prefix of the full field. */
     float *tmp = np == full ? dst : c->chan_buf[th];
-    wx_status st = make_channel(c, v, m->start + (j->t0 + r) * m->step, tmp, th);
+    wx_status st = wx_ingest_make_channel(c, v, m->start + (j->t0 + r) * m->step, tmp, th);
     if (st == WX_OK && tmp != dst) memcpy(dst, tmp, sizeof(float) * np);
     const unsigned char *bytes = (const unsigned char *)dst;
     if (st == WX_OK && f16) {
