@@ -363,10 +363,14 @@ static wx_status run(const wx_yaml *root, wx_synth_opts *opts, out_state *o, wx_
 
     int64_t step_s = step_h * 3600, nout = (t1 - t0) / step_s;
     /* spin-up; the accumulator restarts one output step before the first output */
+    wx_progress spin_prog;
+    if (spin > 0) wx_progress_start(&spin_prog, "synth spin-up", spin, "model days");
     while (m->time < -0.5 * p.dt) {
         if (fabs(m->time + step_s) < 0.5 * p.dt) memset(m->precip_acc, 0, sizeof(double) * m->ngrid);
         WX_TRY(wx_sw_model_step(m));
+        if (spin > 0) wx_progress_update(&spin_prog, spin + (int64_t)floor(m->time / 86400.0 + 1e-9), NULL);
     }
+    if (spin > 0) wx_progress_finish(&spin_prog);
     if (pert != 0) wx_sw_model_perturb(m, pert);
     wx_progress prog;
     wx_progress_start(&prog, "synth", nout, "steps");

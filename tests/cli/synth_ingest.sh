@@ -19,6 +19,10 @@ spin_up_days: 10
 formats: [netcdf]
 EOS
 ok "synth runs" '"$WX" -q synth "$T/s.yaml" --output "$T/syn"'
+# progress through the spin-up too (it used to be silent until the first output)
+"$WX" synth "$T/s.yaml" --output "$T/syn2" > /dev/null 2> "$T/prog.txt"
+ok "spin-up progress: 10/10 model days, then the output steps" \
+    'grep -q "synth spin-up: 10/10 model days (100.0%)" "$T/prog.txt" && grep -q "synth: 12/12 steps" "$T/prog.txt"'
 sed -e "s|\.\./\.\./synth_tiny|$T/syn|g; s|2001-12-31T18:00|2000-01-03T18:00|; s|2000-12-31T18:00|2000-01-03T18:00|" \
     -e "s|\.\./\.\./archives/synth_tiny|$T/arch|; s|climatology: true|climatology: false|" \
     "$SRC/configs/recipes/synth_tiny.yaml" > "$T/r.yaml"
