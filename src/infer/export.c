@@ -43,6 +43,7 @@ typedef struct {
     int64_t *lead_s;
     wx_time init;
     int has_init;
+    int spread; /* an ensemble spread file (io/forecast_file.h): spread scales, no wind layers */
 } scan;
 
 void wx_export_opts_default(wx_export_opts *o) {
@@ -83,9 +84,13 @@ static void field_key(const wx_field_info *f, group *out) {
 static wx_status scan_file(const char *path, scan *s) {
     memset(s, 0, sizeof *s);
     WX_TRY(wx_source_open(path, &s->src));
-    int found = 0; /* GRIB fields carry valid times only: the first one stands for the init */
-    if (wx_source_format_of(s->src) == WX_FORMAT_NETCDF)
+    int found = 0; /* without a reference time the first valid time stands for the init */
+    if (wx_source_format_of(s->src) == WX_FORMAT_NETCDF) {
         WX_TRY(wx_forecast_file_ref_time(path, &s->init, &found));
+        WX_TRY(wx_forecast_file_is_spread(path, &s->spread));
+    } else {
+        WX_TRY(wx_forecast_file_grib_ref_time(s->src, &s->init, &found));
+    }
     int nf = wx_source_count(s->src), minmem = 1 << 30;
     for (int i = 0; i < nf; i++) {
         const wx_field_info *f = wx_source_info(s->src, i);
@@ -239,6 +244,11 @@ static wx_status select_leads(const scan *s, const char *list, int *sel) {
         if (*e == 'h') e++;
         if (*e == '/') step = strtod(e + 1, &e);
         if (*e == 'h') e++;
+        if (!*e && strchr(t, '/') && !(step > 0)) {
+            st = wx_error_set(WX_ERR_USAGE, "--leads: '%s': the step after '/' must be more than "
+                                            "0 hours (as in 0-240/24)", t);
+            break;
+        }
         if (*e || e == t || b < a || step < 0) {
             st = wx_error_set(WX_ERR_USAGE, "--leads: '%s': expected hours like 24, 0-72 or "
                                             "0-240/24", t);
@@ -299,8 +309,9 @@ static double nice_step(double range, int target) {
     return (m < 1.5 ? 1 : m < 3.5 ? 2 : m < 7.5 ? 5 : 10) * p;
 }
 
-/* A style without a fixed range gets the min..max over every exported lead, rounded outward to
- * a nice step, and its stops stretched over it: one colour scale for the whole slider. */
+/* A style without a fixed range gets the min..max over every exported lead (0..max for a
+ * spread), rounded outward to a nice step, and its stops stretched over it: one colour scale for
+ * the whole slider. */
 static wx_status fix_range(const scan *s, const cand *c, const int *lsel, wx_map_style *st) {
     if (st->vmax > st->vmin) return WX_OK;
     size_t np = max_points(s);
@@ -320,6 +331,7 @@ static wx_status fix_range(const scan *s, const cand *c, const int *lsel, wx_map
     free(a), free(b);
     WX_TRY(rc);
     if (!isfinite(lo)) lo = 0, hi = 1;
+    if (s->spread) lo = 0, hi = hi > 0 ? hi : 1;
     if (hi - lo < 1e-12 * fmax(1, fabs(lo))) lo -= 0.5, hi += 0.5;
     double step = nice_step(hi - lo, 8);
     lo = floor(lo / step) * step, hi = ceil(hi / step) * step;
@@ -350,6 +362,18 @@ static void describe(const scan *s, const cand *c, int celsius, wx_viewer_var *v
     wx_map_style_for(v->param, v->level, NULL, celsius, &v->style);
     if (!strcmp(v->style.id, "geopotential") && v->level > 0)
         snprintf(v->name, sizeof v->name, "Geopotential height at %g hPa", v->level);
+    if (s->spread) {
+        /* hypot of the components' standard deviations is the wind vector's spread */
+        char n[sizeof v->name];
+        snprintf(n, sizeof n, "%s", v->name);
+        if (isupper((unsigned char)n[0]) && islower((unsigned char)n[1]))
+            n[0] = (char)tolower((unsigned char)n[0]);
+        if (c->v_group >= 0 && v->level > 0) snprintf(n, sizeof n, "the wind vector at %g hPa", v->level);
+        else if (c->v_group >= 0) snprintf(n, sizeof n, "the %.*s m wind vector",
+                                           (int)strlen(c->id) - 2, c->id);
+        snprintf(v->name, sizeof v->name, "Ensemble spread of %.*s", (int)sizeof v->name - 20, n);
+        wx_map_style_spread(v->param, v->level, NULL, &v->style);
+    }
     v->name[0] = (char)toupper((unsigned char)v->name[0]);
 }
 
@@ -387,6 +411,7 @@ static wx_status run_job(const ctx *x, const job *j, wx_map_layout *lay) {
                           s->has_init ? s->lead_s[j->lead] : -1, t1, sizeof t1, t2, sizeof t2);
             if (x->c[j->var].v_group >= 0 && v->level <= 0)
                 snprintf(t1, sizeof t1, "%s (from u/v) [%s]", v->name, v->style.units);
+            if (s->spread) snprintf(t1, sizeof t1, "%s (std. dev.) [%s]", v->name, v->style.units);
             wx_map_opts mo;
             wx_map_opts_default(&mo);
             mo.width = x->o->width, mo.coast = x->coast, mo.title = t1, mo.subtitle = t2;
@@ -482,7 +507,7 @@ wx_status wx_export_run(const wx_export_opts *o, wx_export_result *r) {
     vsel = wx_calloc((size_t)2 * s.ngroups + 1, sizeof(int));
     lsel = wx_calloc((size_t)s.nleads, sizeof(int));
     nc = make_cands(&s, c, w, &nw);
-    if (!o->wind) nw = 0;
+    if (!o->wind || s.spread) nw = 0; /* particles of standard deviations would show no flow */
     if ((st = select_vars(&s, c, nc, o->vars, vsel)) || (st = select_leads(&s, o->leads, lsel)))
         goto done;
     /* Keep only the selected leads: compact the scan's lead arrays and field tables. */
@@ -546,7 +571,8 @@ wx_status wx_export_run(const wx_export_opts *o, wx_export_result *r) {
 
     /* The manifest last: it names only files that are already in place. */
     if ((st = wx_viewer_write_assets(o->output))) goto done;
-    wx_viewer_manifest m = {"wxcast forecast", base_name(o->forecast), s.has_init, s.init, nl,
+    wx_viewer_manifest m = {s.spread ? "wxcast ensemble spread" : "wxcast forecast",
+                            base_name(o->forecast), s.has_init, s.init, nl,
                             s.lead_s, s.valid, -180, nv, vars, nw, w};
     st = wx_viewer_write_manifest(o->output, &m);
     r->nvars = nv, r->nleads = nl;

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -201,12 +202,26 @@ static void lead0(const wx_rollout *r, const float *rec, const wx_archive_meta *
         }
 }
 
+/* --output is always NetCDF: a GRIB name would get a NetCDF file that GRIB tools reject. */
+static wx_status check_output_name(const char *path) {
+    static const char *const grib[] = {".grib", ".grib1", ".grib2", ".grb", ".grb2", ".gb2"};
+    const char *dot = path ? strrchr(path, '.') : NULL;
+    for (size_t k = 0; dot && k < sizeof grib / sizeof grib[0]; k++)
+        if (!strcasecmp(dot, grib[k]))
+            return wx_error_set(WX_ERR_USAGE, "--output %s: --output writes a NetCDF file; for "
+                                "GRIB2 give --grib DIR (it writes DIR/forecast_<init>_sfc.grib2 "
+                                "and _pl.grib2), and name the NetCDF file .nc or leave --output "
+                                "out", path);
+    return WX_OK;
+}
+
 wx_status wx_forecast_run(wx_forecast_opts *o) { return wx_forecast_run_ext(o, NULL); }
 
 wx_status wx_forecast_run_ext(wx_forecast_opts *o, wx_forecast_ext *xo) {
     wx_forecast_ext none = {0};
     wx_forecast_ext *x = xo ? xo : &none;
     double t0 = wx_time_now();
+    WX_TRY(check_output_name(o->output));
     if (wx_forecast_init_is_archive(o->init) && !x->has_time && xo)
         return wx_error_set(WX_ERR_USAGE, "forecast: --time is required with an archive (%s)", o->init);
     int64_t B = x->members > 1 ? x->members : 1;
@@ -290,17 +305,20 @@ wx_status wx_forecast_run_ext(wx_forecast_opts *o, wx_forecast_ext *xo) {
         for (int c = 0; c < r->nout; c++) chans[c] = m->chan[map_out[c]];
         if (pc.diag) chans[r->nout] = wx_forecast_precip_channel(&pc, m, r->step_s);
         wx_forecast_write_opts wo = {o->output, x->grib_dir, NULL, x->deflate, x->grib_bits,
-                                     x->grib_packing, ens ? (int)B : 0, r->step_s, o->model};
+                                     x->grib_packing, ens ? (int)B : 0, r->step_s, o->model,
+                                     WX_ENS_NONE, 0};
         st = wx_forecast_writer_open_opts(&w.fw, &wo, &r->grid, nw, chans, o->time);
         w.open_fw = st == WX_OK;
         if (st == WX_OK && ens && o->output) {
             beside(o->output, "mean", x->mean_path, sizeof x->mean_path);
             beside(o->output, "spread", x->spread_path, sizeof x->spread_path);
             wx_forecast_write_opts wm = {.netcdf = x->mean_path, .deflate = x->deflate,
-                                         .step_s = r->step_s, .source = o->model};
+                                         .step_s = r->step_s, .source = o->model,
+                                         .statistic = WX_ENS_MEAN, .stat_members = (int)B};
             st = wx_forecast_writer_open_opts(&w.mean, &wm, &r->grid, nw, chans, o->time);
             w.open_mean = st == WX_OK;
             wm.netcdf = x->spread_path;
+            wm.statistic = WX_ENS_SPREAD;
             if (st == WX_OK) st = wx_forecast_writer_open_opts(&w.spread, &wm, &r->grid, nw, chans, o->time);
             w.open_spread = st == WX_OK;
         }

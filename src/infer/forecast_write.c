@@ -9,7 +9,7 @@
 #include "meteo/wx_catalogue.h"
 
 struct wx_forecast_attrs {
-    char name[64], units[32], standard_name[96], long_name[192], cell_methods[32];
+    char name[64], units[32], standard_name[96], long_name[224], cell_methods[64];
 };
 
 #define MAX_AXES 16
@@ -40,6 +40,21 @@ static void attrs_of(const wx_archive_channel *ch, const wx_catalogue_entry *e, 
                  dur);
         snprintf(a->cell_methods, sizeof a->cell_methods, "time: sum");
     }
+}
+
+/* A summary over the members (forecast_write.h): the method over "realization" (CF's standard
+ * name of the members' axis, which the summary no longer has) follows any time method, as CF 7.3
+ * orders methods in the order they were applied. */
+static void summary_attrs(wx_ens_statistic stat, struct wx_forecast_attrs *a) {
+    if (stat == WX_ENS_NONE) return;
+    const char *method = stat == WX_ENS_MEAN ? "mean" : "standard_deviation";
+    size_t n = strlen(a->cell_methods);
+    snprintf(a->cell_methods + n, sizeof a->cell_methods - n, "%srealization: %s", n ? " " : "",
+             method);
+    char ln[sizeof a->long_name];
+    snprintf(ln, sizeof ln, "%s", a->long_name);
+    snprintf(a->long_name, sizeof a->long_name, "ensemble %s of %.*s",
+             stat == WX_ENS_MEAN ? "mean" : "standard deviation", (int)sizeof ln - 32, ln);
 }
 
 static int cmp_desc(const void *a, const void *b) {
@@ -110,22 +125,33 @@ static wx_status open_netcdf(wx_forecast_writer *f, const wx_forecast_write_opts
         nv++;
     }
     for (int v = 0; v < nv; v++) {
-        const struct wx_forecast_attrs *a = &f->attrs[v];
+        struct wx_forecast_attrs *a = &f->attrs[v];
+        summary_attrs(o->statistic, a);
         f->vars[v].name = a->name, f->vars[v].units = a->units;
         f->vars[v].standard_name = a->standard_name, f->vars[v].long_name = a->long_name;
     }
     wx_nc_level_axis extra[MAX_AXES];
     for (int a = 1; a < naxes; a++) extra[a - 1] = (wx_nc_level_axis){axis_len[a], axes[a]};
-    char title[160], init[32];
+    char title[200], init[32];
     wx_time_format(f->ref_time, init);
-    snprintf(title, sizeof title, "wxcast %s from %s UTC", o->members > 0 ? "ensemble forecast" : "forecast",
-             init);
+    if (o->statistic == WX_ENS_SPREAD)
+        snprintf(title, sizeof title, "wxcast ensemble spread (standard deviation over %d "
+                 "members) of the forecast from %s UTC", o->stat_members, init);
+    else if (o->statistic == WX_ENS_MEAN)
+        snprintf(title, sizeof title, "wxcast ensemble mean (over %d members) of the forecast "
+                 "from %s UTC", o->stat_members, init);
+    else
+        snprintf(title, sizeof title, "wxcast %s from %s UTC",
+                 o->members > 0 ? "ensemble forecast" : "forecast", init);
     wx_nc_layout L = {f->grid, naxes > 0 ? axis_len[0] : 0, naxes > 0 ? axes[0] : NULL, nv,
                       f->vars, 1, f->ref_time, title, o->source ? o->source : "wxcast forecast",
                       o->deflate};
     wx_nc_layout_ext X = {"level", naxes > 1 ? naxes - 1 : 0, extra, o->members};
     WX_TRY(wx_nc_writer_open_ext(&f->w, o->netcdf, &L, "time", &X));
     f->has_nc = 1;
+    if (o->statistic != WX_ENS_NONE)
+        WX_TRY(wx_nc_writer_var_text(&f->w, -1, "ensemble_statistic",
+                                     o->statistic == WX_ENS_MEAN ? "mean" : "standard_deviation"));
     for (int v = 0; v < nv; v++)
         if (f->attrs[v].cell_methods[0])
             WX_TRY(wx_nc_writer_var_text(&f->w, v, "cell_methods", f->attrs[v].cell_methods));

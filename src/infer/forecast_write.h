@@ -25,6 +25,14 @@
 #include "io/grib_write.h"
 #include "io/netcdf_write.h"
 
+/* What a file of deterministic layout holds (CF cell_methods over the members' axis): the
+ * forecast itself, or the ensemble's mean or standard deviation (ddof 1) per point. The summaries
+ * say so in a global attribute `ensemble_statistic` ("mean", "standard_deviation"), the title,
+ * each variable's cell_methods ("realization: mean", "realization: standard_deviation", after
+ * "time: sum" for accumulations) and long_name ("ensemble standard deviation of 2 metre
+ * temperature"); units and standard_name stay the quantity's (CF 7.3). */
+typedef enum { WX_ENS_NONE = 0, WX_ENS_MEAN = 1, WX_ENS_SPREAD = 2 } wx_ens_statistic;
+
 typedef struct {
     const char *netcdf;      /* NetCDF path, or NULL */
     const char *grib_dir;    /* folder for the GRIB2 files, or NULL */
@@ -35,6 +43,8 @@ typedef struct {
     int members;             /* 0: deterministic; > 0: ensemble of this many members */
     int64_t step_s;          /* model step: the accumulation of accumulated channels without one */
     const char *source;      /* "source" global attribute (the checkpoint), may be NULL */
+    wx_ens_statistic statistic; /* NetCDF only: a summary of `stat_members` members, not a forecast */
+    int stat_members;
 } wx_forecast_write_opts;
 
 typedef struct {

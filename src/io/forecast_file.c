@@ -1,8 +1,11 @@
 #include "io/forecast_file.h"
 
+#include <eccodes.h>
+#include <errno.h>
 #include <netcdf.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/types.h>
 
 wx_status wx_forecast_file_ref_time(const char *path, wx_time *out, int *found) {
     *found = 0;
@@ -34,5 +37,77 @@ wx_status wx_forecast_file_ref_time(const char *path, wx_time *out, int *found) 
     WX_TRY(wx_time_cf_parse(units, cal, what, &cf));
     *out = wx_time_cf_value(&cf, v);
     *found = 1;
+    return WX_OK;
+}
+
+static int att_text(int nc, int var, const char *name, char *buf, size_t len) {
+    size_t n = 0;
+    if (nc_inq_attlen(nc, var, name, &n) != NC_NOERR || n >= len) return 0;
+    nc_type t;
+    if (nc_inq_atttype(nc, var, name, &t) != NC_NOERR || t != NC_CHAR) return 0;
+    if (nc_get_att_text(nc, var, name, buf) != NC_NOERR) return 0;
+    buf[n] = 0;
+    return 1;
+}
+
+wx_status wx_forecast_file_is_spread(const char *path, int *yes) {
+    *yes = 0;
+    int nc, nvars, rc = nc_open(path, NC_NOWRITE, &nc);
+    if (rc == NC_ENOTNC) return WX_OK; /* GRIB: no spread files of that format */
+    if (rc != NC_NOERR) return wx_error_set(WX_ERR_RUN, "%s: %s", path, nc_strerror(rc));
+    char buf[512];
+    if (att_text(nc, NC_GLOBAL, "ensemble_statistic", buf, sizeof buf) &&
+        !strcmp(buf, "standard_deviation"))
+        *yes = 1;
+    if ((rc = nc_inq_nvars(nc, &nvars)) != NC_NOERR) {
+        nc_close(nc);
+        return wx_error_set(WX_ERR_RUN, "%s: %s", path, nc_strerror(rc));
+    }
+    for (int v = 0; v < nvars && !*yes; v++)
+        if (att_text(nc, v, "cell_methods", buf, sizeof buf) &&
+            strstr(buf, "realization: standard_deviation"))
+            *yes = 1;
+    nc_close(nc);
+    return WX_OK;
+}
+
+wx_status wx_forecast_file_check_not_spread(const char *path) {
+    int yes;
+    WX_TRY(wx_forecast_file_is_spread(path, &yes));
+    if (yes)
+        return wx_error_set(WX_ERR_USAGE, "%s is an ensemble spread file, not a forecast: give the "
+                            "mean file or the members file", path);
+    return WX_OK;
+}
+
+wx_status wx_forecast_file_grib_ref_time(const wx_source *src, wx_time *out, int *found) {
+    *found = 0;
+    const char *path = wx_source_path(src);
+    FILE *fp = fopen(path, "rb");
+    if (!fp) return wx_error_set(WX_ERR_RUN, "%s: cannot open: %s", path, strerror(errno));
+    wx_status st = WX_OK;
+    int any = 0, differ = 0;
+    for (int i = 0; i < wx_source_count(src) && st == WX_OK && !differ; i++) {
+        const wx_field_info *f = wx_source_info(src, i);
+        if (!f->has_time) continue;
+        int err = 0;
+        long date = 0, hhmm = 0;
+        codes_handle *h = NULL;
+        if (fseeko(fp, (off_t)f->offset, SEEK_SET) == 0)
+            h = codes_handle_new_from_file(NULL, fp, PRODUCT_GRIB, &err);
+        if (!h || codes_get_long(h, "dataDate", &date) || codes_get_long(h, "dataTime", &hhmm)) {
+            st = wx_error_set(WX_ERR_RUN, "%s: message %lld: no dataDate/dataTime (the forecast's "
+                              "initial time)", path, (long long)f->msg);
+        } else {
+            wx_time t;
+            st = wx_time_from_grib(date, hhmm, &t);
+            if (st == WX_OK && any && t != *out) differ = 1;
+            if (st == WX_OK) *out = t, any = 1;
+        }
+        if (h) codes_handle_delete(h);
+    }
+    fclose(fp);
+    WX_TRY(st);
+    *found = any && !differ;
     return WX_OK;
 }

@@ -213,9 +213,10 @@ fail:
 
 wx_status wx_nc_writer_var_text(wx_nc_writer *w, int var, const char *name, const char *text) {
     wx_status st = WX_OK;
-    WX_ASSERT(var >= 0 && var < w->nvars && w->ntimes == 0);
+    WX_ASSERT(var >= -1 && var < w->nvars && w->ntimes == 0);
     NC_TRY(nc_redef(w->ncid), "reopen the definitions");
-    int rc = put_text(w->ncid, w->varids[var], name, text), rc2 = nc_enddef(w->ncid);
+    int rc = put_text(w->ncid, var < 0 ? NC_GLOBAL : w->varids[var], name, text);
+    int rc2 = nc_enddef(w->ncid);
     if (rc != NC_NOERR) {
         st = wx_error_set(WX_ERR_RUN, "%s: attribute %s of variable %d: %s", w->path, name, var,
                           nc_strerror(rc));

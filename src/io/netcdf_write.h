@@ -79,8 +79,8 @@ wx_status wx_nc_writer_open_time(wx_nc_writer *w, const char *path, const wx_nc_
 /* As wx_nc_writer_open_time with the optional parts (ext may be NULL). */
 wx_status wx_nc_writer_open_ext(wx_nc_writer *w, const char *path, const wx_nc_layout *layout,
                                 const char *time_name, const wx_nc_layout_ext *ext);
-/* Adds a text attribute to variable `var` (CF cell_methods, comment) after open, before any
- * field is written. */
+/* Adds a text attribute to variable `var` (CF cell_methods, comment), or with var = -1 a global
+ * attribute, after open, before any field is written. */
 wx_status wx_nc_writer_var_text(wx_nc_writer *w, int var, const char *name, const char *text);
 /* Writes one field of variable `var` at time index t (0, 1, ... in order; a new index appends
  * valid_time = valid). values: [nlat, nlon] in grid order; NaN becomes the _FillValue. */

@@ -38,6 +38,16 @@ static double sample(const wx_grid *g, const float *f, double jf, double i_f, in
     return (1 - tj) * ((1 - ti) * a + ti * b) + tj * ((1 - ti) * c + ti * d);
 }
 
+/* Fractional column of map longitude `lon`. Map longitudes run from `west` (−180) while lon0
+ * lies in [0, 360), so a regional grid (lon0 350 or 250) is reached through the equivalent
+ * longitude 360° away: the one within half a cell of the grid's span, when there is one. */
+static double column_of(const wx_grid *g, double lon, int periodic) {
+    double d = fmod(lon - g->lon0, 360.0);
+    if (d < 0) d += 360;
+    if (!periodic && d > (g->nlon - 0.5) * g->dlon && d - 360 >= -0.5 * g->dlon) d -= 360;
+    return d / g->dlon;
+}
+
 static double nice_step(double range, int target) {
     double raw = range / target, p = pow(10, floor(log10(raw)));
     double m = raw / p;
@@ -53,6 +63,7 @@ static void auto_range(wx_map_style *s, const wx_grid *g, const float *f) {
             lo = fmin(lo, v), hi = fmax(hi, v);
         }
     if (!isfinite(lo)) lo = 0, hi = 1;
+    if (!strcmp(s->id, "spread")) lo = 0, hi = hi > 0 ? hi : 1; /* a spread scale starts at 0 */
     if (hi - lo < 1e-12 * fmax(1, fabs(lo))) lo -= 0.5, hi += 0.5;
     double st = nice_step(hi - lo, 8);
     lo = floor(lo / st) * st, hi = ceil(hi / st) * st;
@@ -222,7 +233,7 @@ wx_status wx_map_render(const wx_grid *g, const float *field, const wx_map_style
         double jf = (g->lat0 - lat) / g->dlat;
         for (int x = 0; x < l.map_w; x++) {
             double lon = o->west + (x + 0.5) * 360.0 / l.map_w;
-            double v = sample(g, field, jf, (lon - g->lon0) / g->dlon, periodic);
+            double v = sample(g, field, jf, column_of(g, lon, periodic), periodic);
             wx_rgb col = s.shade ? wx_map_colour(&s, v * s.scale + s.offset) : WHITE;
             if (!isfinite(v)) col = (wx_rgb){160, 160, 160};
             wx_canvas_set(out, l.map_x + x, l.map_y + y, col);

@@ -23,7 +23,9 @@
  *   wind speed (ws, 10ws/si10, or speed from u/v)  m s-1, 0..40 at 10 m (0..80 aloft): white,
  *       #c8ebff (5), #85aaee (10), #3cc864 (15), #ffe600 (20), #ff8000 (25), #e60000 (30),
  *       #7a11b1 (40).
- *   anything else      the data's min..max, viridis stops. */
+ *   anything else      the data's min..max, viridis stops.
+ *   ensemble spread (wx_map_style_spread)   the channel's units (temperatures in K), 0..max of
+ *       the data, sequential YlOrRd stops, no contours. */
 #ifndef WX_PNG_MAP_H
 #define WX_PNG_MAP_H
 
@@ -40,7 +42,8 @@ typedef struct {
 } wx_colour_stop;
 
 typedef struct {
-    char id[32];          /* "temperature", "geopotential", "msl", "precipitation", "wind", "auto" */
+    char id[32];          /* "temperature", "geopotential", "msl", "precipitation", "wind", "auto",
+                             "spread" */
     char units[16];       /* display units for the colour bar: "°C", "dam", "hPa", "mm", "m/s" */
     double scale, offset; /* display = stored·scale + offset */
     double vmin, vmax;    /* colour-bar range; vmin >= vmax: taken from the data */
@@ -57,6 +60,12 @@ typedef struct {
  * `units` the stored units (NULL: ERA5's), celsius 1 to show temperatures in °C. */
 void wx_map_style_for(const char *name, double level, const char *units, int celsius,
                       wx_map_style *out);
+/* Style of an ensemble spread (standard deviation) of the channel: the channel's display units
+ * and scale without offset (a temperature spread in K), no contours, the sequential YlOrRd stops
+ * #ffffcc #ffeda0 #fed976 #feb24c #fd8d3c #fc4e2a #e31a1c #b10026 evenly over 0..max of the data
+ * (vmin = vmax = 0: the renderer takes the range from the data; export fixes it to 0..max over
+ * the exported leads). */
+void wx_map_style_spread(const char *name, double level, const char *units, wx_map_style *out);
 /* Colour of a display value under the style. */
 wx_rgb wx_map_colour(const wx_map_style *s, double display_value);
 

@@ -118,6 +118,22 @@ void wx_map_style_for(const char *name, double level, const char *units, int cel
     }
 }
 
+void wx_map_style_spread(const char *name, double level, const char *units, wx_map_style *s) {
+    /* YlOrRd (ColorBrewer): a sequential scale, light for little spread */
+    static const unsigned hex[] = {0xffffcc, 0xffeda0, 0xfed976, 0xfeb24c,
+                                   0xfd8d3c, 0xfc4e2a, 0xe31a1c, 0xb10026};
+    wx_map_style_for(name, level, units, 0, s);
+    char u[sizeof s->units];
+    snprintf(u, sizeof u, "%s", s->units);
+    double scale = s->scale;
+    memset(s, 0, sizeof *s);
+    snprintf(s->id, sizeof s->id, "spread");
+    snprintf(s->units, sizeof s->units, "%s", u); /* a difference: K, not °C; no offset */
+    s->scale = scale;
+    s->shade = 1;
+    even_stops(s, 8, 0, 1, hex); /* stretched over 0..max by the renderer or export */
+}
+
 wx_rgb wx_map_colour(const wx_map_style *s, double v) {
     const wx_colour_stop *st = s->stops;
     int n = s->nstops;

@@ -81,7 +81,29 @@ msg=$("$WX" export "$tmp/nothere.nc" --output "$tmp/e" 2>&1); rc=$?
 [ $rc -eq 1 ] && ok "missing file: exit 1: $msg" || bad "missing file: rc=$rc: $msg"
 msg=$("$WX" export "$tmp/fc.nc" 2>&1); rc=$?
 [ $rc -eq 2 ] && ok "no --output: exit 2" || bad "no --output: rc=$rc: $msg"
+msg=$("$WX" export "$tmp/fc.nc" --output "$tmp/e" --leads 0-240/0 2>&1); rc=$?
+[ $rc -eq 2 ] && [[ "$msg" == *"--leads: '0-240/0'"*"more than 0 hours"* ]] && [ ! -e "$tmp/e" ] &&
+    ok "step 0: exit 2: $msg" || bad "--leads 0-240/0: rc=$rc: $msg"
 set -e
+
+# A regional GRIB grid west of 180°E (the ERA5 UK extract, lon0 350) is drawn where it lies;
+# GRIB initial times come from dataDate/dataTime; an ensemble spread file (CF cell_methods
+# only, as another producer writes it) gets the spread scale.
+P2="$SRC/tests/cli/export_viewer_products.py"
+DATA="$SRC/../shared/data/era5"
+if [ -f "$DATA/era5-2mt-2019-03-uk.grib" ] && $PY -c "import eccodes" 2>/dev/null; then
+    "$WX" -q export "$DATA/era5-2mt-2019-03-uk.grib" --output "$tmp/uk" --leads 0-6 --no-coast \
+        --width 1440 > /dev/null
+    $PY "$P2" check-regional "$DATA/era5-2mt-2019-03-uk.grib" "$tmp/uk" || fail=1
+    $PY "$P2" check-init "$tmp/uk" null 0,1,2,3,4,5,6 || fail=1 # 744 analyses: no common init
+    "$WX" -q export "$DATA/regular_ll_msl.grib" --output "$tmp/msl72" --no-coast --width 240 > /dev/null
+    $PY "$P2" check-init "$tmp/msl72" 2006-10-04T00:00Z 72 || fail=1 # grib_ls: dataDate 20061004, step 72
+else
+    echo "note: $DATA or python3-eccodes missing: the GRIB export checks did not run"
+fi
+$PY "$P2" make-spread "$tmp/spread.nc"
+"$WX" -q export "$tmp/spread.nc" --output "$tmp/spread" --no-coast --width 480 > /dev/null
+$PY "$P2" check-spread "$tmp/spread" || fail=1
 
 if [ $have_browser -eq 0 ]; then
     echo "skip: chromium/chromedriver not installed (scripts/setup.sh installs them); the browser checks did not run"

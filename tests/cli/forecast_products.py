@@ -110,6 +110,25 @@ ok("members 1..3 perturbed at lead 0", all(not np.array_equal(e.z500.values[0, m
 ok("members differ from each other", not np.array_equal(e.t2m.values[2, 1], e.t2m.values[2, 2]))
 ok("mean file = member mean", np.allclose(em.t2m.values, e.t2m.values.mean(1), rtol=1e-6, atol=1e-3))
 ok("spread file = std ddof 1", np.allclose(es.t2m.values, e.t2m.values.std(1, ddof=1), rtol=1e-4, atol=1e-3))
+# The summaries say what they are (CF 7.3 cell_methods over the members' axis, a global marker)
+# and keep the quantity's units and standard_name; the mean file does likewise with "mean"
+for x, method, words in [(es, "standard_deviation", "standard deviation"), (em, "mean", "mean")]:
+    cm = {v: x[v].attrs.get("cell_methods") for v in x.data_vars}
+    ok(f"{method}: global ensemble_statistic, title (got {x.attrs.get('ensemble_statistic')}, {x.attrs.get('title')})",
+       x.attrs.get("ensemble_statistic") == method and f"ensemble {'mean' if method == 'mean' else 'spread'}" in x.attrs["title"]
+       and "4 members" in x.attrs["title"])
+    ok(f"{method}: cell_methods per variable (got {cm})",
+       all(c == (f"time: sum realization: {method}" if v == "tp" else f"realization: {method}") for v, c in cm.items()))
+    ok(f"{method}: long_name 'ensemble {words} of ...', units and standard_name as the forecast's",
+       all(x[v].long_name.startswith(f"ensemble {words} of ") and x[v].units == ds[v].units
+           and x[v].standard_name == ds[v].standard_name for v in x.data_vars))
+m = __import__("json").load(open(f"{d}/es/manifest.json"))
+byid = {v["id"]: v for v in m["variables"]}
+t850 = byid.get("t850", {})
+ok(f"export of e_spread.nc: spread title, t850 in K on 0..max (got {m['title']}, {t850.get('units')} {t850.get('vmin')}..{t850.get('vmax')}, max {float(es.t.max()):.3g})",
+   m["title"] == "wxcast ensemble spread" and m["wind"] == [] and t850.get("units") == "K" and t850.get("offset") == 0
+   and t850.get("vmin") == 0 and float(es.t.max()) <= t850.get("vmax", -1) < 2 * float(es.t.max()) + 1e-3
+   and t850.get("name", "").startswith("Ensemble spread of"))
 ens = keys(f"{d}/ge/forecast_20001227T06_sfc.grib2", ["perturbationNumber", "numberOfForecastsInEnsemble", "productDefinitionTemplateNumber", "shortName", "dataType", "typeOfProcessedData", "typeOfEnsembleForecast"])
 ok("GRIB ensemble: perturbationNumber 0..3, PDT 4.1 / 4.11 (tp)", sorted({m["perturbationNumber"] for m in ens}) == [0, 1, 2, 3] and all(m["numberOfForecastsInEnsemble"] == 4 and m["productDefinitionTemplateNumber"] == (11 if m["shortName"] == "tp" else 1) for m in ens))
 # member 0, the unperturbed control, is a control forecast (ECMWF: code table 1.4 = 3, table 4.6 = 1)

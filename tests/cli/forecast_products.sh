@@ -26,6 +26,8 @@ F --init all.grib2 --time 2000-12-27T12:00 --steps 1 --output r3.nc --grib g3 --
 ok "round trip from GRIB at +6h (err: $(cat err.txt))" '[ $st -eq 0 ]'
 F --init archive --time 2000-12-27T06:00 --steps 2 --output e.nc --grib ge --members 4 --perturbation spherical-gaussian --seed 3; st=$?
 ok "ensemble (err: $(cat err.txt))" '[ $st -eq 0 ] && [ -f e_mean.nc ] && [ -f e_spread.nc ]'
+"$W" -q export e_spread.nc --output es --no-coast --width 240 >/dev/null 2>err.txt; st=$?
+ok "export of the spread file (err: $(cat err.txt))" '[ $st -eq 0 ]'
 $PY "$S/tests/cli/forecast_products.py" "$T" > py.txt 2>&1; st=$?
 ok "python checks: $(tail -1 py.txt) $(grep FAIL py.txt | head -5)" '[ $st -eq 0 ] && grep -q "^[0-9]* passed, 0 failed" py.txt'
 if command -v cdo >/dev/null; then
@@ -54,5 +56,7 @@ ok "--lead not a multiple of the step: exit 2" '[ $? -eq 2 ] && grep -q "not a m
 ok "bad packing: exit 2" '[ $? -eq 2 ] && grep -q "expected simple or ccsds" err.txt'
 "$W" forecast --model $CK --init archive --steps 1 --output x.nc >/dev/null 2>err.txt
 ok "archive without --time: exit 2" '[ $? -eq 2 ] && grep -q "time is required" err.txt'
+"$W" forecast --model $CK --init archive --time 2000-12-27T06:00 --steps 1 --output x.grib >/dev/null 2>err.txt
+ok "--output x.grib: exit 2 pointing to --grib DIR, nothing written" '[ $? -eq 2 ] && grep -q "^wxcast: error: --output x.grib: --output writes a NetCDF file; for GRIB2 give --grib DIR" err.txt && [ ! -e x.grib ]'
 ls -A . g | grep -q "tmp" && { echo "FAIL: temporary left"; fail=$((fail+1)); }
 checks_summary
