@@ -9,7 +9,7 @@
 int wx_cmd_daily(int argc, char **argv) {
     static const wx_arg_option opts[] = {
         {"date", 1, "day to run (default: today, UTC)", "YYYY-MM-DD"},
-        {"threads", 1, "compute threads (default: the config's)", "N"},
+        {"threads", 1, "compute threads, 0..1024 (default 0: the config's)", "N"},
         WX_FORECAST_DEVICE_OPTIONS
         {NULL, 0, NULL, NULL},
     };
@@ -27,12 +27,9 @@ int wx_cmd_daily(int argc, char **argv) {
     wx_daily_opts o = {0};
     o.config = a.positionals[0];
     o.date = wx_args_get(&a, "date");
-    int64_t threads = 0;
-    wx_status st = wx_args_int(&a, "threads", 0, &threads);
-    if (st == WX_OK && threads < 0) st = wx_error_set(WX_ERR_USAGE, "daily: --threads must be >= 0");
+    wx_status st = wx_args_threads(&a, &o.threads);
     if (st == WX_OK) st = wx_forecast_device_from_args(&a, &o.device, &o.precision);
     if (st != WX_OK) return wx_cli_error(st);
-    o.threads = (int)threads;
     st = wx_daily_run(&o);
     if (st != WX_OK) return wx_cli_error(st);
     if (o.skipped)

@@ -37,14 +37,13 @@ int wx_cmd_demo(int argc, char **argv) {
     wx_args a;
     int rc = wx_args_parse(&spec, argc, argv, &a);
     if (rc != WX_ARGS_CONTINUE) return rc;
-    int64_t threads = 0;
-    wx_status st = wx_args_int(&a, "threads", 0, &threads);
-    if (st == WX_OK && threads < 0) st = wx_error_set(WX_ERR_USAGE, "demo: --threads must be >= 0");
+    int threads = 0;
+    wx_status st = wx_args_threads(&a, &threads);
     if (st != WX_OK) return wx_cli_error(st);
     wx_demo_opts o = {0};
     o.output = wx_args_get(&a, "output") ? wx_args_get(&a, "output") : "demo_out";
     o.configs = wx_args_get(&a, "configs") ? wx_args_get(&a, "configs") : default_configs();
-    o.threads = (int)threads;
+    o.threads = threads;
     o.model = wx_args_get(&a, "model") ? wx_args_get(&a, "model") : "fourcastnet";
     o.report = stdout;
     double t0 = wx_time_now();

@@ -15,7 +15,7 @@ int wx_cmd_export(int argc, char **argv) {
         {"no-wind", 0, "do not write wind-particle layers for u/v pairs", NULL},
         {"no-coast", 0, "no coastlines (e.g. for a synthetic world)", NULL},
         {"wind-columns", 1, "thin wind layers to at most this many columns (default 360)", "N"},
-        {"threads", 1, "rendering threads (default: OpenMP's)", "N"},
+        {"threads", 1, "rendering threads, 0..1024 (default 0: OpenMP's)", "N"},
         {NULL, 0, NULL, NULL},
     };
     static const wx_arg_spec spec = {
@@ -42,16 +42,15 @@ int wx_cmd_export(int argc, char **argv) {
     if (!o.output)
         return wx_cli_error(wx_error_set(WX_ERR_USAGE, "export: --output DIR is required "
                                                        "(see 'wxcast export --help')"));
-    int64_t width, cols, threads;
+    int64_t width, cols;
     wx_status st = wx_output_dir_check(o.output, "--output");
     if (st == WX_OK) st = wx_args_int(&a, "width", 0, &width);
     if (st == WX_OK) st = wx_args_int(&a, "wind-columns", 360, &cols);
-    if (st == WX_OK) st = wx_args_int(&a, "threads", 0, &threads);
-    if (st == WX_OK && (width < 0 || cols < 2 || threads < 0))
-        st = wx_error_set(WX_ERR_USAGE, "export: --width, --wind-columns and --threads must be "
-                                        "positive");
+    if (st == WX_OK) st = wx_args_threads(&a, &o.threads);
+    if (st == WX_OK && (width < 0 || cols < 2))
+        st = wx_error_set(WX_ERR_USAGE, "export: --width must be >= 0, --wind-columns >= 2");
     if (st != WX_OK) return wx_cli_error(st);
-    o.width = (int)width, o.wind_max_nlon = (int)cols, o.threads = (int)threads;
+    o.width = (int)width, o.wind_max_nlon = (int)cols;
     wx_export_result r;
     st = wx_export_run(&o, &r);
     if (st != WX_OK) return wx_cli_error(st);

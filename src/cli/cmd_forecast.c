@@ -19,7 +19,7 @@ int wx_cmd_forecast(int argc, char **argv) {
          "ISO"},
         {"steps", 1, "model steps to roll out (required unless --lead; 40 = 10 days of 6 h)", "N"},
         {"output", 1, "NetCDF file to write (required unless --grib)", "FILE.nc"},
-        {"threads", 1, "compute threads (default: all cores)", "N"},
+        {"threads", 1, "compute threads, 0..1024 (default 0: all cores)", "N"},
         {"precip", 1, "precipitation model (wxcast train --stage precip): adds tp at leads >= 1",
          "CKPT"},
         {"init-prev", 1, "GraphCast: file with the state at --time - 6h (default: from --init)", "FILE"},
@@ -65,19 +65,16 @@ int wx_cmd_forecast(int argc, char **argv) {
     o.progress = 1;
     o.device = device;
     o.bf16 = precision && !strcmp(precision, "bf16");
-    int64_t threads = 0;
     wx_status st = o.output ? wx_output_path_check(o.output, "--output") : WX_OK;
     if (st == WX_OK && x.grib_dir) st = wx_output_dir_check(x.grib_dir, "--grib");
     if (st == WX_OK && x.grib_dir && o.output && !strcmp(x.grib_dir, o.output))
         st = wx_error_set(WX_ERR_USAGE, "--grib %s names the --output file: give the GRIB2 files a "
                           "folder of their own", x.grib_dir);
     if (st == WX_OK) st = wx_args_int(&a, "steps", 0, &o.steps);
-    if (st == WX_OK) st = wx_args_int(&a, "threads", 0, &threads);
-    if (st == WX_OK && (o.steps < 0 || threads < 0))
-        st = wx_error_set(WX_ERR_USAGE, "forecast: --steps and --threads must be >= 0");
+    if (st == WX_OK) st = wx_args_threads(&a, &o.threads);
+    if (st == WX_OK && o.steps < 0) st = wx_error_set(WX_ERR_USAGE, "forecast: --steps must be >= 0");
     if (st == WX_OK && x.has_time) st = wx_time_parse(wx_args_get(&a, "time"), "--time", &o.time);
     if (st != WX_OK) return wx_cli_error(st == WX_ERR_RUN ? WX_ERR_USAGE : st);
-    o.threads = (int)threads;
     st = wx_forecast_run_ext(&o, &x);
     if (st != WX_OK) return wx_cli_error(st);
     printf("%s: %d variables x %lld times (lead 0..%lldh), %.1f s\n", o.output ? o.output : x.grib_dir, o.nvars,

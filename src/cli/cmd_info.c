@@ -18,6 +18,7 @@
 #include "core/wx_json.h"
 #include "models/fourcastnet_config.h"
 #include "models/graphcast_config.h"
+#include "train/model_config_file.h"
 #include "wx_build_config.h"
 #if WX_HAVE_MPI
 #include <mpi.h>
@@ -205,7 +206,7 @@ static int info_graphcast(const char *path, wx_yaml *root, int json, int print_c
 
 static int info_model(const char *path, int json, int print_config) {
     wx_yaml *root = NULL;
-    wx_status s = wx_yaml_load_file(path, &root);
+    wx_status s = wx_model_config_load(path, &root);
     if (s) return wx_cli_error(s);
     const wx_yaml *type = root && root->kind == WX_YAML_MAP ? wx_yaml_get(root, "type") : NULL;
     if (type && type->kind == WX_YAML_SCALAR && strcmp(type->scalar, "graphcast") == 0)

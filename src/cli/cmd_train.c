@@ -61,7 +61,7 @@ int wx_cmd_train(int argc, char **argv) {
         {"max-steps", 1, "stop after this many steps in total (>= 1; checkpoint written; --resume "
                          "continues; with --resume it must be above the checkpoint's step, else "
                          "exit 2)", "N"},
-        {"threads", 1, "compute threads (overrides the config's `threads`)", "N"},
+        {"threads", 1, "compute threads, 0..1024 (overrides the config's `threads`)", "N"},
         {"zero1", 0, "under MPI: shard the AdamW state over the ranks (ZeRO stage 1)", NULL},
         {"bucket-mb", 1, "under MPI: gradient all-reduce bucket size in MiB (default 25)", "MB"},
         {"print-config", 0, "print the effective config (defaults filled in) and exit", NULL},
@@ -79,20 +79,18 @@ int wx_cmd_train(int argc, char **argv) {
     if (rc != WX_ARGS_CONTINUE) return rc;
     wx_train_opts o = {.resume = wx_args_get(&a, "resume"), .metrics = wx_args_get(&a, "metrics"),
                        .zero1 = wx_args_flag(&a, "zero1")};
-    int64_t threads;
     double bucket_mb;
     wx_status s = wx_args_int(&a, "max-steps", 0, &o.max_steps);
-    if (s == WX_OK) s = wx_args_int(&a, "threads", 0, &threads);
+    if (s == WX_OK) s = wx_args_threads(&a, &o.threads);
     if (s == WX_OK) s = wx_args_double(&a, "bucket-mb", 25, &bucket_mb);
     if (s == WX_OK && wx_args_get(&a, "max-steps") && o.max_steps < 1)
         s = wx_error_set(WX_ERR_USAGE, "train: --max-steps %lld: expected >= 1 (leave it out to train "
                          "every step)", (long long)o.max_steps);
-    if (s == WX_OK && (o.max_steps < 0 || threads < 0 || !(bucket_mb >= 0.001 && bucket_mb <= 2048)))
-        s = wx_error_set(WX_ERR_USAGE, "train: --max-steps and --threads must be >= 0, --bucket-mb "
-                         "in 0.001..2048");
+    if (s == WX_OK && !(bucket_mb >= 0.001 && bucket_mb <= 2048))
+        s = wx_error_set(WX_ERR_USAGE, "train: --bucket-mb %s: expected 0.001..2048",
+                         wx_args_get(&a, "bucket-mb"));
     if (s == WX_OK && o.metrics) s = wx_output_path_check(o.metrics, "--metrics");
     if (s) return wx_cli_error(s);
-    o.threads = (int)threads;
     o.bucket_bytes = (int64_t)(bucket_mb * 1048576.0);
     s = wx_dist_init(NULL, NULL);
     if (s) return wx_cli_error(s);

@@ -23,6 +23,7 @@
 #include "models/graphcast.h"
 #include "models/weights.h"
 #include "train/checkpoint.h"
+#include "train/model_config_file.h"
 
 /* ---- export ---------------------------------------------------------------------------------- */
 
@@ -286,7 +287,7 @@ static wx_status import_graphcast(const wx_yaml *root, const char *wpath, const 
 static wx_status import_weights(const char *wpath, const char *cfg_path, const char *data_path,
                                 const char *out, int64_t *total) {
     wx_yaml *root = NULL;
-    wx_status s = wx_yaml_load_file(cfg_path, &root);
+    wx_status s = wx_model_config_load(cfg_path, &root);
     if (s != WX_OK) return wx_error_wrap(WX_ERR_USAGE, "import-weights: --config: ");
     const wx_yaml *t = root && root->kind == WX_YAML_MAP ? wx_yaml_get(root, "type") : NULL;
     const char *type = NULL;
@@ -295,10 +296,16 @@ static wx_status import_weights(const char *wpath, const char *cfg_path, const c
         wx_yaml_free(root);
         return s;
     }
-    if (!t || !type || strcmp(type, "fourcastnet")) {
+    if (!t) {
         wx_yaml_free(root);
-        return wx_error_set(WX_ERR_USAGE, "%s: key 'type': expected 'fourcastnet' or 'graphcast' "
-                            "(the model families with published weights)", cfg_path);
+        return wx_error_set(WX_ERR_USAGE, "%s: no 'type' key: the model config of published weights "
+                            "says its family, 'type: fourcastnet' or 'type: graphcast'", cfg_path);
+    }
+    if (!type || strcmp(type, "fourcastnet")) {
+        wx_yaml_free(root);
+        return wx_error_set(WX_ERR_USAGE, "%s: line %d: key 'type': expected 'fourcastnet' or "
+                            "'graphcast' (the model families with published weights)", cfg_path,
+                            t->line);
     }
     if (wx_npz_is_zip(wpath)) {
         wx_yaml_free(root);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/wx_log.h"
+#include "ops/wx_ctx.h"
 
 int wx_cli_error(wx_status s) {
     fprintf(stderr, "wxcast: error: %s\n", wx_error_message());
@@ -149,5 +150,16 @@ wx_status wx_args_double(const wx_args *a, const char *name, double def, double 
         return wx_error_set(WX_ERR_USAGE, "%s: option '--%s': expected a number, got '%s'",
                             a->spec->cmd, name, v);
     *out = x;
+    return WX_OK;
+}
+
+wx_status wx_args_threads(const wx_args *a, int *out) {
+    int64_t n;
+    *out = 0;
+    WX_TRY(wx_args_int(a, "threads", 0, &n));
+    if (n < 0 || n > WX_CTX_THREADS_MAX)
+        return wx_error_set(WX_ERR_USAGE, "%s: option '--threads %s': expected 0..%d (0: the "
+                            "default)", a->spec->cmd, wx_args_get(a, "threads"), WX_CTX_THREADS_MAX);
+    *out = (int)n;
     return WX_OK;
 }

@@ -58,6 +58,9 @@ int wx_args_flag(const wx_args *a, const char *name);
 /* Typed values; `def` when absent. A malformed value is a usage error naming the option. */
 wx_status wx_args_int(const wx_args *a, const char *name, int64_t def, int64_t *out);
 wx_status wx_args_double(const wx_args *a, const char *name, double def, double *out);
+/* --threads N of every command: 0 (also when absent: the command's default) to WX_CTX_THREADS_MAX
+ * (ops/wx_ctx.h); anything else is a usage error naming the option and the bound. */
+wx_status wx_args_threads(const wx_args *a, int *out);
 
 /* Prints the usage text of a spec (what --help shows) to stdout. */
 void wx_args_print_help(const wx_arg_spec *spec);

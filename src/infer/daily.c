@@ -35,7 +35,7 @@ static const wx_cfg_field root_fields[] = {
     {"output", WX_CFG_STR, 1, WX_CFG_NO_RANGE, NULL,
      "folder holding one <YYYYMMDD>T<HH> folder per run (relative to this file)", NULL},
     {"compress", WX_CFG_BOOL, 0, WX_CFG_NO_RANGE, "false", "deflate the NetCDF variables", NULL},
-    {"threads", WX_CFG_INT, 0, 0, 4096, "0", "compute threads (0: all cores)", NULL},
+    {"threads", WX_CFG_INT, 0, 0, WX_CTX_THREADS_MAX, "0", "compute threads (0: all cores)", NULL},
     {"device", WX_CFG_STR, 0, WX_CFG_NO_RANGE, "cpu", "backend of the rollouts: cpu or cuda (GPU 0)",
      device_choices},
     {"precision", WX_CFG_STR, 0, WX_CFG_NO_RANGE, "fp32", "cuda GEMMs: fp32, or bf16 inputs with fp32 "

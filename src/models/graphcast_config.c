@@ -102,40 +102,56 @@ static wx_status get_list(const wx_yaml *map, const char *path, const char *key,
     return st;
 }
 
-wx_status wx_gc_config_derive(wx_gc_config *c) {
-#define BAD(...) return wx_error_set(WX_ERR_USAGE, "graphcast config: " __VA_ARGS__)
-    if (!(c->resolution > 0)) BAD("resolution %g: expected > 0", c->resolution);
+/* *key: the config key a failure is about (parse points at its line). */
+static wx_status derive(wx_gc_config *c, const char **key) {
+#define BAD(k, ...) return *key = (k), wx_error_set(WX_ERR_USAGE, __VA_ARGS__)
+    if (!(c->resolution > 0)) BAD("resolution", "resolution %g: expected > 0", c->resolution);
     double nl = 180.0 / c->resolution, nw = 360.0 / c->resolution;
     if (fabs(nl - floor(nl + 0.5)) > 1e-9 || fabs(nw - floor(nw + 0.5)) > 1e-9)
-        BAD("resolution %g: expected a divisor of 180 degrees", c->resolution);
+        BAD("resolution", "resolution %g: expected a divisor of 180 degrees", c->resolution);
     c->nlat = (int64_t)floor(nl + 0.5) + 1;
     c->nlon = (int64_t)floor(nw + 0.5);
     if (c->mesh_min_level < 0 || c->mesh_min_level > c->mesh_max_level || c->mesh_max_level > 8)
-        BAD("mesh levels %lld..%lld: expected 0 <= min <= max <= 8", (long long)c->mesh_min_level,
+        BAD(c->mesh_min_level < 0 || c->mesh_min_level > c->mesh_max_level ? "mesh_min_level"
+                                                                            : "mesh_max_level",
+            "mesh levels %lld..%lld: expected 0 <= min <= max <= 8", (long long)c->mesh_min_level,
             (long long)c->mesh_max_level);
     if (c->latent_size < 1 || c->gnn_msg_steps < 1 || c->input_steps < 1)
-        BAD("latent_size, gnn_msg_steps and input_steps must be >= 1");
+        BAD(c->latent_size < 1     ? "latent_size"
+            : c->gnn_msg_steps < 1 ? "gnn_msg_steps"
+                                   : "input_steps",
+            "latent_size, gnn_msg_steps and input_steps must be >= 1");
     if (c->hidden_layers < 1 || c->hidden_layers > WX_GC_MAX_HIDDEN_LAYERS)
-        BAD("hidden_layers %lld: expected 1..%d", (long long)c->hidden_layers,
+        BAD("hidden_layers", "hidden_layers %lld: expected 1..%d", (long long)c->hidden_layers,
             WX_GC_MAX_HIDDEN_LAYERS);
-    if (c->n_surface + c->n_atmos < 1) BAD("no target variables");
-    if (c->n_atmos > 0 && c->n_levels < 1) BAD("atmospheric variables need pressure_levels");
+    if (c->n_surface + c->n_atmos < 1)
+        BAD("surface_variables", "no target variables (surface_variables and "
+                                 "atmospheric_variables are both empty)");
+    if (c->n_atmos > 0 && c->n_levels < 1)
+        BAD("pressure_levels", "atmospheric variables need pressure levels (the list is empty)");
     int surf_in = c->n_surface, atm_in = c->n_atmos;
     for (int i = 0; i < c->n_target_only; i++) {
         int found = 0;
         for (int k = 0; k < c->n_surface; k++) found |= strcmp(c->surface[k], c->target_only[i]) == 0;
         if (found) { surf_in--; continue; }
         for (int k = 0; k < c->n_atmos; k++) found |= strcmp(c->atmos[k], c->target_only[i]) == 0;
-        if (!found) BAD("target_only_variables: '%s' is not a surface or atmospheric variable",
-                        c->target_only[i]);
+        if (!found)
+            BAD("target_only_variables", "'%s' is not a surface or atmospheric variable",
+                c->target_only[i]);
         atm_in--;
     }
     c->out_channels = c->n_surface + (int64_t)c->n_atmos * c->n_levels;
     c->in_channels = c->input_steps * (surf_in + (int64_t)atm_in * c->n_levels + c->n_forcings) +
                      c->n_static + c->n_forcings;
-    if (c->in_channels < 1) BAD("no input channels");
+    if (c->in_channels < 1) BAD("input_steps", "no input channels");
     return WX_OK;
 #undef BAD
+}
+
+wx_status wx_gc_config_derive(wx_gc_config *c) {
+    const char *key = NULL;
+    wx_status st = derive(c, &key);
+    return st == WX_OK ? WX_OK : wx_error_wrap(st, "graphcast config: ");
 }
 
 wx_status wx_gc_config_parse(const wx_yaml *map, const char *path, wx_gc_config *c) {
@@ -158,11 +174,15 @@ wx_status wx_gc_config_parse(const wx_yaml *map, const char *path, wx_gc_config 
                     &c->n_target_only));
     WX_TRY(get_list(map, path, "forcings", c->forcings, NULL, WX_GC_MAX_VARS, &c->n_forcings));
     WX_TRY(get_list(map, path, "static_variables", c->statics, NULL, WX_GC_MAX_VARS, &c->n_static));
-    wx_status st = wx_gc_config_derive(c);
-    if (st != WX_OK) {
-        const char *file = map && map->file ? map->file : "<defaults>";
-        return wx_error_set(WX_ERR_USAGE, "%s: %s", file, wx_error_message());
-    }
+    const char *key = NULL;
+    wx_status st = derive(c, &key);
+    if (st == WX_OK) return WX_OK;
+    /* (wrap, not wx_error_set with wx_error_message() as an argument: that formats the message
+     * into its own buffer) */
+    const char *file = map && map->file ? map->file : path && path[0] ? path : "<defaults>";
+    if (map && key && wx_yaml_get(map, key))
+        return wx_error_wrap(st, "%s: line %d: key '%s': ", file, wx_yaml_key_line(map, key), key);
+    return wx_error_wrap(st, "%s: key '%s' (default): ", file, key);
     return WX_OK;
 }
 

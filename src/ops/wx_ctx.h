@@ -16,6 +16,10 @@ typedef struct wx_ctx {
     struct wx_cuda_state *cuda; /* CUDA backend state (kernels/wx_cuda_backend.h); NULL until used */
 } wx_ctx;
 
+/* The most threads a command (--threads) or config (`threads:`) may ask for: far above the cores of
+ * any machine we run on, far below where libgomp stops creating them (40000 threads: "Thread
+ * creation failed"; 99999: a crash in GOMP_parallel). */
+#define WX_CTX_THREADS_MAX 1024
 /* threads <= 0 means "all cores" (omp_get_max_threads). */
 wx_ctx *wx_ctx_create(int threads);
 void wx_ctx_destroy(wx_ctx *ctx);

@@ -6,6 +6,8 @@
 
 #include "core/wx_fs.h"
 #include "meteo/wx_time.h"
+#include "ops/wx_ctx.h"
+#include "train/model_config_file.h"
 
 static const char *const stage_choices[] = {"pretrain", "finetune", "precip", NULL};
 static const char *const loss_choices[] = {"auto", "relative_l2", "lat_weighted_mse", "graphcast",
@@ -19,7 +21,7 @@ static const wx_cfg_field root_fields[] = {
      "model config file (relative to this file) or an inline model mapping", NULL},
     {"data", WX_CFG_MAP, 1, WX_CFG_NO_RANGE, NULL, "training archive, channels and year splits", NULL},
     {"seed", WX_CFG_INT, 0, 0, 9.0e15, "0", "seeds weights (stream 0) and data order (stream 1)", NULL},
-    {"threads", WX_CFG_INT, 0, 0, 4096, "0", "compute threads (0 = all cores)", NULL},
+    {"threads", WX_CFG_INT, 0, 0, WX_CTX_THREADS_MAX, "0", "compute threads (0 = all cores)", NULL},
     {"checkpoint_dir", WX_CFG_STR, 0, WX_CFG_NO_RANGE, "checkpoints",
      "checkpoints go to <checkpoint_dir>/<stage>/{last,best}.ckpt", NULL},
     {"log_every", WX_CFG_INT, 0, 1, 1e12, "1", "write a metrics line every N steps", NULL},
@@ -194,7 +196,12 @@ static wx_status parse_data(wx_train_config *c, const wx_yaml *d) {
     WX_TRY(str_list(d, "channels_in", "data.channels_in", &c->nin, &c->chan_in));
     WX_TRY(str_list(d, "channels_out", "data.channels_out", &c->nout, &c->chan_out));
     WX_TRY(wx_cfg_str(d, f, "time_step", &s));
-    WX_TRY(wx_time_parse_duration(s, "data.time_step", &c->time_step_s));
+    {
+        const wx_yaml *ts = wx_yaml_get(d, "time_step");
+        char what[WX_TRAIN_PATH_MAX + 64] = "key 'data.time_step'"; /* absent: the default */
+        if (ts) snprintf(what, sizeof what, "%s: line %d: key 'data.time_step'", ts->file, ts->line);
+        WX_TRY(wx_time_parse_duration(s, what, &c->time_step_s));
+    }
     WX_TRY(years(d, "train_years", "data.train_years", c->train_years));
     WX_TRY(years(d, "valid_years", "data.valid_years", c->valid_years));
     WX_TRY(years(d, "test_years", "data.test_years", c->test_years));
@@ -362,7 +369,7 @@ static wx_status parse(wx_train_config *c, const char *stage) {
         const char *s;
         WX_TRY(wx_yaml_as_string(m, "model", &s));
         join(c->dir, s, c->model_path, sizeof c->model_path);
-        wx_status st = wx_yaml_load_file(c->model_path, &c->model_root);
+        wx_status st = wx_model_config_load(c->model_path, &c->model_root);
         if (st != WX_OK)
             return wx_error_wrap(WX_ERR_USAGE, "%s: line %d: key 'model': ", r->file, m->line);
         c->model = c->model_root;

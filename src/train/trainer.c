@@ -243,18 +243,28 @@ static wx_status train_step(wx_trainer *t, const float *x, const float *tg, doub
     return WX_OK;
 }
 
-static wx_status validate_and_save(wx_trainer *t) {
+/* at_stop: the validation of a run that --max-steps stops before its stage's first validation, so
+ * that best.ckpt exists (a next stage's init_from names it). It does not count in the run's state:
+ * last.ckpt and the --metrics file stay those of an uninterrupted run, so a --resume continues
+ * bit-identically, and its next validation (the first that counts, best against nothing) replaces
+ * best.ckpt. best.ckpt itself carries this validation as its best. */
+static wx_status validate_and_save(wx_trainer *t, int at_stop, double *loss) {
     wx_dataset *ds = &t->ds;
     wx_valid_result r;
     double t0 = wx_time_now();
     WX_TRY(wx_validate(t->m, ds, &t->loss, t->c->leads, t->c->nleads, t->c->valid_max_samples,
                        t->valid_batch, &r));
-    int best = r.loss < t->st.best_loss;
+    const wx_ckpt_state kept = t->st;
+    *loss = r.loss;
+    int best = at_stop || r.loss < t->st.best_loss;
     if (best) t->st.best_loss = r.loss, t->st.best_step = t->st.step;
     char line[1024];
     int used = snprintf(line, sizeof line, "step %lld: valid loss %.6g%s (%lld samples, %.1f s)",
-                        (long long)t->st.step, r.loss, best ? " (best)" : "", (long long)r.samples,
-                        wx_time_now() - t0);
+                        (long long)t->st.step, r.loss,
+                        at_stop ? " (--max-steps stop: best.ckpt until the next validation)"
+                        : best  ? " (best)"
+                                : "",
+                        (long long)r.samples, wx_time_now() - t0);
     for (int l = 0; l < r.nleads && used < (int)sizeof line - 64; l++)
         for (int c = 0; c < r.nch && c < 4 && used < (int)sizeof line - 64; c++)
             used += snprintf(line + used, sizeof line - (size_t)used, "%s %s@%lldh %.4g",
@@ -262,7 +272,7 @@ static wx_status validate_and_save(wx_trainer *t) {
                              (long long)(r.leads[l] * t->c->time_step_s / 3600), r.rmse[l * r.nch + c]);
     wx_log_info("%s", line);
     wx_status s = WX_OK;
-    if (t->metrics) {
+    if (t->metrics && !at_stop) {
         int n = 5 + r.nleads * r.nch;
         wx_metric_kv *kv = wx_calloc((size_t)n, sizeof *kv);
         char (*keys)[128] = wx_calloc((size_t)n, 128);
@@ -284,8 +294,9 @@ static wx_status validate_and_save(wx_trainer *t) {
     }
     wx_valid_result_free(&r);
     WX_TRY(s);
-    if (best) WX_TRY(save(t, t->best_path));
-    return WX_OK;
+    if (best) s = save(t, t->best_path);
+    if (at_stop) t->st = kept;
+    return s;
 }
 
 static wx_status loop(wx_trainer *t, wx_train_summary *sum) {
@@ -295,6 +306,7 @@ static wx_status loop(wx_trainer *t, wx_train_summary *sum) {
     int64_t epochs = (t->total + t->bpe - 1) / t->bpe;
     sum->first_step = t->first_step = t->st.step;
     sum->last_loss = NAN;
+    double vloss, stop_loss = NAN; /* the validation at a --max-steps stop (validate_and_save) */
     while (t->st.step < stop) {
         wx_dataset_epoch_begin(ds, &t->st.order);
         wx_progress pr;
@@ -350,14 +362,17 @@ static wx_status loop(wx_trainer *t, wx_train_summary *sum) {
                 t->st.epoch_pos = 0;
                 t->st.order = ds->next_order;
             }
-            WX_TRY(validate_and_save(t));
+            WX_TRY(validate_and_save(t, 0, &vloss));
+        } else if (t->st.step == stop && t->st.best_step < 0) {
+            WX_TRY(validate_and_save(t, 1, &vloss));
+            stop_loss = vloss;
         }
         WX_TRY(save(t, t->last_path));
     }
     sum->step = t->st.step;
     sum->total_steps = t->total;
-    sum->best_loss = t->st.best_loss;
-    sum->best_step = t->st.best_step;
+    sum->best_loss = t->st.best_step < 0 ? stop_loss : t->st.best_loss;
+    sum->best_step = t->st.best_step < 0 && !isnan(stop_loss) ? t->st.step : t->st.best_step;
     snprintf(sum->last_path, sizeof sum->last_path, "%s", t->last_path);
     snprintf(sum->best_path, sizeof sum->best_path, "%s", t->best_path);
     return WX_OK;

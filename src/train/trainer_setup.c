@@ -217,6 +217,13 @@ static wx_status setup_local(wx_trainer *t) {
     t->batch = c->batch_size / t->nranks;
     t->valid_batch = c->valid_batch > 0 ? c->valid_batch : t->batch;
     int64_t maxb = t->batch > t->valid_batch ? t->batch : t->valid_batch;
+    { /* the archive before the model: a missing archive is the error to report, not the memory a
+       * paper-size model cannot get (the dataset opens only once the model is built) */
+        wx_archive_meta am;
+        wx_status as = wx_archive_read_manifest(c->archive, &am);
+        if (as != WX_OK) return wx_error_wrap(as, "%s: key 'data.archive': ", c->path);
+        wx_archive_meta_free(&am);
+    }
     if (c->stage == WX_STAGE_PRECIP)
         WX_TRY(wx_train_model_precip_create(c, t->ctx, t->be, c->seed, maxb, &t->m));
     else

@@ -14,6 +14,16 @@
 #     the member axis): forecasts from them equal the one from the archive, an ingest of the dump
 #     equals the dump;
 #  8. failed ingest, train and daily remove the empty folders they made (only those).
+#  9. --threads outside 0..1024 (every command that takes it; a train config's `threads:` too) exits 2
+#     naming the option and the bound, nothing written (99999 crashed forecast/train/export);
+# 10. train on a missing archive names the archive (key 'data.archive'), not the paper-size model's
+#     memory, which is built after it;
+# 11. GraphCast model config errors name the file once, with line and key (the message was garbled);
+# 12. a checkpoint, a training config or an ingest recipe where a model config is expected says what
+#     the file is and what was expected (info --model, import-weights --config, train's `model:`);
+#     a config's unreadable data.time_step names file and line;
+# 13. train --max-steps stopping before the stage's first validation validates there and writes
+#     best.ckpt (a finetune's init_from), outside --metrics and last.ckpt's state.
 # Usage: bad_input.sh WXCAST SRCDIR
 set -u
 W=$1
@@ -204,5 +214,87 @@ daily_cfg 12h prod4
 run daily ops/daily.yaml --date 2000-12-28
 fails 1 "daily from an analysis of another time" "analysis_20001228_06.nc"
 ok "failed daily leaves no output folder" '[ ! -e ops/prod4 ]'
+
+# 9. --threads: one bound, checked by every command before anything is written.
+S=$2
+for n in 99999 40000 1025 -1; do
+    run "${F[@]}" --steps 1 --output th.nc --threads $n
+    usage_error "forecast --threads $n" "--threads $n" "0..1024"
+done
+ok "refused forecasts leave no file nor temporary ($(ls -A | grep th))" '! ls -A | grep -q "th\.nc"'
+# (the bound itself is allowed: the next check, on --time, answers; no 1024 threads started here)
+run forecast --model $CK --init archive --time 1999-01-01T00:00 --steps 1 --output th.nc --threads 1024
+usage_error "forecast --threads 1024 passes" "--time 1999-01-01T00:00"
+sed 's#checkpoint_dir: ck#checkpoint_dir: ckth#' train.yaml > tth.yaml
+run train tth.yaml --threads 99999
+usage_error "train --threads 99999" "train: option '--threads 99999'" "0..1024"
+sed 's#threads: 1#threads: 1025#' tth.yaml > tth2.yaml
+run train tth2.yaml
+usage_error "train config threads: 1025" "tth2.yaml" "threads" "1025"
+ok "refused trainings leave no checkpoint folder" '[ ! -e ckth ]'
+run export th.nc --output exth --threads 99999
+usage_error "export --threads 99999" "export: option '--threads 99999'" "0..1024"
+ok "refused export leaves no folder" '[ ! -e exth ]'
+daily_cfg 12h prodth
+run daily ops/daily.yaml --date 2000-12-27 --threads 99999
+usage_error "daily --threads 99999" "daily: option '--threads 99999'" "0..1024"
+ok "refused daily leaves no folder" '[ ! -e ops/prodth ]'
+run demo --output demoth --threads 40000
+usage_error "demo --threads 40000" "demo: option '--threads 40000'" "0..1024"
+ok "refused demo leaves no folder" '[ ! -e demoth ]'
+
+# 10. The paper config on a missing archive: the archive is the error, before the 350 GB model.
+sed "s#model: ../model/#model: $S/configs/model/#; s#archive: ../../data/era5_fcn#archive: nosuch_arch#; s#checkpoint_dir: .*#checkpoint_dir: ckpaper#" \
+    "$S/configs/train/fourcastnet_paper.yaml" > paper.yaml
+run train paper.yaml --max-steps 1
+fails 1 "train on a missing archive" "paper.yaml: key 'data.archive'" "nosuch_arch: does not exist"
+ok "missing archive: no word of the model's memory" '! grep -q "arena\|MiB" "$T/err"'
+ok "missing archive: no checkpoint folder" '[ ! -e ckpaper ]'
+
+# 11. GraphCast config errors, exact.
+gc_bad() { sed "$1" "$S/configs/model/graphcast_tiny.yaml" > g.yaml; run info --model g.yaml; }
+gc_bad 's/^mesh_min_level: 0/mesh_min_level: 2/'
+usage_error "graphcast mesh_min_level 2" "g.yaml"
+ok "graphcast mesh levels: the exact message (got: $err)" '[ "$err" = "wxcast: error: g.yaml: line 11: key '"'mesh_min_level'"': mesh levels 2..1: expected 0 <= min <= max <= 8" ]'
+gc_bad 's/^resolution: 22.5/resolution: 7/'
+ok "graphcast resolution 7: the exact message (got: $err)" '[ $rc -eq 2 ] && [ "$err" = "wxcast: error: g.yaml: line 10: key '"'resolution'"': resolution 7: expected a divisor of 180 degrees" ]'
+gc_bad 's/^pressure_levels: .*/pressure_levels: []/'
+ok "graphcast pressure_levels []: the exact message (got: $err)" '[ $rc -eq 2 ] && [ "$err" = "wxcast: error: g.yaml: line 22: key '"'pressure_levels'"': atmospheric variables need pressure levels (the list is empty)" ]'
+
+# 12. The wrong kind of file.
+run info --model $CK
+usage_error "info --model CHECKPOINT" "$CK: a wxcast checkpoint" "expected a model config"
+ok "info --model CHECKPOINT: no YAML parser talk" '! grep -q "YAML syntax\|control characters" "$T/err"'
+run info --model "$S/configs/train/graphcast_tiny.yaml"
+usage_error "info --model TRAINING-CONFIG (inline model)" "graphcast_tiny.yaml: a training config" \
+    "expected a model config" "its \`model:\` section (line 10)"
+ok "info --model TRAINING-CONFIG: no unknown-key talk" '! grep -q "unknown key" "$T/err"'
+run import-weights w.safetensors --config "$S/configs/train/fourcastnet_tiny.yaml" --output iw.ckpt
+usage_error "import-weights --config TRAINING-CONFIG" "fourcastnet_tiny.yaml: a training config" \
+    "expected a model config" "configs/train/../model/fourcastnet_tiny.yaml"
+ok "import-weights --config TRAINING-CONFIG: no word of a 'type' key" '! grep -q "key '"'type'"'" "$T/err"'
+run import-weights w.safetensors --config recipe.yaml --output iw.ckpt
+usage_error "import-weights --config RECIPE" "recipe.yaml: an ingest recipe" "expected a model config"
+printf 'embed_dim: 8\n' > notype.yaml
+run import-weights w.safetensors --config notype.yaml --output iw.ckpt
+usage_error "import-weights --config without type" "notype.yaml: no 'type' key" "type: fourcastnet"
+sed "s#model: model.yaml#model: $CK#; s#checkpoint_dir: ck#checkpoint_dir: ckwk#" train.yaml > twk.yaml
+run train twk.yaml
+usage_error "train model: CHECKPOINT" "twk.yaml: line 1: key 'model'" "a wxcast checkpoint" "expected a model config"
+ok "no output for wrong files" '[ ! -e iw.ckpt ] && [ ! -e ckwk ]'
+printf 'model: model.yaml\ndata:\n  archive: archive\n  time_step: 6hours\n  train_years: [2000, 2000]\n  valid_years: [2001, 2001]\ncheckpoint_dir: ckts\n' > tts.yaml
+run train tts.yaml
+usage_error "data.time_step 6hours" "tts.yaml: line 4: key 'data.time_step'" "'6hours' is not a duration"
+
+# 13. --max-steps before the first validation: best.ckpt for the next stage.
+sed 's#checkpoint_dir: ck#checkpoint_dir: ckms#' train.yaml > tms.yaml
+printf 'finetune: {steps: 1, batch_size: 2, rollout_steps: 2, init_from: ckms/pretrain/best.ckpt}\n' >> tms.yaml
+run train tms.yaml --max-steps 1 --metrics ms.jsonl
+ok "train --max-steps 1 exits 0 ($err)" '[ $rc -eq 0 ]'
+ok "it wrote best.ckpt and said so ($out)" '[ -f ckms/pretrain/best.ckpt ] && grep -q "best valid loss .* at step 1: ckms/pretrain/best.ckpt" "$T/out"'
+ok "its validation is not in --metrics (a resumed run's file equals an uninterrupted one's)" \
+    '[ "$(grep -c "\"phase\":\"train\"" ms.jsonl)" -eq 1 ] && ! grep -q "\"phase\":\"valid\"" ms.jsonl'
+run train tms.yaml --stage finetune
+ok "--stage finetune from that best.ckpt exits 0 ($err)" '[ $rc -eq 0 ] && [ -f ckms/finetune/last.ckpt ]'
 
 checks_summary
