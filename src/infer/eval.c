@@ -160,6 +160,7 @@ static int clim_has_hour(ectx *x, wx_time t) {
 /* Initial time of a forecast file: forecast_reference_time, else its earliest valid time of a
  * field that matches a truth channel (lead 0). */
 static wx_status file_init(const char *path, const wx_archive_meta *m, wx_time *init) {
+    WX_TRY(wx_forecast_file_check_not_spread(path)); /* an ensemble's spread is no forecast */
     int found = 0;
     WX_TRY(wx_forecast_file_ref_time(path, init, &found));
     if (found) return WX_OK;

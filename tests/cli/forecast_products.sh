@@ -28,6 +28,11 @@ F --init archive --time 2000-12-27T06:00 --steps 2 --output e.nc --grib ge --mem
 ok "ensemble (err: $(cat err.txt))" '[ $st -eq 0 ] && [ -f e_mean.nc ] && [ -f e_spread.nc ]'
 "$W" -q export e_spread.nc --output es --no-coast --width 240 >/dev/null 2>err.txt; st=$?
 ok "export of the spread file (err: $(cat err.txt))" '[ $st -eq 0 ]'
+"$W" eval --forecast e_spread.nc --truth archive --output ev_spread >/dev/null 2>err.txt; st=$?
+ok "eval of the spread file: exit 2 naming it, no scores (err: $(cat err.txt))" \
+    '[ $st -eq 2 ] && grep -q "e_spread.nc is an ensemble spread file, not a forecast" err.txt && [ ! -e ev_spread/scores.csv ]'
+"$W" -q eval --forecast e_mean.nc --truth archive --output ev_mean >/dev/null 2>err.txt; st=$?
+ok "eval of the ensemble mean file (err: $(cat err.txt))" '[ $st -eq 0 ] && [ -s ev_mean/scores.csv ]'
 $PY "$S/tests/cli/forecast_products.py" "$T" > py.txt 2>&1; st=$?
 ok "python checks: $(tail -1 py.txt) $(grep FAIL py.txt | head -5)" '[ $st -eq 0 ] && grep -q "^[0-9]* passed, 0 failed" py.txt'
 if command -v cdo >/dev/null; then
