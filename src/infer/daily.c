@@ -293,23 +293,13 @@ static wx_status check_map_leads(const wx_yaml *root, const char *list, int64_t 
     wx_status st = WX_OK;
     for (char *save = NULL, *t = strtok_r(buf, ", ", &save); t && st == WX_OK;
          t = strtok_r(NULL, ", ", &save)) {
-        char *e;
-        double a = strtod(t, &e), b = a, every = 0;
-        if (*e == 'h') e++;
-        if (*e == '-' && e > t) b = strtod(e + 1, &e);
-        if (*e == 'h') e++;
-        if (*e == '/') every = strtod(e + 1, &e);
-        if (*e == 'h') e++;
-        if (*e || e == t || b < a || every < 0) {
-            st = wx_error_set(WX_ERR_USAGE, "%s: line %d: key 'maps.leads': '%s': expected hours like "
-                              "24, 0-72 or 0-240/24", root->file, line, t);
-            break;
-        }
+        char what[600];
+        snprintf(what, sizeof what, "%s: line %d: key 'maps.leads'", root->file, line);
+        double a, b, every;
+        if ((st = wx_export_lead_item(t, what, &a, &b, &every))) break;
         int hit = 0;
-        for (int64_t k = 0; k * step <= lead_s && !hit; k++) {
-            double h = (double)(k * step) / 3600.0;
-            hit = h >= a - 1e-9 && h <= b + 1e-9 && (every <= 0 || fabs(remainder(h - a, every)) <= 1e-9);
-        }
+        for (int64_t k = 0; k * step <= lead_s && !hit; k++)
+            hit = wx_export_lead_in((double)(k * step) / 3600.0, a, b, every);
         if (!hit) {
             const char *sl = "24h";
             wx_yaml_as_string(wx_yaml_get(root, "lead"), "lead", &sl);

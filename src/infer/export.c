@@ -229,6 +229,27 @@ static wx_status select_vars(const scan *s, cand *c, int n, const char *list, in
     return st;
 }
 
+wx_status wx_export_lead_item(const char *t, const char *what, double *a, double *b, double *every) {
+    char *e;
+    *a = strtod(t, &e), *b = *a, *every = 0;
+    if (*e == 'h') e++;
+    if (*e == '-' && e > t) *b = strtod(e + 1, &e);
+    if (*e == 'h') e++;
+    if (*e == '/') *every = strtod(e + 1, &e);
+    if (*e == 'h') e++;
+    if (!*e && strchr(t, '/') && !(*every > 0))
+        return wx_error_set(WX_ERR_USAGE, "%s: '%s': the step after '/' must be more than 0 hours "
+                            "(as in 0-240/24)", what, t);
+    if (*e || e == t || *b < *a || *every < 0)
+        return wx_error_set(WX_ERR_USAGE, "%s: '%s': expected hours like 24, 0-72 or 0-240/24",
+                            what, t);
+    return WX_OK;
+}
+
+int wx_export_lead_in(double h, double a, double b, double every) {
+    return h >= a - 1e-9 && h <= b + 1e-9 && (every <= 0 || fabs(remainder(h - a, every)) <= 1e-9);
+}
+
 /* "24", "0-72", "0-240/24" (hours) → sel[k] for each lead; a token matching no lead is an error. */
 static wx_status select_leads(const scan *s, const char *list, int *sel) {
     for (int k = 0; k < s->nleads; k++) sel[k] = list ? 0 : 1;
@@ -237,30 +258,11 @@ static wx_status select_leads(const scan *s, const char *list, int *sel) {
     wx_status st = WX_OK;
     for (char *save = NULL, *t = strtok_r(buf, ", ", &save); t && st == WX_OK;
          t = strtok_r(NULL, ", ", &save)) {
-        char *e;
-        double a = strtod(t, &e), b = a, step = 0;
-        if (*e == 'h') e++;
-        if (*e == '-' && e > t) b = strtod(e + 1, &e);
-        if (*e == 'h') e++;
-        if (*e == '/') step = strtod(e + 1, &e);
-        if (*e == 'h') e++;
-        if (!*e && strchr(t, '/') && !(step > 0)) {
-            st = wx_error_set(WX_ERR_USAGE, "--leads: '%s': the step after '/' must be more than "
-                                            "0 hours (as in 0-240/24)", t);
-            break;
-        }
-        if (*e || e == t || b < a || step < 0) {
-            st = wx_error_set(WX_ERR_USAGE, "--leads: '%s': expected hours like 24, 0-72 or "
-                                            "0-240/24", t);
-            break;
-        }
+        double a, b, step;
+        if ((st = wx_export_lead_item(t, "--leads", &a, &b, &step))) break;
         int hit = 0;
-        for (int k = 0; k < s->nleads; k++) {
-            double h = s->lead_s[k] / 3600.0;
-            if (h < a - 1e-9 || h > b + 1e-9) continue;
-            if (step > 0 && fabs(remainder(h - a, step)) > 1e-9) continue;
-            sel[k] = hit = 1;
-        }
+        for (int k = 0; k < s->nleads; k++)
+            if (wx_export_lead_in(s->lead_s[k] / 3600.0, a, b, step)) sel[k] = hit = 1;
         if (!hit) {
             char known[2048] = "";
             for (int k = 0; k < s->nleads; k++)

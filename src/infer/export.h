@@ -47,4 +47,11 @@ typedef struct {
 void wx_export_opts_default(wx_export_opts *o);
 wx_status wx_export_run(const wx_export_opts *o, wx_export_result *r);
 
+/* One item of a lead list, as --leads and daily's maps.leads take it: "24", "0-72", "0-240/24"
+ * (hours, an optional 'h' after each number) → the range [a, b] and `every` hours within it (0:
+ * every lead in the range). A malformed item or a step of 0 is a usage error "WHAT: 'ITEM': ...". */
+wx_status wx_export_lead_item(const char *item, const char *what, double *a, double *b, double *every);
+/* 1 when lead h (hours) belongs to the item's set. */
+int wx_export_lead_in(double h, double a, double b, double every);
+
 #endif

@@ -118,6 +118,10 @@ usage_error "daily maps.leads beyond the lead" "ops/daily.yaml" "line 7" "key 'm
 daily_cfg 24h prod3 'maps: {leads: "abc"}'
 run daily ops/daily.yaml --date 2000-12-27
 usage_error "daily maps.leads not hours" "key 'maps.leads'" "'abc'"
+daily_cfg 24h prod3 'maps: {leads: "0-24/0"}'
+run daily ops/daily.yaml --date 2000-12-27
+usage_error "daily maps.leads step 0 (export refuses it: it would fail after the forecast)" \
+    "ops/daily.yaml: line 7: key 'maps.leads': '0-24/0': the step after '/' must be more than 0 hours"
 daily_cfg 24h prod3 'ensemble: {members: 3, amplitude: 0}'
 run daily ops/daily.yaml --date 2000-12-27
 usage_error "daily ensemble amplitude 0" "ops/daily.yaml" "key 'ensemble.amplitude'" "> 0"
