@@ -438,8 +438,8 @@ wx_status wx_grib_read(wx_source *s, int i, wx_missing_policy policy, float *val
             values[(size_t)rm[r] * (size_t)g.ni + (size_t)cm[c]] = v;
         }
         if (nmiss && policy == WX_MISSING_ERROR)
-            st = wx_error_set(WX_ERR_RUN, "%s: %ld of %zu values are missing (GRIB bitmap); set "
-                              "`missing: nan` in the recipe to keep them as NaN", where, nmiss, n);
+            st = wx_error_set(WX_ERR_RUN, "%s: %ld of %zu values are missing (GRIB bitmap; an "
+                              "ingest recipe keeps them as NaN with `missing: nan`)", where, nmiss, n);
     }
     free(rm);
     free(cm);

@@ -379,8 +379,8 @@ wx_status wx_netcdf_read(wx_source *s, int i, wx_missing_policy policy, float *v
             }
         if (nmiss && policy == WX_MISSING_ERROR)
             st = wx_error_set(WX_ERR_RUN, "%s: %ld of %zu values are missing (_FillValue/"
-                              "missing_value/NaN); set `missing: nan` in the recipe to keep them "
-                              "as NaN", where, nmiss, n);
+                              "missing_value/NaN; an ingest recipe keeps them as NaN with "
+                              "`missing: nan`)", where, nmiss, n);
     }
     free(buf);
     free(acc);

@@ -164,6 +164,9 @@ int main(void) {
                  "missing error: %s", wx_error_message());
         WX_CHECK(strstr(wx_error_message(), "field 1 (t 500 hPa 2017-01-01T00:00)") != NULL,
                  "names field: %s", wx_error_message());
+        /* the same reader serves forecast --init: the hint says where `missing: nan` goes */
+        WX_CHECK(strstr(wx_error_message(), "an ingest recipe keeps them as NaN with `missing: nan`"),
+                 "hint names the ingest recipe: %s", wx_error_message());
         wx_source_close(s);
     }
     free(ref);
