@@ -82,8 +82,21 @@ wx_status wx_forecast_init_from_file(const char *path, const wx_rollout *r, int 
         if (field[c] < 0 && need[c]) {
             char t[32];
             wx_time_format(*time, t);
-            st = wx_error_set(WX_ERR_USAGE, "%s: no field for model channel %s at %s", path,
-                              meta->chan[c].name, t);
+            /* what the file does hold of that channel, so a wrong --time is plain */
+            int nt = 0;
+            wx_time t0 = 0, t1 = 0;
+            for (int i = 0; i < nf; i++) {
+                const wx_field_info *f = wx_source_info(src, i);
+                if (!matches(f, &meta->chan[c]) || !f->has_time) continue;
+                if (!nt || f->valid < t0) t0 = f->valid;
+                if (!nt || f->valid > t1) t1 = f->valid;
+                nt++;
+            }
+            char a[32], b[32], held[128] = " (the file does not hold it at any time)";
+            wx_time_format(t0, a), wx_time_format(t1, b);
+            if (nt) snprintf(held, sizeof held, " (the file holds it at %d times, %s .. %s)", nt, a, b);
+            st = wx_error_set(WX_ERR_USAGE, "%s: no field for model channel %s at %s%s", path,
+                              meta->chan[c].name, t, held);
         }
     }
     for (int c = 0; st == WX_OK && c < n; c++) {

@@ -15,6 +15,7 @@
 # - ingest reads it: `{param: tp, accumulate: 6h}` takes total_precipitation_6hr as it is (not a
 #   sum of hourly fields), the archive's values equal the file's;
 # - inspect lists tp over 6 h with the 4 distinct times of both elements, the statics untimed;
+# - a --time the file does not hold: exit 2 listing the times it holds;
 # - time offsets without a datetime coordinate: exit 1, one line naming the file and variable.
 # Skipped (77) without xarray at /usr/bin/python3 (Debian python3-xarray, scripts/setup.sh).
 # Usage: deepmind_layout.sh WXCAST SRCDIR
@@ -156,6 +157,10 @@ assert np.array_equal(d["lsm"][0], flip(np.asarray(s["land_sea_mask"][:], np.flo
 EOF
 check "archive values equal the file's (tp6 = total_precipitation_6hr, not an hourly sum)" $?
 
+# a --time the file does not hold: exit 2, and the error lists the times it does hold
+run forecast --model "$CK" --init "$T/dm.nc" --time 2020-03-21T06 --steps 1 --threads 1 --output "$T/x.nc"
+usage_error "a --time the file does not hold" "dm.nc: no field for model channel t2m at 2020-03-21T00:00" \
+    "(the file holds it at 2 times, 2020-03-20T00:00 .. 2020-03-20T06:00)"
 run forecast --model "$CK" --init "$T/undated.nc" --time 2020-03-20T06 --steps 1 --threads 1 \
     --output "$T/x.nc"
 fails 1 "time offsets without a datetime coordinate" "undated.nc" "2m_temperature" "offsets" \
