@@ -74,7 +74,7 @@ static int file_holds_one_time(const char *path) {
  * condition (with prev: the file's earliest time). */
 static wx_status init_window_from_file(const char *path, const char *prev, const wx_rollout *r,
                                        int has_time, wx_time *time, wx_archive_meta *meta,
-                                       float **rec) {
+                                       float **rec, int cli_hint) {
     const int64_t W = r->window;
     if (prev && W != 2)
         return wx_error_set(WX_ERR_USAGE, "--init-prev %s: the %s model reads %lld state%s, not 2",
@@ -101,7 +101,8 @@ static wx_status init_window_from_file(const char *path, const char *prev, const
             wx_time_format(*time, a);
             snprintf(why, sizeof why, "%s", wx_error_message());
             /* one file without the earlier state: --init-prev is the way to give it */
-            const char *hint = !prev && W == 2 && file_holds_one_time(path)
+            /* cli_hint: only `wxcast forecast` has those options (daily names its own files) */
+            const char *hint = cli_hint && !prev && W == 2 && file_holds_one_time(path)
                                    ? " (a file holding one time: give the state one step earlier "
                                      "with --init-prev FILE, and --time)" : "";
             st = wx_error_set(st, "the %s model starts from %lld analyses %gh apart up to "
@@ -274,7 +275,8 @@ wx_status wx_forecast_run_ext(wx_forecast_opts *o, wx_forecast_ext *xo) {
                 wx_log_info("forecast: the state one step before the start from %s", prev);
             }
         }
-        if (st == WX_OK) st = init_window_from_file(o->init, prev, r, x->has_time, &o->time, &fmeta, &rec);
+        if (st == WX_OK) st = init_window_from_file(o->init, prev, r, x->has_time, &o->time, &fmeta, &rec,
+                                                    x->prev_path == NULL);
         if (st != WX_OK && !prev && cand[0] && strcmp(cand, o->init) != 0)
             st = wx_error_wrap(st, "the earlier state has no file of its own (%s not found), so it was read "
                                "from %s: ", cand, o->init);

@@ -113,6 +113,7 @@ sed 's/^output: products$/output: products2/' ops/daily.yaml > ops/daily2.yaml
 "$W" daily ops/daily2.yaml --date 2002-01-05 > do2.txt 2> de2.txt
 rc=$?
 ok "without the earlier file: exit 1, one error line naming it (rc $rc: $(cat de2.txt))" '[ $rc -eq 1 ] && [ $(grep -c "^wxcast: error:" de2.txt) -eq 1 ] && grep -q "ops/drop/an_20020104_18.nc not found" de2.txt'
+ok "and no advice about forecast's --init-prev (daily has no such option)" '! grep -q -- "--init-prev" de2.txt'
 ok "and no dated folder" '[ ! -d ops/products2/20020105T00 ]'
 # An earlier file that holds the wrong time: the error names that file.
 cp ops/drop/an_20020105_00.nc ops/drop/an_20020104_18.nc
