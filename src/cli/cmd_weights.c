@@ -77,7 +77,7 @@ int wx_cmd_export_weights(int argc, char **argv) {
     int n = 0;
     wx_status s = export_weights(a.positionals[0], out, &n);
     if (s) return wx_cli_error(s);
-    wx_log_info("%s: %d tensors from %s", out, n, a.positionals[0]);
+    printf("%s: %d tensors from %s\n", out, n, a.positionals[0]); /* the result: stdout */
     return 0;
 }
 
@@ -386,6 +386,6 @@ int wx_cmd_import_weights(int argc, char **argv) {
     int64_t total = 0;
     wx_status s = import_weights(a.positionals[0], cfg, wx_args_get(&a, "data"), out, &total);
     if (s) return wx_cli_error(s);
-    wx_log_info("%s: %lld parameters from %s", out, (long long)total, a.positionals[0]);
+    printf("%s: %lld parameters from %s\n", out, (long long)total, a.positionals[0]);
     return 0;
 }

@@ -20,7 +20,11 @@ trap 'rm -rf "$T"' EXIT
 
 run import-weights "$NPZ" --config "$CFG" --output "$T/a.ckpt"
 [ "$rc" -eq 0 ] && [ -s "$T/a.ckpt" ]; check "import the GraphCast .npz (rc $rc: $err)" $?
-[[ "$err" == *"11636 parameters"* ]]; check "11636 parameters imported (got: $err)" $?
+[[ "$out" == *"a.ckpt: 11636 parameters from "*"gc_import.npz" ]]
+check "11636 parameters imported, the result line on stdout (got: $out)" $?
+run -q export-weights "$T/a.ckpt" --output "$T/q.safetensors"
+[[ "$out" == *"q.safetensors: "*" tensors from "*"a.ckpt" ]]
+check "export-weights -q: its result line still on stdout (got: $out)" $?
 run export-weights "$T/a.ckpt" --output "$T/a.safetensors"
 [ "$rc" -eq 0 ] && grep -qa 'mesh2grid_gnn.decoder_nodes_grid_nodes_mlp.linear_1.weight' \
     "$T/a.safetensors"
