@@ -203,8 +203,10 @@ static wx_status eval_file(ectx *x, const char *path, int model, wx_time init, b
             char a[160], b[160];
             wx_grid_describe(&f->grid, a, sizeof a);
             wx_grid_describe(&m->grid, b, sizeof b);
-            st = wx_error_set(WX_ERR_RUN, "%s: %s is on grid %s, the truth archive on %s (regrid "
-                                          "first)", path, f->name, a, b);
+            /* a usage error, as forecast's --init on another grid than the model's */
+            st = wx_error_set(WX_ERR_USAGE, "%s: %s is on grid %s, the truth archive on %s: "
+                              "regrid the forecast to the truth's grid, or ingest the truth on "
+                              "the forecast's (recipe grid: {resolution: R})", path, f->name, a, b);
             goto done;
         }
         jobs[nj++] = (job){i, c, f->member, f->valid};

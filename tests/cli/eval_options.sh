@@ -9,7 +9,8 @@
 #  4. --regions: an unknown name and a land region without a land-sea mask (the tiny archive has
 #     no lsm) exit 2 before scoring; tropics,europe add a last column "region" to scores.csv whose
 #     global rows are exactly the table without --regions, and "region_scores" to scores.json;
-#  5. --resolution: abc, 0 and 0.7 exit 2; 20 on the tiny world writes "resolution":20.
+#  5. --resolution: abc, 0 and 0.7 exit 2; 20 on the tiny world writes "resolution":20; a forecast
+#     on another grid than the truth and an --output that is a file exit 2.
 # Usage: eval_options.sh WXCAST SRCDIR
 set -u
 W=$1
@@ -87,6 +88,21 @@ usage_error "--resolution 0" "--resolution 0" "> 0"
 run "${E[@]}" --forecast det=f0.nc --resolution 0.7
 usage_error "--resolution 0.7" "--resolution 0.7" "divides 180 and 360"
 ok "--resolution usage errors: no output folder" '[ ! -e o ]'
+# a forecast on another grid than the truth: exit 2 naming both grids (forecast --init: 2 too)
+/usr/bin/python3 - <<'EOP'
+import netCDF4
+import numpy as np
+d = netCDF4.Dataset("g10.nc", "w")
+d.createDimension("time", 1); d.createDimension("latitude", 19); d.createDimension("longitude", 36)
+t = d.createVariable("time", "f8", ("time",)); t.units = "hours since 2000-12-27 00:00:00"; t[:] = [0]
+la = d.createVariable("latitude", "f8", ("latitude",)); la.units = "degrees_north"; la[:] = np.linspace(90, -90, 19)
+lo = d.createVariable("longitude", "f8", ("longitude",)); lo.units = "degrees_east"; lo[:] = np.arange(0, 360, 10)
+v = d.createVariable("t2m", "f4", ("time", "latitude", "longitude")); v.units = "K"; v[:] = 280
+d.close()
+EOP
+run eval --truth archive --output og --forecast g10.nc
+usage_error "a forecast on another grid than the truth" "g10.nc: t2m is on grid 19x36" "the truth archive on 32x64" "regrid the forecast"
+ok "no output folder for it" '[ ! -e og/scores.csv ]'
 : > afile
 run eval --truth archive --output afile --forecast det=f0.nc
 usage_error "--output an existing file, before scoring" "--output afile" "is a file, expected a folder"
