@@ -13,8 +13,9 @@
 int wx_cmd_forecast(int argc, char **argv) {
     static const wx_arg_option opts[] = {
         {"model", 1, "checkpoint written by `wxcast train` (required)", "CKPT"},
-        {"init", 1, "archive, or a GRIB/NetCDF analysis file, holding the initial state (required)",
-         "ARCHIVE|FILE"},
+        {"init", 1, "archive, or GRIB/NetCDF analysis files (comma-separated: e.g. CDS single-level "
+                    "and pressure-level files) holding the initial state (required)",
+         "ARCHIVE|FILE[,FILE...]"},
         {"time", 1, "initial time (required with an archive; a file: default its earliest time)",
          "ISO"},
         {"steps", 1, "model steps to roll out (required unless --lead; 40 = 10 days of 6 h)", "N"},

@@ -28,6 +28,50 @@ wx_status wx_forecast_channel_from_name(const char *name, int64_t step_s, wx_arc
     return WX_OK;
 }
 
+/* The files of --init FILE[,FILE...] (CDS delivers single-level and pressure-level fields in
+ * separate files, `forecast --grib` writes two) seen as one list of fields: field g is field
+ * g - base[k] of file k. */
+typedef struct {
+    int n;
+    wx_source **src;
+    int *base; /* [n + 1] */
+} src_set;
+
+static void set_close(src_set *ss) {
+    for (int k = 0; k < ss->n; k++) wx_source_close(ss->src[k]);
+    free(ss->src), free(ss->base);
+    memset(ss, 0, sizeof *ss);
+}
+
+static wx_status set_open(const char *list, src_set *ss) {
+    memset(ss, 0, sizeof *ss);
+    char *buf = wx_strdup(list);
+    wx_status st = WX_OK;
+    int cap = 1;
+    for (const char *c = list; *c; c++) cap += *c == ',';
+    ss->src = wx_calloc((size_t)cap, sizeof *ss->src);
+    ss->base = wx_calloc((size_t)cap + 1, sizeof *ss->base);
+    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t && st == WX_OK; t = strtok_r(NULL, ",", &save)) {
+        st = wx_source_open(t, &ss->src[ss->n]);
+        if (st == WX_OK) ss->base[ss->n + 1] = ss->base[ss->n] + wx_source_count(ss->src[ss->n]), ss->n++;
+    }
+    free(buf);
+    if (st == WX_OK && ss->n == 0) st = wx_error_set(WX_ERR_USAGE, "--init '%s': no file", list);
+    if (st != WX_OK) set_close(ss);
+    return st;
+}
+
+static int set_file(const src_set *ss, int g) {
+    int k = 0;
+    while (g >= ss->base[k + 1]) k++;
+    return k;
+}
+
+static const wx_field_info *info_at(const src_set *ss, int g) {
+    int k = set_file(ss, g);
+    return wx_source_info(ss->src[k], g - ss->base[k]);
+}
+
 static int matches(const wx_field_info *f, const wx_archive_channel *ch) {
     if (f->kind != ch->kind || fabs(f->level - ch->level) > 1e-6) return 0;
     return !strcmp(f->param, ch->param) || (f->entry && wx_catalogue_matches(f->entry, ch->param));
@@ -57,14 +101,14 @@ wx_status wx_forecast_init_from_file(const char *path, const wx_rollout *r, int 
         st = wx_forecast_channel_from_name(r->in[i].name, r->step_s, &meta->chan[n++]);
     }
     meta->nchan = n;
-    wx_source *src = NULL;
-    if (st == WX_OK) st = wx_source_open(path, &src);
-    int nf = src ? wx_source_count(src) : 0;
+    src_set ss = {0};
+    if (st == WX_OK) st = set_open(path, &ss);
+    int nf = ss.n ? ss.base[ss.n] : 0;
     int *field = wx_malloc(sizeof(int) * (size_t)(n ? n : 1));
     if (st == WX_OK && !has_time) { /* the earliest time of any channel's field */
         int any = 0;
         for (int i = 0; i < nf; i++) {
-            const wx_field_info *f = wx_source_info(src, i);
+            const wx_field_info *f = info_at(&ss, i);
             for (int c = 0; c < n && f->has_time; c++)
                 if (matches(f, &meta->chan[c]) && (!any || f->valid < *time)) *time = f->valid, any = 1;
         }
@@ -74,7 +118,7 @@ wx_status wx_forecast_init_from_file(const char *path, const wx_rollout *r, int 
     for (int c = 0; st == WX_OK && c < n; c++) {
         field[c] = -1;
         for (int i = 0; i < nf && field[c] < 0; i++) {
-            const wx_field_info *f = wx_source_info(src, i);
+            const wx_field_info *f = info_at(&ss, i);
             /* an ensemble file starts from its first member */
             if (matches(f, &meta->chan[c]) && (!f->has_time || f->valid == *time) && f->member <= 0)
                 field[c] = i;
@@ -86,22 +130,24 @@ wx_status wx_forecast_init_from_file(const char *path, const wx_rollout *r, int 
             int nt = 0;
             wx_time t0 = 0, t1 = 0;
             for (int i = 0; i < nf; i++) {
-                const wx_field_info *f = wx_source_info(src, i);
+                const wx_field_info *f = info_at(&ss, i);
                 if (!matches(f, &meta->chan[c]) || !f->has_time) continue;
                 if (!nt || f->valid < t0) t0 = f->valid;
                 if (!nt || f->valid > t1) t1 = f->valid;
                 nt++;
             }
-            char a[32], b[32], held[128] = " (the file does not hold it at any time)";
+            const char *who = ss.n > 1 ? "the files hold" : "the file holds";
+            char a[32], b[32], held[160];
             wx_time_format(t0, a), wx_time_format(t1, b);
-            if (nt) snprintf(held, sizeof held, " (the file holds it at %d times, %s .. %s)", nt, a, b);
+            if (nt) snprintf(held, sizeof held, " (%s it at %d times, %s .. %s)", who, nt, a, b);
+            else snprintf(held, sizeof held, " (%s it at no time)", who);
             st = wx_error_set(WX_ERR_USAGE, "%s: no field for model channel %s at %s%s", path,
                               meta->chan[c].name, t, held);
         }
     }
     for (int c = 0; st == WX_OK && c < n; c++) {
         if (field[c] < 0) continue;
-        const wx_grid *g = &wx_source_info(src, field[c])->grid;
+        const wx_grid *g = &info_at(&ss, field[c])->grid;
         if (!meta->grid.nlat) {
             meta->grid = *g;
         } else if (!wx_grid_same(g, &meta->grid, 1e-6)) {
@@ -117,13 +163,14 @@ wx_status wx_forecast_init_from_file(const char *path, const wx_rollout *r, int 
             for (size_t p = 0; p < P; p++) dst[p] = NAN;
             continue;
         }
-        st = wx_source_read(src, field[c], WX_MISSING_ERROR, dst);
+        int k = set_file(&ss, field[c]);
+        st = wx_source_read(ss.src[k], field[c] - ss.base[k], WX_MISSING_ERROR, dst);
     }
     meta->start = *time;
     meta->step = r->step_s;
     meta->count = 1;
     free(field), free(need);
-    if (src) wx_source_close(src);
+    set_close(&ss);
     if (st != WX_OK) {
         free(*rec);
         *rec = NULL;

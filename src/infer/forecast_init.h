@@ -1,4 +1,5 @@
-/* The initial state of a forecast from analysis files (GRIB or NetCDF, through io/wx_source.h),
+/* The initial state of a forecast from analysis files (GRIB or NetCDF, through io/wx_source.h;
+ * `path` one file or a comma-separated list read as one, e.g. single-level + pressure-level),
  * in the shape the archive path gives it, so one rollout code serves both: a wx_archive_meta
  * whose channels are the model's (output channels first, then input-only ones), described by
  * parsing the model's channel names against the catalogue ("z500" → z at 500 hPa, "t2m" → 2t),

@@ -24,6 +24,16 @@ ok "round trip from the NetCDF file (err: $(cat err.txt))" '[ $st -eq 0 ]'
 cat g/forecast_20001227T06_sfc.grib2 g/forecast_20001227T06_pl.grib2 > all.grib2
 F --init all.grib2 --time 2000-12-27T12:00 --steps 1 --output r3.nc --grib g3 --grib-packing ccsds --grib-bits 12; st=$?
 ok "round trip from GRIB at +6h (err: $(cat err.txt))" '[ $st -eq 0 ]'
+# the two GRIB files as they are, comma-separated: the same forecast as from the joined file
+F --init g/forecast_20001227T06_sfc.grib2,g/forecast_20001227T06_pl.grib2 --time 2000-12-27T12:00 \
+    --steps 1 --output r4.nc; st=$?
+F --init all.grib2 --time 2000-12-27T12:00 --steps 1 --output r5.nc; st5=$?
+d4=$(ncdump -v z,t2m r4.nc 2>/dev/null | sed -n '/^ z =/,$p'); d5=$(ncdump -v z,t2m r5.nc 2>/dev/null | sed -n '/^ z =/,$p')
+ok "--init SFC,PL: runs (err: $(cat err.txt)) and equals the joined file's forecast (${#d4} chars)" \
+    '[ $st -eq 0 ] && [ $st5 -eq 0 ] && [ ${#d4} -gt 1000 ] && [ "$d4" = "$d5" ]'
+F --init g/forecast_20001227T06_pl.grib2 --time 2000-12-27T12:00 --steps 1 --output r6.nc; st=$?
+ok "--init PL alone: exit 2 naming a surface channel the file lacks" \
+    '[ $st -eq 2 ] && grep -q "no field for model channel .* (the file holds it at no time)" err.txt'
 F --init archive --time 2000-12-27T06:00 --steps 2 --output e.nc --grib ge --members 4 --perturbation spherical-gaussian --seed 3; st=$?
 ok "ensemble (err: $(cat err.txt))" '[ $st -eq 0 ] && [ -f e_mean.nc ] && [ -f e_spread.nc ]'
 "$W" -q export e_spread.nc --output es --no-coast --width 240 >/dev/null 2>err.txt; st=$?
