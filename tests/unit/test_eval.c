@@ -220,7 +220,7 @@ int main(void) {
     png_image pa = {.version = PNG_IMAGE_VERSION};
     WX_CHECK(png_image_begin_read_from_file(&pa, DIR "/out/acc_t2m.png"), "acc plot");
     png_image_free(&pa);
-    /* A forecast on another grid is an error that says so. */
+    /* A forecast on another grid is a usage error that says so (as forecast --init). */
     wx_archive_meta m2;
     eval_make_meta(&m2, 2, 12, 42);
     wx_grid_global(5.0, &m2.grid);
@@ -228,7 +228,7 @@ int main(void) {
     const char *f2[1] = {DIR "/coarse.nc"};
     wx_eval_opts o2 = {.nfiles = 1, .files = f2, .models = models, .truth = DIR "/truth", .climatology = "", .baselines = 1};
     st = wx_eval_run(&o2, &r);
-    WX_CHECK(st == WX_ERR_RUN && strstr(wx_error_message(), "regrid"), "grid mismatch: %s", wx_error_message());
+    WX_CHECK(st == WX_ERR_USAGE && strstr(wx_error_message(), "regrid the forecast"), "grid mismatch: usage error: %s", wx_error_message());
     wx_archive_meta_free(&m);
     wx_archive_meta_free(&m2);
     return wx_test_summary();
