@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "models/mesh.h"
+#include "wx_mesh_1deg.h"
 #include "wx_test.h"
 
 static int cmp_u64(const void *a, const void *b) {
@@ -278,11 +279,9 @@ static void check_pole_frames(const wx_mesh_graphs *g, const double *gxyz, const
 }
 
 static void test_graphs_1deg(void) {
-    int nlat = 181, nlon = 360;
-    double lat[181], lon[360];
-    for (int j = 0; j < nlat; j++) lat[j] = 90.0 - j;
-    for (int i = 0; i < nlon; i++) lon[i] = i;
-    wx_mesh_options opt = {5, 0.6, WX_MESH_M2G_NORM_PUBLISHED, lat, lon, nlat, nlon};
+    wx_mesh_options opt = wx_test_mesh_1deg();
+    const double *lat = opt.lat, *lon = opt.lon;
+    int nlat = opt.nlat, nlon = opt.nlon;
     wx_mesh_graphs g;
     if (!WX_CHECK(wx_mesh_graphs_build(&opt, &g) == WX_OK, "build 1deg/M5: %s", wx_error_message()))
         return;

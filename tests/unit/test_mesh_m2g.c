@@ -12,6 +12,7 @@
 
 #include "models/mesh.h"
 #include "wx_fixture.h"
+#include "wx_mesh_1deg.h"
 #include "wx_test.h"
 
 #define HASH_MUL 1000003LL
@@ -20,11 +21,9 @@
 int main(void) {
     wx_fixture *f = wx_fixture_load("gc_m2g_1deg");
     if (!WX_CHECK(f != NULL, "fixture gc_m2g_1deg: %s", wx_error_message())) return wx_test_summary();
-    int nlat = 181, nlon = 360;
-    double lat[181], lon[360];
-    for (int j = 0; j < nlat; j++) lat[j] = 90.0 - j;
-    for (int i = 0; i < nlon; i++) lon[i] = i;
-    wx_mesh_options opt = {5, 0.6, WX_MESH_M2G_NORM_PUBLISHED, lat, lon, nlat, nlon};
+    wx_mesh_options opt = wx_test_mesh_1deg();
+    const double *lat = opt.lat, *lon = opt.lon;
+    int nlon = opt.nlon;
     wx_mesh_graphs g;
     if (!WX_CHECK(wx_mesh_graphs_build(&opt, &g) == WX_OK, "build 1deg/M5: %s", wx_error_message())) {
         wx_fixture_free(f);
