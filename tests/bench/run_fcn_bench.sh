@@ -8,30 +8,45 @@
 # CPU rows: the process's CPU time (all threads) over the same spans; other jobs on a shared machine
 # disturb them far less than the wall times, so they are the steadier comparison there.
 # Usage: bash tests/bench/run_fcn_bench.sh [build-dir] [rounds]
-#   threads: OMP_NUM_THREADS (default 2; OpenBLAS gets the same). OMP_WAIT_POLICY defaults to
-#   PASSIVE for both sides: with OpenBLAS's own (pthread) workers next to the OpenMP team, libgomp's
-#   default spin-wait let idle OpenMP threads take the cores from the GEMMs, and on a shared, loaded
-#   machine that made both wxcast and PyTorch 5-7x slower (measured; see docs/benchmarks.md).
+#   threads: OMP_NUM_THREADS (default 2; OpenBLAS gets the same).
+#   Wait policy, each side at its best on this machine (docs/benchmarks.md, session 10):
+#   wxcast under libgomp's default spin-then-sleep (WX_WAIT_POLICY=default: OMP_WAIT_POLICY unset,
+#   which is what `wxcast train` gets when the user sets nothing), PyTorch under PASSIVE
+#   (TORCH_WAIT_POLICY=PASSIVE): PyTorch's OpenMP team and OpenBLAS's own pthread workers fight for
+#   the cores under the default, 2.9x slower (1015-1074 against 356-375 ms per step, measured).
+#   wxcast runs no OpenBLAS workers next to its team (src/ops/gemm_par.c), so spinning costs it
+#   nothing and saves the wake-ups of a sleeping team: ~10 % of the step. OMP_WAIT_POLICY, if set,
+#   applies to both sides (the protocol up to session 9).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 build=${1:-$here/../../build}
 rounds=${2:-2}
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-2}
-export OPENBLAS_NUM_THREADS=$OMP_NUM_THREADS OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-PASSIVE}
+export OPENBLAS_NUM_THREADS=$OMP_NUM_THREADS
+export WX_WAIT_POLICY=${WX_WAIT_POLICY:-${OMP_WAIT_POLICY:-default}}
+export TORCH_WAIT_POLICY=${TORCH_WAIT_POLICY:-${OMP_WAIT_POLICY:-PASSIVE}}
+unset OMP_WAIT_POLICY
+# with_policy POLICY CMD...: CMD with OMP_WAIT_POLICY=POLICY, or unset for "default"
+with_policy() {
+    local p=$1; shift
+    if [ "$p" = default ]; then "$@"; else OMP_WAIT_POLICY=$p "$@"; fi
+}
+wx() { with_policy "$WX_WAIT_POLICY" "$build/tests/bench_fcn" "$@"; }
+pt() { with_policy "$TORCH_WAIT_POLICY" /usr/bin/python3 "$here/bench_fcn_torch.py" "$@"; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 load() { cut -d' ' -f1-3 /proc/loadavg; }
 echo "load at start: $(load)" >&2
-"$build/tests/bench_fcn" peak >>"$tmp/wx.jsonl"
+wx peak >>"$tmp/wx.jsonl"
 for r in $(seq "$rounds"); do
     echo "round $r/$rounds: train (load $(load))" >&2
-    "$build/tests/bench_fcn" train >>"$tmp/wx.jsonl"
-    /usr/bin/python3 "$here/bench_fcn_torch.py" train >>"$tmp/pt.jsonl"
+    wx train >>"$tmp/wx.jsonl"
+    pt train >>"$tmp/pt.jsonl"
     echo "round $r/$rounds: rollout (load $(load))" >&2
-    "$build/tests/bench_fcn" rollout >>"$tmp/wx.jsonl"
-    /usr/bin/python3 "$here/bench_fcn_torch.py" rollout >>"$tmp/pt.jsonl"
+    wx rollout >>"$tmp/wx.jsonl"
+    pt rollout >>"$tmp/pt.jsonl"
 done
-"$build/tests/bench_fcn" peak >>"$tmp/wx.jsonl"
+wx peak >>"$tmp/wx.jsonl"
 echo "load at end: $(load)" >&2
 /usr/bin/python3 - "$tmp/wx.jsonl" "$tmp/pt.jsonl" "$(load)" <<'PY'
 import json, os, statistics, sys
@@ -43,7 +58,8 @@ peak = med(pick(wx, "peak"), "sgemm_gflops")
 wt, pt_t = pick(wx, "train"), pick(pt, "train")
 wr, pt_r = pick(wx, "rollout"), pick(pt, "rollout")
 print(f"FourCastNet 64x128, 20 ch, patch 4, embed 256, depth 6, 8 blocks; train batch 2, rollout batch 1 x 40 steps")
-print(f"threads={os.environ['OMP_NUM_THREADS']} OMP_WAIT_POLICY={os.environ['OMP_WAIT_POLICY']} rounds={len(wt)} "
+print(f"threads={os.environ['OMP_NUM_THREADS']} OMP_WAIT_POLICY wxcast={os.environ['WX_WAIT_POLICY']} "
+      f"torch={os.environ['TORCH_WAIT_POLICY']} rounds={len(wt)} "
       f"params wx={wt[0]['params']} torch={pt_t[0]['params']}; load at end {sys.argv[3]}")
 print(f"{'':<26} {'wxcast':>10} {'torch':>10} {'ratio':>6}  (times: torch/wx, speed-up; memory: wx/torch)")
 def row(name, a, b, mem=False):
