@@ -6,6 +6,7 @@
  * its day 366 (WeatherBench2 fills day 366 from day 365). The triangle is two box sums of H days
  * (one forward, one backward), so smoothing costs O(366) per point whatever the window. */
 #include "climatology_build.h"
+#include "climatology_seeps.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -121,6 +122,12 @@ int wx_climatology_hours(const wx_archive_meta *m, wx_time start, wx_time end, i
 wx_status wx_climatology_build(const char *path, const wx_archive_meta *m, wx_time start,
                                wx_time end, const wx_clim_opts *opts, wx_clim_fetch fetch,
                                void *ctx) {
+    return wx_climatology_build_version(path, m, start, end, opts, 0, fetch, ctx);
+}
+
+wx_status wx_climatology_build_version(const char *path, const wx_archive_meta *m, wx_time start,
+                                       wx_time end, const wx_clim_opts *opts, int version,
+                                       wx_clim_fetch fetch, void *ctx) {
     wx_clim_opts o = opts ? *opts : (wx_clim_opts){61, (int64_t)1 << 30, 0};
     if (o.window < 3 || o.window % 2 == 0)
         return wx_error_set(WX_ERR_USAGE, "climatology window %d: expected an odd number of days "
@@ -134,18 +141,27 @@ wx_status wx_climatology_build(const char *path, const wx_archive_meta *m, wx_ti
         wx_time_format(end, b);
         return wx_error_set(WX_ERR_RUN, "%s: no record in the statistics window %s .. %s", path, a, b);
     }
-    wx_clim_header h = {.version = WX_CLIM_VERSION, .nchan = (uint32_t)m->nchan,
+    if (version != 0 && version != 1 && version != WX_CLIM_VERSION)
+        return wx_error_set(WX_ERR_USAGE, "climatology version %d: expected 1 or %d", version,
+                            WX_CLIM_VERSION);
+    wx_clim_header h = {.version = version == 1 ? 1 : WX_CLIM_VERSION, .nchan = (uint32_t)m->nchan,
                         .nlat = (uint32_t)m->grid.nlat, .nlon = (uint32_t)m->grid.nlon,
                         .ndoy = WX_CLIM_NDOY, .window = (uint32_t)o.window, .stats_start = start,
-                        .stats_end = end};
+                        .stats_end = end, .seeps_chan = -1};
+    if (h.version >= 2)
+        h.seeps_chan = wx_clim_seeps_channel(m, o.window, &h.seeps_period_s, &h.seeps_dry);
     c.nh = wx_climatology_hours(m, start, end, o.hour_step, h.hours);
     for (int k = 0; k < 24; k++) c.hidx[k] = -1;
     for (int k = 0; k < c.nh; k++) c.hidx[h.hours[k]] = k;
     h.nhours = (uint32_t)c.nh;
-    int nslabs = WX_CLIM_NDOY * c.nh;
-    uint64_t tables = WX_CLIM_HEADER_BYTES + 4 * (uint64_t)nslabs;
+    int nslabs = WX_CLIM_NDOY * c.nh, ntab = nslabs * (h.seeps_chan >= 0 ? 2 : 1);
+    uint64_t tables = (uint64_t)wx_clim_header_bytes(&h) + 4 * (uint64_t)ntab;
     h.data_offset = (tables + WX_ARCHIVE_ALIGN - 1) / WX_ARCHIVE_ALIGN * WX_ARCHIVE_ALIGN;
     c.E = (size_t)m->nchan * (size_t)wx_archive_points(m);
+    if (h.seeps_chan >= 0) {
+        uint64_t end_mean = h.data_offset + (uint64_t)nslabs * c.E * 4;
+        h.seeps_offset = (end_mean + WX_ARCHIVE_ALIGN - 1) / WX_ARCHIVE_ALIGN * WX_ARCHIVE_ALIGN;
+    }
     /* Bytes per element of a block: S and N for every slab, plus the smoothing scratch. */
     double per = (double)WX_CLIM_NDOY * (c.nh * 16.0 + 8.0) + 4.0;
     size_t B = (size_t)fmax(1.0, (double)o.budget_bytes / per);
@@ -157,7 +173,7 @@ wx_status wx_climatology_build(const char *path, const wx_archive_meta *m, wx_ti
     c.tmp = malloc(sizeof(double) * WX_CLIM_NDOY * B);
     c.val = malloc(sizeof(float) * B);
     c.rec = malloc(sizeof(float) * B);
-    c.crcs = wx_calloc((size_t)nslabs, 4);
+    c.crcs = wx_calloc((size_t)ntab, 4);
     wx_status st = WX_OK;
     if (!c.S || !c.N || !c.tmp || !c.val || !c.rec)
         st = wx_error_set(WX_ERR_RUN, "%s: out of memory for a %zu-element block", path, B);
@@ -170,14 +186,20 @@ wx_status wx_climatology_build(const char *path, const wx_archive_meta *m, wx_ti
         if (st == WX_OK) wx_progress_update(&p, (int64_t)((q0 + b + B - 1) / B), NULL);
     }
     wx_progress_finish(&p);
+    free(c.S), free(c.N), free(c.tmp); /* the SEEPS passes get the whole budget */
+    c.S = c.N = c.tmp = NULL;
+    if (st == WX_OK && h.seeps_chan >= 0)
+        st = wx_clim_seeps_build(f.fp, f.path, m, &h, c.t0, c.t1, c.hidx, o.budget_bytes, fetch,
+                                 ctx, c.crcs + nslabs);
     if (st == WX_OK) {
         unsigned char hdr[WX_CLIM_HEADER_BYTES];
+        size_t hb = (size_t)wx_clim_header_bytes(&h);
         wx_clim_header_pack(&h, hdr);
-        h.header_crc = wx_clim_header_crc(hdr, c.crcs, nslabs);
+        h.header_crc = wx_clim_header_crc(hdr, c.crcs, ntab);
         wx_clim_header_pack(&h, hdr);
         unsigned char *pad = wx_calloc((size_t)(h.data_offset - tables) + 1, 1);
-        if (fseeko(f.fp, 0, SEEK_SET) || fwrite(hdr, 1, sizeof hdr, f.fp) != sizeof hdr ||
-            fwrite(c.crcs, 4, (size_t)nslabs, f.fp) != (size_t)nslabs ||
+        if (fseeko(f.fp, 0, SEEK_SET) || fwrite(hdr, 1, hb, f.fp) != hb ||
+            fwrite(c.crcs, 4, (size_t)ntab, f.fp) != (size_t)ntab ||
             fwrite(pad, 1, (size_t)(h.data_offset - tables), f.fp) != h.data_offset - tables)
             st = wx_error_set(WX_ERR_RUN, "%s: writing the header failed", path);
         free(pad);

@@ -25,9 +25,16 @@ int wx_climatology_hours(const wx_archive_meta *m, wx_time start, wx_time end, i
                          uint8_t hours[24]);
 
 /* Writes `path` atomically from the records of `m` whose valid time lies in [start, end] and
- * whose hour is one wx_climatology_hours keeps, read through `fetch`. */
+ * whose hour is one wx_climatology_hours keeps, read through `fetch`: the mean, then (version 2,
+ * when wx_clim_seeps_channel finds a channel) the SEEPS fields, each within the budget. */
 wx_status wx_climatology_build(const char *path, const wx_archive_meta *m, wx_time start,
                                wx_time end, const wx_clim_opts *opts, wx_clim_fetch fetch,
                                void *ctx);
+/* wx_climatology_build writing format `version`: 0 or 2, the current one (with the SEEPS fields
+ * of a 6 h / 24 h tp channel, climatology_seeps.h); 1: version 1, the mean only, as older wxcast
+ * wrote it (the compatibility tests make one). */
+wx_status wx_climatology_build_version(const char *path, const wx_archive_meta *m, wx_time start,
+                                       wx_time end, const wx_clim_opts *opts, int version,
+                                       wx_clim_fetch fetch, void *ctx);
 
 #endif

@@ -64,7 +64,8 @@ int wx_cmd_eval(int argc, char **argv) {
         "eval", "--forecast FILES --truth ARCHIVE --output DIR [options]",
         "Scores forecasts with the WeatherBench2 definitions (area-weighted RMSE with the square "
         "root after the mean over initial times, bias, MAE, uncentred ACC against the "
-        "day-of-year x hour climatology at the valid time) per variable and lead, for each model "
+        "day-of-year x hour climatology at the valid time; SEEPS for 6 h or 24 h total "
+        "precipitation when the climatology holds its fields) per variable and lead, for each model "
         "and for the persistence and climatology baselines; writes scores.csv, scores.json, "
         "rmse_<var>.png and acc_<var>.png (every model on one plot), and "
         "scorecard_<model>_vs_<baseline>.png (relative RMSE in %, RdBu_r over +-100 %, blue = "
@@ -120,9 +121,11 @@ int wx_cmd_eval(int argc, char **argv) {
     if (r.nregions > 1)
         snprintf(more, sizeof more, " (+%d in %d other regions)", r.nrcells, r.nregions - 1);
     if (st == WX_OK)
-        printf("eval: %lld initial times, %d models (incl. baselines), %d scores%s%s, %d scorecards "
-               "-> %s\n", (long long)r.ninit, r.nmodels, r.ncells, more,
-               r.has_climatology ? "" : " (no climatology: no ACC)", cards, out);
+        printf("eval: %lld initial times, %d models (incl. baselines), %d scores%s%s%s%s, %d "
+               "scorecards -> %s\n", (long long)r.ninit, r.nmodels, r.ncells, more,
+               r.has_climatology ? "" : " (no climatology: no ACC)",
+               r.has_seeps ? ", SEEPS for " : "", r.has_seeps ? r.chan_names[r.seeps_chan] : "",
+               cards, out);
     wx_eval_result_free(&r);
     free(list), free(files), free(models);
     return st == WX_OK ? 0 : wx_cli_error(st);

@@ -15,6 +15,7 @@
 #include "io/wx_source.h"
 #include "core/wx_log.h"
 #include "infer/eval_grid.h"
+#include "infer/eval_seeps.h"
 #include "meteo/wx_grid.h"
 
 static int model_index(wx_eval_result *r, const char *name) {
@@ -90,6 +91,7 @@ typedef struct {
     const float *masks;     /* [rg.n, nlat, nlon] their point weights */
     wx_tmap rcells;            /* (model, chan, lead) -> first of its rg.n consecutive rcells */
     int warned_hour;        /* a valid hour missing from the climatology was reported */
+    wx_eval_seeps sp;       /* SEEPS of the precipitation channel (sp.chan -1: none) */
 } ectx;
 
 /* The sums of (model, chan, lead): out[0] global, out[1 + k] region k. Valid until the next call
@@ -122,6 +124,15 @@ static void add(ectx *x, int model, int chan, int64_t lead, wx_eval_add_kind kin
     wx_score_sums *sums[1 + WX_EVAL_NREGIONS];
     cells_of(x, model, chan, lead, sums);
     wx_eval_regions_add(&x->rg, x->masks, sums, x->w, g->nlat, g->nlon, kind, M, a, b, c, d);
+}
+
+/* SEEPS of one initial time of the precipitation channel, globally and in every region. */
+static void add_seeps(ectx *x, int model, int chan, int64_t lead, const float *f, const float *o,
+                      const wx_seeps_clim *sc) {
+    wx_score_sums *sums[1 + WX_EVAL_NREGIONS];
+    cells_of(x, model, chan, lead, sums);
+    wx_eval_regions_add_seeps(&x->rg, x->masks, sums, x->w, x->eg.grid.nlat, x->eg.grid.nlon, f,
+                              o, sc);
 }
 
 /* The baseline rows of one model: persistence, climatology (index, or -1 until first scored). */
@@ -195,6 +206,7 @@ static wx_status eval_file(ectx *x, const char *path, int model, wx_time init, b
     float *pers = NULL, *cl = x->clim ? wx_malloc(sizeof(float) * (size_t)R) : NULL;
     float *fcs = x->npairs ? wx_malloc(sizeof(float) * (size_t)R) : NULL; /* this valid time's fields */
     char *have = wx_calloc((size_t)m->nchan + 1, 1);
+    int seeps = 0; /* this file's precipitation is scored with SEEPS */
     for (int i = 0; i < nf; i++) {
         const wx_field_info *f = wx_source_info(src, i);
         int c = match_channel(m, f);
@@ -210,6 +222,7 @@ static wx_status eval_file(ectx *x, const char *path, int model, wx_time init, b
             goto done;
         }
         jobs[nj++] = (job){i, c, f->member, f->valid};
+        if (c == x->sp.chan && !seeps) seeps = wx_eval_seeps_field_ok(&x->sp, c, f->name, path) ? 1 : -1;
     }
     if (nj == 0) {
         st = wx_error_set(WX_ERR_RUN, "%s: no field matches a channel of the truth archive "
@@ -238,6 +251,9 @@ static wx_status eval_file(ectx *x, const char *path, int model, wx_time init, b
         const float *clv = cl && clim_has_hour(x, valid) ? cl : NULL;
         if (clv && (st = wx_eval_grid_clim(&x->eg, x->clim, valid, cl))) goto done;
         const float *acc_c = x->clim_mean ? x->clim_mean : clv; /* ACC's climatology */
+        wx_seeps_clim sc_v, *sc = NULL; /* SEEPS needs the climatology at the valid time */
+        if (clv && seeps > 0 && (st = wx_eval_seeps_at(&x->sp, x->clim, &x->eg, valid, &sc_v))) goto done;
+        if (clv && seeps > 0) sc = &sc_v;
         memset(have, 0, (size_t)m->nchan);
         for (int q = k, next; q < kend; q = next) {
             const job *j = &jobs[q];
@@ -262,15 +278,21 @@ static wx_status eval_file(ectx *x, const char *path, int model, wx_time init, b
                 add(x, model, j->chan, lead, WX_EVAL_ADD_ENSEMBLE, M, ens, o, NULL, NULL);
             }
             add(x, model, j->chan, lead, WX_EVAL_ADD_FIELD, 0, fc, o, c, NULL);
+            int sp = sc && j->chan == x->sp.chan; /* (ensembles: of the mean, as WB2's) */
+            if (sp) add_seeps(x, model, j->chan, lead, fc, o, sc);
             if (fcs) memcpy(fcs + j->chan * P, fc, sizeof(float) * (size_t)P), have[j->chan] = 1;
             if (!bl) continue;
-            if (pers && first_time(x, init, j->chan, base_row(r, bl, 0), lead))
+            if (pers && first_time(x, init, j->chan, base_row(r, bl, 0), lead)) {
                 add(x, base_row(r, bl, 0), j->chan, lead, WX_EVAL_ADD_FIELD, 0, pers + j->chan * P,
                     o, c, NULL);
+                if (sp) add_seeps(x, base_row(r, bl, 0), j->chan, lead, pers + j->chan * P, o, sc);
+            }
             /* ACC of the climatology against itself is 0/0: not scored */
-            if (clv && first_time(x, init, j->chan, base_row(r, bl, 1), lead))
+            if (clv && first_time(x, init, j->chan, base_row(r, bl, 1), lead)) {
                 add(x, base_row(r, bl, 1), j->chan, lead, WX_EVAL_ADD_FIELD, 0, cl + j->chan * P, o,
                     NULL, NULL);
+                if (sp) add_seeps(x, base_row(r, bl, 1), j->chan, lead, cl + j->chan * P, o, sc);
+            }
         }
         for (int pk = 0; pk < x->npairs; pk++) { /* wind vectors (ensembles: of the mean) */
             int u = x->pair[pk][0], v = x->pair[pk][1], d = m->nchan + pk;
@@ -351,7 +373,7 @@ wx_status wx_eval_run(const wx_eval_opts *o, wx_eval_result *r) {
     wx_archive_opts ao = {.threads = 2, .check_crc = 1};
     WX_TRY(wx_archive_open(o->truth, &ao, &ar));
     const wx_archive_meta *m = wx_archive_meta_of(ar);
-    ectx x = {.ar = ar, .r = r};
+    ectx x = {.ar = ar, .r = r, .sp = {.chan = -1}};
     wx_status st = WX_OK;
     int nm = 0, *set = NULL, *off = NULL;
     wx_time *inits = NULL, *sorted = NULL;
@@ -382,6 +404,9 @@ wx_status wx_eval_run(const wx_eval_opts *o, wx_eval_result *r) {
         if (wx_eval_region_is_land(x.rg.id[k]) && (st = wx_eval_regions_read_lsm(ar, &lsm))) goto out;
     if ((st = wx_eval_grid_open(m, o->resolution, &x.eg))) goto out;
     if (lsm) wx_eval_grid_map(&x.eg, lsm, 1, lsm); /* in place: P <= Pa when regridding */
+    if ((st = wx_eval_seeps_open(&x.sp, x.clim, m, &x.eg, cdir))) goto out;
+    r->has_seeps = x.sp.chan >= 0, r->seeps_chan = x.sp.chan;
+    r->seeps_dry = x.sp.dry, r->seeps_period_s = x.sp.period_s;
     if ((st = wx_eval_regions_masks(&x.rg, &x.eg.grid, lsm, o->truth, &masks))) goto out;
     x.masks = masks;
     if (x.rg.n > 0) {
@@ -476,6 +501,7 @@ out:
     free(x.cells.s), free(x.done.s), free(x.rcells.s), free(x.pair);
     free(inits), free(sorted), free(set), free(off), free(bl), free(cmean), free(w), free(lsm), free(masks);
     if (x.clim) wx_climatology_close(x.clim);
+    wx_eval_seeps_close(&x.sp);
     wx_eval_grid_close(&x.eg);
     wx_archive_close(ar);
     if (st != WX_OK) wx_eval_result_free(r);

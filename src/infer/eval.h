@@ -72,6 +72,10 @@ typedef struct {
     int nrcells;
     wx_eval_cell *rcells;
     double resolution;        /* degrees of the scoring grid after regridding; 0: the truth's grid */
+    /* SEEPS (eval_seeps.h): scored for channel seeps_chan when has_seeps */
+    int has_seeps, seeps_chan;
+    double seeps_dry;         /* dry threshold in the channel's units */
+    int64_t seeps_period_s;
 } wx_eval_result;
 
 typedef struct {

@@ -160,6 +160,27 @@ wx_status wx_eval_regions_masks(wx_eval_regions *rg, const wx_grid *g, const flo
     return WX_OK;
 }
 
+/* Rows j0..j0+nr-1 of region k (-1: global, every row); returns the offset of row j0. Rows
+ * outside the region add exactly 0 to every sum, so they are skipped. */
+static size_t region_rows(const wx_eval_regions *rg, int k, int nlat, int nlon, int *j0, int *nr) {
+    *j0 = k < 0 ? 0 : rg->rows[k][0], *nr = k < 0 ? nlat : rg->rows[k][1] - *j0 + 1;
+    if (*nr <= 0) *j0 = 0, *nr = 0; /* no point: NaN scores, counted as an initial time */
+    return (size_t)*j0 * nlon;
+}
+
+void wx_eval_regions_add_seeps(const wx_eval_regions *rg, const float *masks,
+                               wx_score_sums *const *sums, const double *w, int nlat, int nlon,
+                               const float *f, const float *o, const wx_seeps_clim *sc) {
+    int n = rg ? rg->n : 0;
+    for (int k = -1; k < n; k++) {
+        int j0, nr;
+        size_t off = region_rows(rg, k, nlat, nlon, &j0, &nr);
+        const float *mk = k < 0 ? NULL : masks + (size_t)k * nlat * nlon + off;
+        wx_seeps_clim c = {sc->wet + off, sc->p1 + off, sc->dry};
+        wx_score_add_seeps_masked(sums[k + 1], w + j0, mk, nr, nlon, f + off, o + off, &c);
+    }
+}
+
 void wx_eval_regions_add(const wx_eval_regions *rg, const float *masks, wx_score_sums *const *sums,
                          const double *w, int nlat, int nlon, wx_eval_add_kind kind, int M,
                          const float *a, const float *b, const float *c, const float *d) {
@@ -172,10 +193,8 @@ void wx_eval_regions_add(const wx_eval_regions *rg, const float *masks, wx_score
             wx_score_add_ensemble_masked(s, w, mk, nlat, nlon, M, a, b);
             continue;
         }
-        /* Rows outside the region add exactly 0 to every sum: skip them. */
-        int j0 = k < 0 ? 0 : rg->rows[k][0], nr = k < 0 ? nlat : rg->rows[k][1] - j0 + 1;
-        size_t o = (size_t)j0 * nlon;
-        if (nr <= 0) j0 = 0, nr = 0, o = 0; /* no point: NaN scores, counted as an initial time */
+        int j0, nr;
+        size_t o = region_rows(rg, k, nlat, nlon, &j0, &nr);
         if (kind == WX_EVAL_ADD_FIELD)
             wx_score_add_masked(s, w + j0, mk ? mk + o : NULL, nr, nlon, a + o, b + o, c ? c + o : NULL);
         else

@@ -60,5 +60,10 @@ typedef enum { WX_EVAL_ADD_FIELD, WX_EVAL_ADD_VECTOR, WX_EVAL_ADD_ENSEMBLE } wx_
 void wx_eval_regions_add(const wx_eval_regions *rg, const float *masks, wx_score_sums *const *sums,
                          const double *w, int nlat, int nlon, wx_eval_add_kind kind, int M,
                          const float *a, const float *b, const float *c, const float *d);
+/* SEEPS of one initial time (forecast f against truth o, metrics.h) into sums[0] and each
+ * region's sums[1 + k], as wx_eval_regions_add. f, o: [nlat, nlon]; sc on the same grid */
+void wx_eval_regions_add_seeps(const wx_eval_regions *rg, const float *masks,
+                               wx_score_sums *const *sums, const double *w, int nlat, int nlon,
+                               const float *f, const float *o, const wx_seeps_clim *sc);
 
 #endif

@@ -6,6 +6,7 @@
 #include "core/wx_fs.h"
 #include "core/wx_json.h"
 #include "infer/eval.h"
+#include "io/climatology.h"
 
 static void csv_num(FILE *f, double v) {
     if (isfinite(v)) fprintf(f, ",%.9g", v);
@@ -22,6 +23,7 @@ static void csv_row(FILE *fp, const wx_eval_result *r, const wx_eval_cell *c, co
     fprintf(fp, ",%lld", (long long)s.n_ens);
     csv_num(fp, s.crps), csv_num(fp, s.spread), csv_num(fp, s.spread_skill);
     csv_num(fp, s.spread_skill_fair);
+    if (r->has_seeps) csv_num(fp, s.seeps);
     if (region) fprintf(fp, ",%s", region);
     fputc('\n', fp);
 }
@@ -33,7 +35,8 @@ wx_status wx_eval_write_csv(const wx_eval_result *r, const char *path) {
      * and a reader of the columns by position finds them where they were. */
     int regions = r->nregions > 1;
     fprintf(f.fp, "model,variable,units,lead_hours,n,rmse,bias,mae,acc,n_ens,crps,spread,"
-                  "spread_skill,spread_skill_fair%s\n", regions ? ",region" : "");
+                  "spread_skill,spread_skill_fair%s%s\n", r->has_seeps ? ",seeps" : "",
+            regions ? ",region" : "");
     for (int i = 0; i < r->ncells; i++) csv_row(f.fp, r, &r->cells[i], regions ? "global" : NULL);
     for (int i = 0; regions && i < r->nrcells; i++)
         csv_row(f.fp, r, &r->rcells[i], r->region_names[r->rcells[i].region]);
@@ -62,6 +65,7 @@ static void json_score(wx_json *j, const wx_eval_result *r, const wx_eval_cell *
         wx_json_kv_number(j, "spread_skill", s.spread_skill);
         wx_json_kv_number(j, "spread_skill_fair", s.spread_skill_fair);
     }
+    if (s.n_seeps > 0) wx_json_kv_number(j, "seeps", s.seeps);
     wx_json_object_end(j);
 }
 
@@ -75,6 +79,19 @@ wx_status wx_eval_write_json(const wx_eval_result *r, const char *path) {
     wx_json_kv_bool(&j, "climatology", r->has_climatology);
     wx_json_kv_string(&j, "convention", r->convention == WX_EVAL_FOURCASTNET ? "fourcastnet" : "wb2");
     wx_json_kv_number(&j, "resolution", r->resolution > 0 ? r->resolution : NAN); /* null: native */
+    wx_json_key(&j, "seeps"); /* null: not scored (no SEEPS climatology) */
+    if (r->has_seeps) {
+        wx_json_object_begin(&j);
+        wx_json_kv_string(&j, "variable", r->chan_names[r->seeps_chan]);
+        wx_json_kv_number(&j, "accumulation_hours", r->seeps_period_s / 3600.0);
+        wx_json_kv_number(&j, "dry_threshold", r->seeps_dry);
+        wx_json_kv_string(&j, "units", r->chan_units[r->seeps_chan]);
+        wx_json_kv_number(&j, "min_p1", WX_SEEPS_MIN_P1);
+        wx_json_kv_number(&j, "max_p1", WX_SEEPS_MAX_P1);
+        wx_json_object_end(&j);
+    } else {
+        wx_json_null(&j);
+    }
     /* "per_model": rows persistence@MODEL / climatology@MODEL on each model's initial times */
     int any_base = 0;
     for (int i = 0; i < r->nmodels; i++)

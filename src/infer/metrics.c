@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "core/wx_error.h"
+#include "io/climatology.h"
 
 void wx_metrics_fourcastnet_weights(int nlat, double *w) {
     double sum = 0;
@@ -238,8 +239,56 @@ void wx_score_add_ensemble_masked(wx_score_sums *s, const double *w, const float
     s->n_ens++;
 }
 
+/* Category indicators of x (dry, light, heavy) as WB2 forms them: comparisons that are false
+ * for NaN thresholds, so a value can be in none. */
+static void seeps_cat(double x, double wet, double dry, int cat[3]) {
+    cat[0] = x < dry;
+    cat[1] = x > dry && x < wet;
+    cat[2] = x >= wet;
+}
+
+double wx_metrics_seeps_point(double f, double o, double wet, double p1, double dry) {
+    if (isnan(f) || isnan(o) || !(p1 < WX_SEEPS_MAX_P1) || !(p1 > WX_SEEPS_MIN_P1)) return NAN;
+    const double S[3][3] = {{0, 1 / (1 - p1), 4 / (1 - p1)},
+                            {1 / p1, 0, 3 / (1 - p1)},
+                            {1 / p1 + 3 / (2 + p1), 3 / (2 + p1), 0}};
+    int cf[3], co[3];
+    /* in float32, as WB2 compares its float32 fields with the threshold (NumPy keeps a float32
+     * array's precision against a Python float): a value of exactly (float)0.1 mm is not dry */
+    double d32 = (float)dry;
+    seeps_cat(f, wet, d32, cf);
+    seeps_cat(o, wet, d32, co);
+    double v = 0; /* WB2's contingency table dotted with the matrix */
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++)
+            if (cf[i] && co[j]) v += S[i][j];
+    return 0.5 * v;
+}
+
+void wx_score_add_seeps_masked(wx_score_sums *s, const double *w, const float *mask, int nlat,
+                               int nlon, const float *f, const float *o, const wx_seeps_clim *sc) {
+    double num = 0, den = 0;
+    for (int j = 0; j < nlat; j++) {
+        double a = 0, n = 0;
+        for (int i = 0; i < nlon; i++) {
+            size_t k = (size_t)j * nlon + i;
+            double mk = MASK_AT(mask, k);
+            if (!(mk > 0)) continue;
+            double v = wx_metrics_seeps_point(f[k], o[k], sc->wet[k], sc->p1[k], sc->dry);
+            if (isnan(v)) continue;
+            a += mk * v;
+            n += mk;
+        }
+        num += w[j] * a;
+        den += w[j] * n;
+    }
+    s->sum_seeps += den > 0 ? num / den : NAN;
+    s->n_seeps++;
+}
+
 void wx_score_finish(const wx_score_sums *s, wx_scores *out) {
-    *out = (wx_scores){.n = s->n, .n_ens = s->n_ens};
+    *out = (wx_scores){.n = s->n, .n_ens = s->n_ens, .n_seeps = s->n_seeps};
+    out->seeps = s->n_seeps > 0 ? s->sum_seeps / (double)s->n_seeps : NAN;
     double n = s->n > 0 ? (double)s->n : NAN, ne = s->n_ens > 0 ? (double)s->n_ens : NAN;
     out->rmse = s->rmse_per_init ? s->sum_rmse / n : sqrt(s->sum_mse / n);
     out->bias = s->vector ? NAN : s->sum_bias / n;

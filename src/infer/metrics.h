@@ -21,6 +21,16 @@ row or a masked region from poisoning every score, and equals WB2 when nothing i
  *   spread/skill = sqrt(mean_t VAR) / sqrt(mean_t EMSE)   (WB2's two parts combined)
  *   spread/skill fair = sqrt((M+1)/M) · spread/skill     (GenCast's finite-ensemble correction;
  *                                                         not WB2's, reported beside it)
+ * SEEPS (WB2 metrics.py SpatialSEEPS/SEEPS, Rodwell et al. 2010; precipitation only), per point
+ * with the dry threshold r (0.1 mm for 6 h totals, 0.25 mm for 24 h), the wet threshold u at the
+ * valid time and p1 the climatological dry fraction averaged over day of year and hour:
+ *   category(x) = dry if x < r, light if r < x < u, heavy if x >= u (x == r: none, scores 0;
+ *                 u NaN: x > r is in none), the same thresholds for forecast and truth;
+ *   score = S[cat(f)][cat(o)],  S = ½·[[0, 1/(1−p1), 4/(1−p1)],
+ *                                     [1/p1, 0, 3/(1−p1)],
+ *                                     [1/p1 + 3/(2+p1), 3/(2+p1), 0]]
+ *   NaN where f or o is NaN or p1 is not in (0.1, 0.85) (WX_SEEPS_MIN_P1/MAX_P1);
+ *   SEEPS(t) = ⟨score⟩ over the finite points (WB2: skipna=True), SEEPS = mean_t SEEPS(t).
  * Sums are kept in double; the order of summation is fixed (row by row), so results are
  * identical run to run. */
 #ifndef WX_METRICS_H
@@ -41,6 +51,8 @@ typedef struct {
     int64_t n_ens;      /* initial times with an ensemble added */
     int members;        /* M of the last ensemble added */
     double sum_crps, sum_ens_var, sum_ens_mse;
+    int64_t n_seeps;    /* initial times with SEEPS added (wx_score_add_seeps_masked) */
+    double sum_seeps;
 } wx_score_sums;
 
 /* Final scores; NaN where nothing was accumulated (or ACC where a denominator was 0). */
@@ -48,7 +60,16 @@ typedef struct {
     int64_t n, n_ens;
     double rmse, bias, mae, acc;
     double crps, spread, ens_mean_rmse, spread_skill, spread_skill_fair;
+    int64_t n_seeps;
+    double seeps;       /* NaN when not scored */
 } wx_scores;
+
+/* What SEEPS compares against, on the scoring grid. */
+typedef struct {
+    const float *wet; /* [nlat, nlon] wet threshold at the valid time */
+    const float *p1;  /* [nlat, nlon] dry fraction averaged over day of year and hour */
+    double dry;       /* dry threshold, in the field's units */
+} wx_seeps_clim;
 
 /* NVlabs FourCastNet's latitude weights (inference/inference.py, shared/reference/
  * fourcastnet.md item 8): w_j = nlat·cos(lat_j) / Σ_k cos(lat_k) with lat_j = 90 − j·180/(nlat−1),
@@ -97,6 +118,12 @@ void wx_score_add_vector_masked(wx_score_sums *s, const double *w, const float *
                                 const float *ov);
 void wx_score_add_ensemble_masked(wx_score_sums *s, const double *w, const float *mask, int nlat,
                                   int nlon, int M, const float *ens, const float *o);
+/* SEEPS of one point (formula above): NaN where f or o is NaN or p1 is outside the mask. */
+double wx_metrics_seeps_point(double f, double o, double wet, double p1, double dry);
+/* Adds SEEPS(t) of forecast f against truth o, every point weighted w_j·mask_ji as in
+ * wx_score_add_masked (mask NULL: 1). f, o: [nlat, nlon]; sc's fields on the same grid */
+void wx_score_add_seeps_masked(wx_score_sums *s, const double *w, const float *mask, int nlat,
+                               int nlon, const float *f, const float *o, const wx_seeps_clim *sc);
 void wx_score_finish(const wx_score_sums *s, wx_scores *out);
 
 #endif
