@@ -9,6 +9,7 @@
 #include "train/distributed.h"
 #include "train/train_config.h"
 #include "train/trainer.h"
+#include "train/watchdog.h"
 
 /* One error line for the job: the rank that failed prints it. An error the other ranks do not
  * know about leaves them blocked in a collective, so it ends the whole job (MPI_Abort). */
@@ -64,6 +65,8 @@ int wx_cmd_train(int argc, char **argv) {
         {"threads", 1, "compute threads, 0..1024 (overrides the config's `threads`)", "N"},
         {"zero1", 0, "under MPI: shard the AdamW state over the ranks (ZeRO stage 1)", NULL},
         {"bucket-mb", 1, "under MPI: gradient all-reduce bucket size in MiB (default 25)", "MB"},
+        {"collective-timeout", 1, "under MPI: end the job when a rank has waited this long in a "
+                                  "collective (a hung rank); 0 = wait for ever (default 600)", "S"},
         {"print-config", 0, "print the effective config (defaults filled in) and exit", NULL},
         {NULL, 0, NULL, NULL},
     };
@@ -79,22 +82,29 @@ int wx_cmd_train(int argc, char **argv) {
     if (rc != WX_ARGS_CONTINUE) return rc;
     wx_train_opts o = {.resume = wx_args_get(&a, "resume"), .metrics = wx_args_get(&a, "metrics"),
                        .zero1 = wx_args_flag(&a, "zero1")};
-    double bucket_mb;
+    double bucket_mb, timeout_s;
     wx_status s = wx_args_int(&a, "max-steps", 0, &o.max_steps);
     if (s == WX_OK) s = wx_args_threads(&a, &o.threads);
     if (s == WX_OK) s = wx_args_double(&a, "bucket-mb", 25, &bucket_mb);
+    if (s == WX_OK) s = wx_args_double(&a, "collective-timeout", WX_WATCHDOG_DEFAULT_S, &timeout_s);
     if (s == WX_OK && wx_args_get(&a, "max-steps") && o.max_steps < 1)
         s = wx_error_set(WX_ERR_USAGE, "train: --max-steps %lld: expected >= 1 (leave it out to train "
                          "every step)", (long long)o.max_steps);
     if (s == WX_OK && !(bucket_mb >= 0.001 && bucket_mb <= 2048))
         s = wx_error_set(WX_ERR_USAGE, "train: --bucket-mb %s: expected 0.001..2048",
                          wx_args_get(&a, "bucket-mb"));
+    if (s == WX_OK && !(timeout_s >= 0 && timeout_s <= 1e7))
+        s = wx_error_set(WX_ERR_USAGE, "train: --collective-timeout %s: expected seconds, 0..1e7 "
+                         "(0 = no timeout)", wx_args_get(&a, "collective-timeout"));
     if (s == WX_OK && o.metrics) s = wx_output_path_check(o.metrics, "--metrics");
     if (s) return wx_cli_error(s);
     o.bucket_bytes = (int64_t)(bucket_mb * 1048576.0);
     s = wx_dist_init(NULL, NULL);
     if (s) return wx_cli_error(s);
+    if (wx_dist_active() && timeout_s > 0)
+        wx_watchdog_start(timeout_s, wx_dist_rank(), "--collective-timeout");
     rc = train_main(&a, &o);
+    wx_watchdog_stop();
     wx_dist_finalize();
     return rc;
 }

@@ -8,6 +8,7 @@
 
 #include "core/wx_log.h"
 #include "core/wx_timer.h"
+#include "train/watchdog.h"
 #include "wx_build_config.h"
 
 #if WX_HAVE_MPI
@@ -131,6 +132,7 @@ wx_status wx_dist_agree(wx_status local) {
         if (local != WX_OK) g.agreed = 1;
         return local;
     }
+    WX_WATCHDOG_SCOPE("the ranks' status agreement");
     int key = local != WX_OK ? g.rank : INT_MAX, first = INT_MAX;
     MPI_TRY(MPI_Allreduce(&key, &first, 1, MPI_INT, MPI_MIN, g.comm));
     if (first == INT_MAX) return WX_OK;
@@ -144,12 +146,14 @@ wx_status wx_dist_agree(wx_status local) {
 
 wx_status wx_dist_barrier(void) {
     if (!wx_dist_active()) return WX_OK;
+    WX_WATCHDOG_SCOPE("a barrier");
     MPI_TRY(MPI_Barrier(g.comm));
     return WX_OK;
 }
 
 wx_status wx_dist_bcast(void *buf, size_t bytes, int root) {
     if (!wx_dist_active()) return WX_OK;
+    WX_WATCHDOG_SCOPE("a broadcast");
     for (size_t o = 0; o < bytes; o += WX_MPI_CHUNK) {
         size_t k = bytes - o < WX_MPI_CHUNK ? bytes - o : WX_MPI_CHUNK;
         MPI_TRY(MPI_Bcast((char *)buf + o, (int)k, MPI_BYTE, root, g.comm));
@@ -159,6 +163,7 @@ wx_status wx_dist_bcast(void *buf, size_t bytes, int root) {
 
 wx_status wx_dist_allreduce_f32(float *buf, int64_t n, wx_dist_op op) {
     if (!wx_dist_active()) return WX_OK;
+    WX_WATCHDOG_SCOPE("an all-reduce");
     for (int64_t o = 0; o < n; o += WX_MPI_CHUNK) {
         int k = (int)(n - o < WX_MPI_CHUNK ? n - o : WX_MPI_CHUNK);
         MPI_TRY(MPI_Allreduce(MPI_IN_PLACE, buf + o, k, MPI_FLOAT, MPI_SUM, g.comm));
@@ -172,6 +177,7 @@ wx_status wx_dist_allreduce_f32(float *buf, int64_t n, wx_dist_op op) {
 
 wx_status wx_dist_allreduce_f64(double *buf, int64_t n, wx_dist_op op) {
     if (!wx_dist_active()) return WX_OK;
+    WX_WATCHDOG_SCOPE("an all-reduce");
     for (int64_t o = 0; o < n; o += WX_MPI_CHUNK) {
         int k = (int)(n - o < WX_MPI_CHUNK ? n - o : WX_MPI_CHUNK);
         MPI_TRY(MPI_Allreduce(MPI_IN_PLACE, buf + o, k, MPI_DOUBLE, MPI_SUM, g.comm));
@@ -186,6 +192,7 @@ wx_status wx_dist_allgather_u32(uint32_t v, uint32_t *out) {
         out[0] = v;
         return WX_OK;
     }
+    WX_WATCHDOG_SCOPE("an all-gather");
     MPI_TRY(MPI_Allgather(&v, 1, MPI_UINT32_T, out, 1, MPI_UINT32_T, g.comm));
     return WX_OK;
 }
@@ -207,6 +214,7 @@ static wx_status shard_layout(int64_t len, int **cnt, int **displ) {
 
 wx_status wx_dist_reduce_scatter_avg(float *grad, int64_t len) {
     if (!wx_dist_active()) return WX_OK;
+    WX_WATCHDOG_SCOPE("the gradient reduce-scatter");
     int *cnt, *displ;
     WX_TRY(shard_layout(len, &cnt, &displ));
     /* In place, the reduced shard lands at the start of the buffer: move it to its offset. */
@@ -224,6 +232,7 @@ wx_status wx_dist_reduce_scatter_avg(float *grad, int64_t len) {
 
 wx_status wx_dist_allgather_shards(float *buf, int64_t len) {
     if (!wx_dist_active()) return WX_OK;
+    WX_WATCHDOG_SCOPE("the parameter all-gather");
     int *cnt, *displ;
     WX_TRY(shard_layout(len, &cnt, &displ));
     wx_status s = mpi_check(MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, buf, cnt, displ,
@@ -238,6 +247,7 @@ wx_status wx_dist_gather_shards(const float *local, float *full, int64_t len, in
         memcpy(full, local, sizeof(float) * (size_t)len);
         return WX_OK;
     }
+    WX_WATCHDOG_SCOPE("a gather");
     int *cnt, *displ;
     WX_TRY(shard_layout(len, &cnt, &displ));
     wx_status s = mpi_check(MPI_Gatherv(local, cnt[g.rank], MPI_FLOAT, full, cnt, displ, MPI_FLOAT,
@@ -252,6 +262,7 @@ wx_status wx_dist_scatter_shards(const float *full, float *local, int64_t len, i
         memcpy(local, full, sizeof(float) * (size_t)len);
         return WX_OK;
     }
+    WX_WATCHDOG_SCOPE("a scatter");
     int *cnt, *displ;
     WX_TRY(shard_layout(len, &cnt, &displ));
     wx_status s = mpi_check(MPI_Scatterv(full, cnt, displ, MPI_FLOAT, local, cnt[g.rank], MPI_FLOAT,

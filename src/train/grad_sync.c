@@ -1,6 +1,7 @@
 /* The bucketed gradient all-reduce of data-parallel training (distributed.h): a ring of
  * point-to-point messages in general, node shared memory when every rank runs on one node. */
 #include "train/distributed.h"
+#include "train/watchdog.h"
 #include "train/distributed_mpi.h"
 
 #include <stdlib.h>
@@ -380,6 +381,7 @@ wx_status wx_grad_sync_progress(wx_grad_sync *s) {
 
 wx_status wx_grad_sync_finish(wx_grad_sync *s) {
     if (!wx_dist_active()) return WX_OK;
+    WX_WATCHDOG_SCOPE("the gradient all-reduce");
     if (s->shm) {
         double t0 = wx_time_now();
         wx_status st = shm_reduce_own(s);
@@ -408,6 +410,7 @@ void wx_grad_sync_reset_clock(wx_grad_sync *s) { s->seconds = 0; }
 
 wx_status wx_grad_sync_reduce_scatter(wx_grad_sync *s) {
     if (!wx_dist_active()) return WX_OK;
+    WX_WATCHDOG_SCOPE("the gradient reduce-scatter");
     double t0 = wx_time_now();
     wx_status st = s->shm ? shm_reduce_own(s) : wx_dist_reduce_scatter_avg(s->grad, s->len);
     s->seconds += wx_time_now() - t0;
@@ -416,6 +419,7 @@ wx_status wx_grad_sync_reduce_scatter(wx_grad_sync *s) {
 
 wx_status wx_grad_sync_allgather(wx_grad_sync *s, float *data) {
     if (!wx_dist_active()) return WX_OK;
+    WX_WATCHDOG_SCOPE("the parameter all-gather");
     double t0 = wx_time_now();
     wx_status st;
     if (s->shm) { /* the shard's gradient is spent: its place in the segment carries the update */

@@ -16,6 +16,7 @@
 #include "backend/wx_cuda_api.h"
 #include "train/trainer_priv.h"
 #include "train/validate.h"
+#include "train/watchdog.h"
 
 /* The parameters must be the same bits on every rank; a checkpoint is where a silent divergence
  * would be frozen, so it is checked there (crc32 of each rank's parameters). */
@@ -109,6 +110,8 @@ static wx_status fault_hook(const wx_trainer *t, int agreed) {
     wx_log_warn("WXCAST_FAULT: %s in step %lld", mode, step);
     if (!strcmp(mode, "kill")) raise(SIGKILL);
     if (!strcmp(mode, "exit")) _exit(3);
+    if (!strcmp(mode, "hang")) /* alive but silent, like a stuck read: the others' watchdog ends it */
+        for (;;) pause();
     return wx_error_set(WX_ERR_RUN, "step %lld: fault injected by WXCAST_FAULT (%s)", step, mode);
 }
 
@@ -199,7 +202,10 @@ static wx_status train_step(wx_trainer *t, const float *x, const float *tg, doub
     WX_TRY(wx_dist_allreduce_f64(loss, 1, WX_DIST_AVG));
     WX_TRY(fault_hook(t, 1));
     double sumsq;
-    WX_TRY(reduce_grads(t, &sumsq));
+    {   /* the device paths wait for NCCL inside copies, not in an MPI call */
+        WX_WATCHDOG_SCOPE("the gradient all-reduce");
+        WX_TRY(reduce_grads(t, &sumsq));
+    }
     t->comm_s = wx_time_now() - c0;
     if (!isfinite(*loss))
         return wx_dist_agree(wx_error_set(WX_ERR_RUN, "step %lld: the training loss is %g (diverged; "
@@ -226,6 +232,7 @@ static wx_status train_step(wx_trainer *t, const float *x, const float *tg, doub
                                     t->st.step + 1));
     }
     if (t->zero1) {
+        WX_WATCHDOG_SCOPE("the parameter all-gather");
         double c1 = wx_time_now();
         if (!t->dev) {
             WX_TRY(wx_grad_sync_allgather(t->sync, p->data));
@@ -252,6 +259,7 @@ static wx_status validate_and_save(wx_trainer *t, int at_stop, double *loss) {
     wx_dataset *ds = &t->ds;
     wx_valid_result r;
     double t0 = wx_time_now();
+    wx_watchdog_phase("the validation after step %lld", (long long)t->st.step);
     WX_TRY(wx_validate(t->m, ds, &t->loss, t->c->leads, t->c->nleads, t->c->valid_max_samples,
                        t->valid_batch, &r));
     const wx_ckpt_state kept = t->st;
@@ -326,6 +334,7 @@ static wx_status loop(wx_trainer *t, wx_train_summary *sum) {
             if (t->st.epoch_pos + 1 < t->bpe && t->st.step + 1 < stop)
                 WX_TRY(wx_dataset_prefetch(ds, t->st.epoch_pos + 1));
             double loss = 0, gnorm = 0, lr = 0, s0 = wx_time_now();
+            wx_watchdog_phase("training step %lld", (long long)t->st.step + 1);
             WX_TRY(train_step(t, x, tg, &loss, &gnorm, &lr));
             /* the optimizer step alone: samples_per_s restarts every epoch and also carries the
              * batch reads, so throughput comparisons (weak scaling) need this one */
@@ -347,6 +356,7 @@ static wx_status loop(wx_trainer *t, wx_train_summary *sum) {
             if (c->checkpoint_every && t->st.step % c->checkpoint_every == 0 &&
                 t->st.epoch_pos < t->bpe && t->st.step < t->total) {
                 wx_dataset_drain(ds); /* the prefetch of the next batch restarts below */
+                wx_watchdog_phase("the checkpoint after step %lld", (long long)t->st.step);
                 WX_TRY(save(t, t->last_path));
                 if (t->st.epoch_pos < t->bpe && t->st.step < stop)
                     WX_TRY(wx_dataset_prefetch(ds, t->st.epoch_pos));
@@ -367,6 +377,7 @@ static wx_status loop(wx_trainer *t, wx_train_summary *sum) {
             WX_TRY(validate_and_save(t, 1, &vloss));
             stop_loss = vloss;
         }
+        wx_watchdog_phase("the checkpoint after step %lld", (long long)t->st.step);
         WX_TRY(save(t, t->last_path));
     }
     sum->step = t->st.step;

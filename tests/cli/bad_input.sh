@@ -102,6 +102,10 @@ usage_error "--grib-bits without --grib" "--grib-bits" "--grib DIR"
 ok "no output written by refused runs" '[ ! -e x.nc ] && [ ! -e gx ]'
 run train train.yaml --max-steps 0
 usage_error "train --max-steps 0" "--max-steps 0" ">= 1"
+for v in -1 1e9; do
+    run train train.yaml --collective-timeout $v
+    usage_error "train --collective-timeout $v" "--collective-timeout $v" "0..1e7"
+done
 run train train.yaml --resume $CK --max-steps 2
 usage_error "train --resume below the checkpoint's step" "--max-steps 2" "$CK" "already at step 3"
 run train --help

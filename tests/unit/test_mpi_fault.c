@@ -7,6 +7,10 @@
  *  - error: rank 1 returns an error the other rank does not know of: the CLI calls MPI_Abort;
  *  - batch: rank 1 fails its batch before the step's status agreement: both ranks stop cleanly,
  *    exit 1, with one error line for the job.
+ *  - hang: rank 1 stops forever (alive, silent: a stuck read, a stopped process) after the loss
+ *    all-reduce; rank 0's collective watchdog (--collective-timeout 3, src/train/watchdog.c) ends
+ *    the job from the gradient all-reduce with one error line naming the rank, the collective and
+ *    the step. Without the watchdog the job would wait for ever (the guard ends it at 60 s).
  * A global batch that does not divide over the ranks is a usage error (exit 2, one line). */
 #include "mpi_run.h"
 
@@ -16,12 +20,12 @@ static int count_lines(const char *s, const char *prefix) {
     return n;
 }
 
-static void check_fault(const char *mode) {
+static void check_fault(const char *mode, const char *args) {
     char env[256], tag[32];
     snprintf(env, sizeof env, "WXCAST_FAULT=1:6:%s", mode);
     snprintf(tag, sizeof tag, "fault_%s", mode);
     double secs;
-    int rc = mpi_train(2, "F", env, "train.yaml", tag, &secs);
+    int rc = mpi_train(2, "F", env, args, tag, &secs);
     printf("%s: exit %d after %.1f s\n", mode, rc, secs);
     char f[64];
     snprintf(f, sizeof f, "%s.err", tag);
@@ -32,7 +36,7 @@ static void check_fault(const char *mode) {
         printf("%s: the job ended before the fault fired; its stderr:\n%s\n%s: retrying once\n",
                mode, e, mode);
         free(e);
-        rc = mpi_train(2, "F", env, "train.yaml", tag, &secs);
+        rc = mpi_train(2, "F", env, args, tag, &secs);
         printf("%s: exit %d after %.1f s\n", mode, rc, secs);
         e = mpi_slurp("F", f);
     }
@@ -46,6 +50,12 @@ static void check_fault(const char *mode) {
         WX_CHECK(rc == 1 && count_lines(e, "wxcast: error:") == 1 && strstr(e, "fault injected") &&
                      !strstr(e, "MPI_ABORT") && !strstr(e, "ORTE_ERROR_LOG"),
                  "batch: exit 1 with one error line and no abort (exit %d):\n%s", rc, e);
+    if (!strcmp(mode, "hang"))
+        WX_CHECK(count_lines(e, "wxcast: error:") == 1 &&
+                     strstr(e, "wxcast: error: rank 0: waited ") &&
+                     strstr(e, " s in the gradient all-reduce (training step 6) without the other "
+                               "ranks arriving (--collective-timeout 3)"),
+                 "hang: rank 0's watchdog names the collective, the step and the option:\n%s", e);
     free(e);
 }
 
@@ -53,10 +63,11 @@ int main(void) {
     int rc = mpi_setup(toy_archive_write);
     if (rc) return rc == 77 ? 77 : (WX_CHECK(0, "setup: %s", wx_error_message()), wx_test_summary());
     mpi_write_run_dir("F", toy_model_yaml, 40, 4, "  checkpoint_every: 2\n");
-    check_fault("kill");
-    check_fault("exit");
-    check_fault("error");
-    check_fault("batch");
+    check_fault("kill", "train.yaml");
+    check_fault("exit", "train.yaml");
+    check_fault("error", "train.yaml");
+    check_fault("batch", "train.yaml");
+    check_fault("hang", "train.yaml --collective-timeout 3");
 
     /* The last checkpoint before the fault (step 4) continues the run. */
     wx_checkpoint ck;
