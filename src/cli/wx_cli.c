@@ -1,6 +1,8 @@
 #include "cli/wx_cli.h"
 
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/wx_args.h"
@@ -26,6 +28,24 @@ const wx_command wx_commands[] = {
     {"daily", "a day's forecast, ensemble, GRIB, maps and viewer from its analysis (--date, default today)", wx_cmd_daily},
     {NULL, NULL, NULL},
 };
+
+/* The process count an MPI launcher gave this process (1 when none): Open MPI's, or the PMI
+ * variables srun and Hydra set per process (not SLURM_NTASKS, which a batch script's own shell
+ * also has). */
+static long launched_ranks(int *rank) {
+    static const char *const size_vars[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE"};
+    static const char *const rank_vars[] = {"OMPI_COMM_WORLD_RANK", "PMI_RANK"};
+    for (int i = 0; i < 2; i++) {
+        const char *v = getenv(size_vars[i]), *r = getenv(rank_vars[i]);
+        long n = v ? strtol(v, NULL, 10) : 0;
+        if (n > 1) {
+            *rank = r ? (int)strtol(r, NULL, 10) : 0;
+            return n;
+        }
+    }
+    *rank = 0;
+    return 1;
+}
 
 static void usage(FILE *out) {
     fprintf(out, "usage: wxcast <command> [options]\n\ncommands:\n");
@@ -77,8 +97,25 @@ int wx_cli_main(int argc, char **argv) {
             if (!strcmp(c->name, name)) {
                 /* an interrupted run removes its temporaries; a failed one, the folders it made
                  * that are still empty (core/wx_fs.h) */
+                int rank;
+                long ranks = launched_ranks(&rank);
+                if (ranks > 1 && c->run != wx_cmd_train && c->run != wx_cmd_info) {
+                    /* each process would do all the work and write the same outputs (info only
+                     * prints: each rank's devices are worth seeing under srun) */
+                    if (rank == 0)
+                        fprintf(stderr, "wxcast: error: %s: started as %ld MPI processes; only "
+                                        "'wxcast train' runs data parallel: run %s without "
+                                        "mpirun/srun\n", name, ranks, name);
+                    return WX_ERR_USAGE;
+                }
                 wx_fs_cleanup_install();
                 int rc = c->run(argc - first, argv + first);
+                /* a result lost on a full disk or closed pipe is a failure, not a silent exit 0 */
+                if (rc == 0 && (fflush(stdout) != 0 || ferror(stdout))) {
+                    fprintf(stderr, "wxcast: error: %s: cannot write to standard output: %s\n", name,
+                            strerror(errno));
+                    rc = WX_ERR_RUN;
+                }
                 if (rc != 0) wx_fs_created_dirs_remove();
                 return rc;
             }

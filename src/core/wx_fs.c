@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -25,8 +26,22 @@ static void split_path(const char *path, char **dir, const char **name) {
     }
 }
 
+static const char *file_kind(mode_t m) {
+    return S_ISDIR(m) ? "a folder" : S_ISCHR(m) ? "a character device" : S_ISBLK(m) ? "a block device"
+         : S_ISFIFO(m) ? "a FIFO" : S_ISSOCK(m) ? "a socket" : "not a regular file";
+}
+
+wx_status wx_output_replaceable(const char *path) {
+    struct stat sb;
+    if (lstat(path, &sb) != 0 || S_ISREG(sb.st_mode) || S_ISLNK(sb.st_mode)) return WX_OK;
+    return wx_error_set(WX_ERR_USAGE, "%s: exists and is %s; outputs are written to a new file "
+                        "renamed over the name, which would replace it: name a regular file",
+                        path, file_kind(sb.st_mode));
+}
+
 wx_status wx_atomic_open(wx_atomic_file *f, const char *path) {
     memset(f, 0, sizeof *f);
+    WX_TRY(wx_output_replaceable(path));
     char *dir;
     const char *name;
     split_path(path, &dir, &name);
@@ -146,6 +161,11 @@ wx_status wx_output_path_check(const char *path, const char *what) {
     size_t n = strlen(path);
     if (path[n - 1] == '/')
         return wx_error_set(WX_ERR_USAGE, "%s %s: names a folder, expected a file name", what, path);
+    if (wx_output_replaceable(path) != WX_OK) {
+        char msg[1024]; /* the message is rebuilt in the buffer it lives in */
+        snprintf(msg, sizeof msg, "%s", wx_error_message());
+        return wx_error_set(WX_ERR_USAGE, "%s %s", what, msg);
+    }
     char *dir;
     const char *name;
     split_path(path, &dir, &name);

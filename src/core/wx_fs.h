@@ -26,8 +26,12 @@ wx_status wx_atomic_commit(wx_atomic_file *f);
 /* Closes and removes the temporary; the final name is untouched. Safe on a zeroed struct. */
 void wx_atomic_abort(wx_atomic_file *f);
 
-/* Whether `path` can be an output file: not a folder, its folder exists and is a folder. Usage
- * errors naming `what` ("--output") and the path. */
+/* Whether the name `path` may be replaced by a new file: absent, a regular file, or a symbolic
+ * link (the link is replaced, its target untouched). A device, FIFO, socket or folder is a usage
+ * error: the rename that makes outputs atomic would replace it (as root, /dev/null itself). */
+wx_status wx_output_replaceable(const char *path);
+/* Whether `path` can be an output file: replaceable (above), its folder exists and is a folder.
+ * Usage errors naming `what` ("--output") and the path. */
 wx_status wx_output_path_check(const char *path, const char *what);
 /* Whether `path` can be an output folder: absent (created later) or a folder. */
 wx_status wx_output_dir_check(const char *path, const char *what);

@@ -51,6 +51,7 @@ wx_status wx_nc_writer_open_ext(wx_nc_writer *w, const char *path, const wx_nc_l
     static const wx_nc_layout_ext none = {0};
     const wx_nc_layout_ext *X = ext ? ext : &none;
     memset(w, 0, sizeof *w);
+    WX_TRY(wx_output_replaceable(path));
     w->path = wx_strdup(path);
     size_t n = strlen(path) + 64;
     w->tmp = wx_malloc(n);

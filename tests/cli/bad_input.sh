@@ -85,6 +85,28 @@ kill -TERM $p; wait $p; st=$?
 ok "synth SIGTERM: exit 143 (got $st), no temporary left ($(ls -A sy | grep tmp))" '[ $st -eq 143 ] && ! ls -A sy | grep -q "\.tmp\."'
 
 # 2. Options that conflict or mean nothing alone.
+# Outputs are renamed over their name: a FIFO (as a device, /dev/null as root) would be replaced.
+mkfifo fifo
+run "${F[@]}" --steps 1 --output fifo
+usage_error "forecast --output FIFO" "--output fifo" "exists and is a FIFO"
+run dump archive --end 2000-12-27T06:00 --output fifo
+usage_error "dump --output FIFO" "fifo" "exists and is a FIFO"
+run train train.yaml --metrics fifo
+usage_error "train --metrics FIFO" "--metrics fifo" "exists and is a FIFO"
+ok "the FIFO is still a FIFO" '[ -p fifo ]'
+# Under an MPI launcher only train runs data parallel; anything else would run N full copies.
+OMPI_COMM_WORLD_SIZE=2 OMPI_COMM_WORLD_RANK=0 "$W" "${F[@]}" --steps 1 --output mpi.nc >out 2>err; st=$?
+ok "forecast under mpirun -np 2: exit 2 (got $st), one line naming the command and the way out" \
+   '[ $st -eq 2 ] && [ $(wc -l <err) -eq 1 ] && grep -q "^wxcast: error: forecast: started as 2 MPI processes; only .wxcast train. runs data parallel: run forecast without mpirun/srun" err && [ ! -e mpi.nc ]'
+OMPI_COMM_WORLD_SIZE=2 OMPI_COMM_WORLD_RANK=1 "$W" dump archive --output mpi.nc >out 2>err; st=$?
+ok "dump, rank 1 of 2: exit 2 (got $st), silent (rank 0 says why)" '[ $st -eq 2 ] && [ ! -s err ] && [ ! -e mpi.nc ]'
+PMI_SIZE=2 PMI_RANK=0 "$W" info >out 2>err; st=$?
+ok "info under srun -n 2 still runs (got $st)" '[ $st -eq 0 ] && grep -q "^wxcast " out'
+# A result line that cannot be written is an error (a real full device when the machine has one).
+if [ -c /dev/full ]; then
+    "$W" mesh --levels 1 --json >/dev/full 2>err; st=$?
+    ok "mesh --json > /dev/full: exit 1 (got $st), says so" '[ $st -eq 1 ] && grep -q "mesh: cannot write to standard output" err'
+fi
 run "${F[@]}" --steps 2 --lead 24h --output x.nc
 usage_error "--steps with --lead" "--steps" "--lead"
 run "${F[@]}" --steps 1 --members 3 --amplitude -1 --output x.nc
