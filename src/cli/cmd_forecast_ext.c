@@ -19,9 +19,9 @@ wx_status wx_forecast_ext_from_args(const wx_args *a, wx_forecast_ext *x) {
         return wx_error_set(WX_ERR_USAGE, "--grib-bits %lld: expected 1..32", (long long)bits);
     if (wx_args_get(a, "members") && (members < 1 || members > 1024))
         return wx_error_set(WX_ERR_USAGE, "--members %lld: expected 1..1024", (long long)members);
-    if (!(x->amplitude > 0))
-        return wx_error_set(WX_ERR_USAGE, "--amplitude %g: expected > 0 (channel standard deviations)",
-                            x->amplitude);
+    if (!(x->amplitude > 0 && x->amplitude <= WX_AMPLITUDE_MAX))
+        return wx_error_set(WX_ERR_USAGE, "--amplitude %g: expected > 0 and <= %g (channel standard "
+                            "deviations)", x->amplitude, WX_AMPLITUDE_MAX);
     /* options that only mean something with another one: refused rather than ignored */
     static const char *const ens_only[] = {"seed", "amplitude", "perturbation"};
     for (int i = 0; i < 3; i++)

@@ -62,7 +62,7 @@ static const wx_cfg_field ensemble_fields[] = {
     {"members", WX_CFG_INT, 0, 0, 1024, "0", "members (0 or 1: no ensemble; member 0 is the control)", NULL},
     {"perturbation", WX_CFG_STR, 0, WX_CFG_NO_RANGE, "gaussian", "initial-state perturbation",
      perturbation_choices},
-    {"amplitude", WX_CFG_FLOAT, 0, 0, 100, "0.05", "perturbation size in channel standard deviations", NULL},
+    {"amplitude", WX_CFG_FLOAT, 0, 0, WX_AMPLITUDE_MAX, "0.05", "perturbation size in channel standard deviations", NULL},
     {"seed", WX_CFG_INT, 0, 0, 9.0e18, "1", "random seed", NULL},
     WX_CFG_END,
 };

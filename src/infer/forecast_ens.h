@@ -15,6 +15,11 @@
 #ifndef WX_FORECAST_ENS_H
 #define WX_FORECAST_ENS_H
 
+/* The largest perturbation, in channel standard deviations, forecast --amplitude and daily's
+ * ensemble.amplitude accept: far past any useful spread, well below where the model's output
+ * overflows float (1e30 already gave 1e31 m/s winds). */
+#define WX_AMPLITUDE_MAX 100.0
+
 #include "infer/rollout.h"
 
 typedef enum { WX_PERTURB_GAUSSIAN = 0, WX_PERTURB_SPHERICAL = 1, WX_PERTURB_BRED = 2 } wx_perturbation;

@@ -69,6 +69,7 @@ void wx_forecast_writer_abort(wx_forecast_writer *f) {
         free(f->grib_path[k]);
     }
     free(f->chans), free(f->entries), free(f->nc_var), free(f->nc_level), free(f->attrs);
+    free(f->nan_first);
     free(f->vars);
     memset(f, 0, sizeof *f);
 }
@@ -207,6 +208,7 @@ wx_status wx_forecast_writer_open_opts(wx_forecast_writer *f, const wx_forecast_
     f->entries = wx_calloc((size_t)nvars, sizeof *f->entries);
     f->nc_var = wx_calloc((size_t)nvars, sizeof(int));
     f->nc_level = wx_calloc((size_t)nvars, sizeof(int));
+    f->nan_first = wx_calloc((size_t)nvars, sizeof(int64_t));
     for (int c = 0; c < nvars; c++)
         f->entries[c] = wx_catalogue_find_kind(chans[c].param, chans[c].kind);
     wx_status st = WX_OK;
@@ -223,6 +225,27 @@ wx_status wx_forecast_writer_open(wx_forecast_writer *f, const char *path, const
     return wx_forecast_writer_open_opts(f, &o, g, nvars, chans, ref_time);
 }
 
+/* A diverged model's output is refused rather than written: any infinity, or more NaN points than
+ * the first valid time had (NaN is a legitimate mask, e.g. a sea-only field over land, written
+ * through the GRIB bitmap; a growing count is the model blowing up). */
+static wx_status check_finite(wx_forecast_writer *f, int c, int64_t t, int64_t lead, int member,
+                              const float *x) {
+    int64_t nan = 0, inf = 0;
+    for (int64_t p = 0; p < f->points; p++) {
+        nan += isnan(x[p]) != 0;
+        inf += isinf(x[p]) != 0;
+    }
+    if (t == 0 && nan > f->nan_first[c]) f->nan_first[c] = nan;
+    if (inf == 0 && nan <= f->nan_first[c]) return WX_OK;
+    char who[32] = "";
+    if (f->members > 0) snprintf(who, sizeof who, " (member %d)", member);
+    return wx_error_set(WX_ERR_RUN, "forecast output: %s at lead %+lld h%s: %lld infinite and %lld "
+                        "NaN values of %lld (%lld NaN at the first time): the model diverged; no "
+                        "output written (check the checkpoint, --amplitude, the initial state)",
+                        f->chans[c].name, (long long)(lead / 3600), who, (long long)inf,
+                        (long long)nan, (long long)f->points, (long long)f->nan_first[c]);
+}
+
 wx_status wx_forecast_writer_put_member(wx_forecast_writer *f, wx_time valid, int member,
                                         const float *fields) {
     if (f->ntimes == 0 || valid != f->last_valid) {
@@ -234,6 +257,7 @@ wx_status wx_forecast_writer_put_member(wx_forecast_writer *f, wx_time valid, in
     int64_t t = f->ntimes - 1, lead = valid - f->ref_time;
     for (int c = 0; c < f->nvars; c++) {
         const float *x = fields + (size_t)c * (size_t)f->points;
+        WX_TRY(check_finite(f, c, t, lead, member, x));
         if (f->has_nc)
             WX_TRY(wx_nc_writer_put_member(&f->w, t, valid, f->nc_var[c], f->nc_level[c],
                                            f->members > 0 ? member : 0, x));

@@ -59,6 +59,7 @@ typedef struct {
     wx_archive_channel *chans;          /* [nvars] */
     const wx_catalogue_entry **entries; /* [nvars] (NULL: unknown to the catalogue) */
     int *nc_var, *nc_level;             /* [nvars] NetCDF variable and level index */
+    int64_t *nan_first;                 /* [nvars] NaN points of the first valid time (a mask) */
     struct wx_forecast_attrs *attrs;    /* names and attribute strings kept for the writer */
     wx_nc_var *vars;
     int64_t step_s;

@@ -94,6 +94,23 @@ usage_error "dump --output FIFO" "fifo" "exists and is a FIFO"
 run train train.yaml --metrics fifo
 usage_error "train --metrics FIFO" "--metrics fifo" "exists and is a FIFO"
 ok "the FIFO is still a FIFO" '[ -p fifo ]'
+# A diverged model's output is refused, not written: the head's weights scaled by 1e30 overflow.
+"$W" -q export-weights $CK --output big.safetensors >/dev/null
+/usr/bin/python3 - big.safetensors <<'PY'
+import json, struct, sys, numpy as np
+b = bytearray(open(sys.argv[1], "rb").read())
+n = struct.unpack("<Q", b[:8])[0]
+hdr = json.loads(b[8:8 + n])
+lo, hi = hdr["head.weight"]["data_offsets"]
+a = np.frombuffer(bytes(b[8 + n + lo:8 + n + hi]), "<f4") * np.float32(1e30)
+b[8 + n + lo:8 + n + hi] = a.astype("<f4").tobytes()
+open(sys.argv[1], "wb").write(bytes(b))
+PY
+printf 'channels: [z500, t850, msl, t2m]\nmeans: [0, 0, 0, 0]\nstds: [1, 1, 1, 1]\n' > big_data.yaml
+"$W" -q import-weights big.safetensors --config model.yaml --data big_data.yaml --output big.ckpt >/dev/null
+run forecast --model big.ckpt --init archive --time 2000-12-27T06:00 --steps 2 --output big.nc
+ok "forecast of a diverging model: exit 1, names channel, lead and the counts, no file (got $rc: $(cat "$T/err"))" \
+   '[ $rc -eq 1 ] && grep -q "^wxcast: error: forecast output: z500 at lead +[0-9]* h: [0-9]* infinite and [0-9]* NaN values of 2048 (0 NaN at the first time): the model diverged; no output written" "$T/err" && [ ! -e big.nc ]'
 # Under an MPI launcher only train runs data parallel; anything else would run N full copies.
 OMPI_COMM_WORLD_SIZE=2 OMPI_COMM_WORLD_RANK=0 "$W" "${F[@]}" --steps 1 --output mpi.nc >out 2>err; st=$?
 ok "forecast under mpirun -np 2: exit 2 (got $st), one line naming the command and the way out" \
@@ -111,6 +128,8 @@ run "${F[@]}" --steps 2 --lead 24h --output x.nc
 usage_error "--steps with --lead" "--steps" "--lead"
 run "${F[@]}" --steps 1 --members 3 --amplitude -1 --output x.nc
 usage_error "--amplitude -1" "--amplitude -1" "> 0"
+run "${F[@]}" --steps 1 --members 3 --amplitude 101 --output x.nc
+usage_error "--amplitude 101" "--amplitude 101" "<= 100"
 run "${F[@]}" --steps 1 --grib gx --grib-bits 0
 usage_error "--grib-bits 0" "--grib-bits 0" "1..32"
 for o in "--seed 3" "--amplitude 0.1" "--perturbation bred"; do
