@@ -51,10 +51,24 @@ static wx_status set_open(const char *list, src_set *ss) {
     for (const char *c = list; *c; c++) cap += *c == ',';
     ss->src = wx_calloc((size_t)cap, sizeof *ss->src);
     ss->base = wx_calloc((size_t)cap + 1, sizeof *ss->base);
-    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t && st == WX_OK; t = strtok_r(NULL, ",", &save)) {
-        st = wx_source_open(t, &ss->src[ss->n]);
+    /* every item a file, each once: "a.nc," or "a.nc,a.nc" is a typo, not a request */
+    char **names = wx_calloc((size_t)cap, sizeof *names);
+    char *t = buf;
+    for (int k = 0; k < cap && st == WX_OK; k++) {
+        char *comma = strchr(t, ',');
+        if (comma) *comma = 0;
+        names[k] = t;
+        if (!*t)
+            st = wx_error_set(WX_ERR_USAGE, "--init '%s': item %d of the comma-separated list is empty",
+                              list, k + 1);
+        for (int j = 0; j < k && st == WX_OK; j++)
+            if (!strcmp(names[j], t))
+                st = wx_error_set(WX_ERR_USAGE, "--init '%s': %s is listed twice", list, t);
+        if (st == WX_OK) st = wx_source_open(t, &ss->src[ss->n]);
         if (st == WX_OK) ss->base[ss->n + 1] = ss->base[ss->n] + wx_source_count(ss->src[ss->n]), ss->n++;
+        if (comma) t = comma + 1;
     }
+    free(names);
     free(buf);
     if (st == WX_OK && ss->n == 0) st = wx_error_set(WX_ERR_USAGE, "--init '%s': no file", list);
     if (st != WX_OK) set_close(ss);

@@ -123,7 +123,7 @@ wx_status wx_time_parse_duration(const char *text, const char *what, int64_t *ou
         }
     }
     return wx_error_set(WX_ERR_USAGE, "%s: '%s' is not a duration, expected a positive number "
-                        "with unit s, m, h or d (e.g. 6h)", what, text ? text : "");
+                        "with unit s, m, h or d (e.g. 6h; a bare number is hours)", what, text ? text : "");
 }
 
 void wx_time_format_duration(int64_t s, char *buf) {

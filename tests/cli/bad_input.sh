@@ -94,6 +94,13 @@ usage_error "dump --output FIFO" "fifo" "exists and is a FIFO"
 run train train.yaml --metrics fifo
 usage_error "train --metrics FIFO" "--metrics fifo" "exists and is a FIFO"
 ok "the FIFO is still a FIFO" '[ -p fifo ]'
+A0=ops/drop/analysis_20001227_06.nc
+run forecast --model $CK --init $A0, --steps 1 --output x.nc
+usage_error "--init with a trailing comma" "--init '$A0,'" "item 2 of the comma-separated list is empty"
+run forecast --model $CK --init $A0,$A0 --steps 1 --output x.nc
+usage_error "--init naming a file twice" "$A0 is listed twice"
+run forecast --model $CK --init $A0 --lead 6hours --output x.nc
+usage_error "--lead 6hours" "'6hours' is not a duration" "a bare number is hours"
 # A diverged model's output is refused, not written: the head's weights scaled by 1e30 overflow.
 "$W" -q export-weights $CK --output big.safetensors >/dev/null
 /usr/bin/python3 - big.safetensors <<'PY'
