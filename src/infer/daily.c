@@ -1,10 +1,12 @@
 #define _XOPEN_SOURCE 700
 #include "infer/daily.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <ftw.h>
 #include <libgen.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -346,6 +348,28 @@ static wx_status check_model_keys(const wx_yaml *root, const daily_config *c) {
     return check_map_leads(root, c->maps ? c->leads : "", c->lead_s, step);
 }
 
+/* Removes the temporary folders of this date's earlier runs that were killed (SIGKILL, a crash,
+ * a reboot: no handler ran) — ".tmp-<stamp>-<pid>" whose process no longer exists on this
+ * machine. A live pid's folder is left alone: that run may still finish. */
+static void remove_stale_tmp(const char *output, const char *stamp) {
+    DIR *d = opendir(output);
+    if (!d) return;
+    char prefix[64];
+    int np = snprintf(prefix, sizeof prefix, ".tmp-%s-", stamp);
+    for (struct dirent *e; (e = readdir(d));) {
+        if (strncmp(e->d_name, prefix, (size_t)np)) continue;
+        char *end;
+        long pid = strtol(e->d_name + np, &end, 10);
+        if (*end || pid <= 0 || pid == (long)getpid() || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+            continue;
+        char path[WX_DAILY_PATH_MAX + 300];
+        snprintf(path, sizeof path, "%s/%s", output, e->d_name);
+        remove_tree(path);
+        wx_log_info("daily: removed %s, left by a run (pid %ld) that no longer exists", path, pid);
+    }
+    closedir(d);
+}
+
 static wx_status run(wx_daily_opts *o, const wx_yaml *root, const char *dir) {
     daily_config c;
     WX_TRY(parse_config(root, dir, &c));
@@ -365,6 +389,7 @@ static wx_status run(wx_daily_opts *o, const wx_yaml *root, const char *dir) {
     /* the model's keys last: a device that cannot run is the forecast's error, reported as before */
     const wx_backend *be;
     if (wx_backend_by_name(c.device, "device", &be) == WX_OK) WX_TRY(check_model_keys(root, &c));
+    remove_stale_tmp(c.output, stamp);
     if (is_dir(o->folder)) {
         o->skipped = 1;
         wx_log_info("daily: %s: already done, skipped", o->folder);

@@ -31,8 +31,15 @@ ensemble: {members: 3, perturbation: gaussian, amplitude: 0.1, seed: 5}
 maps: {coast: false}
 Y
 D=ops/products/20001227T06
+# the temporary folders of a killed earlier run of the date (no handler ran), and of a live one
+sh -c 'exit 0' & dead=$!; wait $dead
+mkdir -p ops/products/.tmp-20001227T06-$dead ops/products/.tmp-20001227T06-$$
+touch ops/products/.tmp-20001227T06-$dead/forecast.nc
 "$W" daily ops/daily.yaml --date 2000-12-27 > out.txt 2> err.txt
 rc=$?
+ok "a killed run's temporary folder is removed, with a line saying so; a live run's is kept" \
+   '[ ! -e ops/products/.tmp-20001227T06-$dead ] && grep -q "removed ops/products/.tmp-20001227T06-$dead, left by a run (pid $dead) that no longer exists" err.txt && [ -d ops/products/.tmp-20001227T06-$$ ]'
+rmdir ops/products/.tmp-20001227T06-$$
 ok "daily exits 0 (rc $rc: $(tail -3 err.txt))" '[ $rc -eq 0 ] && [ -d $D ]'
 ok "log names the analysis and the products" 'grep -q "analysis ops/drop/analysis_20001227_06.nc" err.txt && grep -q "ensemble: 3 members" err.txt && grep -q "20 PNG" err.txt'
 ncdump -h $D/forecast.nc > h.txt 2>&1
