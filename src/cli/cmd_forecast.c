@@ -80,6 +80,8 @@ int wx_cmd_forecast(int argc, char **argv) {
     if (st != WX_OK) return wx_cli_error(st);
     printf("%s: %d variables x %lld times (lead 0..%lldh), %.1f s\n", o.output ? o.output : x.grib_dir, o.nvars,
            (long long)(o.steps + 1), (long long)(o.steps * o.step_s / 3600), o.seconds);
+    if (x.mean_path[0]) /* an ensemble's summaries are files of their own: say where */
+        printf("%s: ensemble mean\n%s: ensemble spread (standard deviation)\n", x.mean_path, x.spread_path);
     if (fflush(stdout) != 0)
         return wx_cli_error(wx_error_set(WX_ERR_RUN, "forecast: cannot write output"));
     return 0;

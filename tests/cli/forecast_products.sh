@@ -34,8 +34,11 @@ ok "--init SFC,PL: runs (err: $(cat err.txt)) and equals the joined file's forec
 F --init g/forecast_20001227T06_pl.grib2 --time 2000-12-27T12:00 --steps 1 --output r6.nc; st=$?
 ok "--init PL alone: exit 2 naming a surface channel the file lacks" \
     '[ $st -eq 2 ] && grep -q "no field for model channel .* (the file holds it at no time)" err.txt'
-F --init archive --time 2000-12-27T06:00 --steps 2 --output e.nc --grib ge --members 4 --perturbation spherical-gaussian --seed 3; st=$?
+"$W" -q forecast --model $CK --init archive --time 2000-12-27T06:00 --steps 2 --output e.nc --grib ge \
+    --members 4 --perturbation spherical-gaussian --seed 3 >out.txt 2>err.txt; st=$?
 ok "ensemble (err: $(cat err.txt))" '[ $st -eq 0 ] && [ -f e_mean.nc ] && [ -f e_spread.nc ]'
+ok "ensemble: the result lines name the mean and spread files ($(cat out.txt))" \
+    'grep -q "^e_mean.nc: ensemble mean$" out.txt && grep -q "^e_spread.nc: ensemble spread (standard deviation)$" out.txt'
 "$W" -q export e_spread.nc --output es --no-coast --width 240 >/dev/null 2>err.txt; st=$?
 ok "export of the spread file (err: $(cat err.txt))" '[ $st -eq 0 ]'
 "$W" eval --forecast e_spread.nc --truth archive --output ev_spread >/dev/null 2>err.txt; st=$?
