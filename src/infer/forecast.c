@@ -309,7 +309,8 @@ wx_status wx_forecast_run_ext(wx_forecast_opts *o, wx_forecast_ext *xo) {
         wx_forecast_write_opts wo = {o->output, x->grib_dir, NULL, x->deflate, x->grib_bits,
                                      x->grib_packing, ens ? (int)B : 0, r->step_s, o->model,
                                      WX_ENS_NONE, 0};
-        st = wx_forecast_writer_open_opts(&w.fw, &wo, &r->grid, nw, chans, o->time);
+        st = wx_forecast_space_check(&wo, o->steps + 1, nw, (int64_t)hw);
+        if (st == WX_OK) st = wx_forecast_writer_open_opts(&w.fw, &wo, &r->grid, nw, chans, o->time);
         w.open_fw = st == WX_OK;
         if (st == WX_OK && ens && o->output) {
             beside(o->output, "mean", x->mean_path, sizeof x->mean_path);

@@ -4,8 +4,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
 
 #include "core/wx_fs.h"
+#include "core/wx_log.h"
 #include "meteo/wx_catalogue.h"
 
 struct wx_forecast_attrs {
@@ -223,6 +226,59 @@ wx_status wx_forecast_writer_open(wx_forecast_writer *f, const char *path, const
                                   const char *source) {
     wx_forecast_write_opts o = {.netcdf = path, .source = source};
     return wx_forecast_writer_open_opts(f, &o, g, nvars, chans, ref_time);
+}
+
+/* Free bytes of the file system holding `path`'s folder (or `path` itself when it is a folder that
+ * exists); its device in *dev. -1 when unknown (the check is then skipped). */
+static double free_bytes(const char *path, int is_dir, dev_t *dev) {
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", path);
+    struct stat sb;
+    if (!is_dir || stat(dir, &sb) != 0) { /* a file, or a folder not made yet: its parent */
+        char *slash = strrchr(dir, '/');
+        if (slash == dir) dir[1] = 0;
+        else if (slash) *slash = 0;
+        else snprintf(dir, sizeof dir, ".");
+    }
+    struct statvfs v;
+    if (statvfs(dir, &v) != 0 || stat(dir, &sb) != 0) return -1;
+    *dev = sb.st_dev;
+    return (double)v.f_bavail * (double)v.f_frsize;
+}
+
+static void format_bytes(double b, char *buf, size_t n) {
+    static const char *const unit[] = {"B", "kB", "MB", "GB", "TB", "PB"};
+    int u = 0;
+    while (b >= 1000 && u < 5) b /= 1000, u++;
+    snprintf(buf, n, u ? "%.1f %s" : "%.0f %s", b, unit[u]);
+}
+
+wx_status wx_forecast_space_check(const wx_forecast_write_opts *o, int64_t times, int nvars,
+                                  int64_t points) {
+    double values = (double)times * nvars * (double)points * (o->members > 0 ? o->members : 1);
+    double nc = o->netcdf ? values * 4 : 0, grib = o->grib_dir ? values * (o->grib_bits ? o->grib_bits : 16) / 8 : 0;
+    if (o->netcdf && o->members > 1) nc += 2 * 4 * (double)times * nvars * (double)points;
+    dev_t dn = 0, dg = 0;
+    double fn = o->netcdf ? free_bytes(o->netcdf, 0, &dn) : -1;
+    double fg = o->grib_dir ? free_bytes(o->grib_dir, 1, &dg) : -1;
+    if (fn >= 0 && fg >= 0 && dn == dg) nc += grib, grib = 0; /* one file system for both */
+    const struct { const char *path; double need, have; } out[] = {{o->netcdf, nc, fn}, {o->grib_dir, grib, fg}};
+    for (int i = 0; i < 2; i++) {
+        if (!out[i].path || out[i].have < 0 || out[i].need <= out[i].have) continue;
+        char need[32], have[32];
+        format_bytes(out[i].need, need, sizeof need);
+        format_bytes(out[i].have, have, sizeof have);
+        if (i == 0 && o->deflate > 0) {
+            wx_log_warn("forecast: %s: uncompressed the output would take %s and its file system has %s "
+                        "free; compression may or may not make it fit", out[i].path, need, have);
+            continue;
+        }
+        return wx_error_set(WX_ERR_RUN, "forecast: %s: the output needs about %s (%lld valid times x "
+                            "%d variables x %lld points%s) and its file system has %s free: fewer "
+                            "steps, or another place", out[i].path, need, (long long)times, nvars,
+                            (long long)points, o->members > 1 ? " x members" : "", have);
+    }
+    return WX_OK;
 }
 
 /* A diverged model's output is refused rather than written: any infinity, or more NaN points than

@@ -66,6 +66,14 @@ typedef struct {
     wx_grid grid;
 } wx_forecast_writer;
 
+/* Before a rollout: whether the outputs of `times` valid times fit on their file systems. The
+ * estimate is exact for uncompressed NetCDF (times x nvars x points x members floats; an
+ * ensemble's mean and spread files add two members' worth) and for GRIB (bits per value);
+ * an estimate over the free space is an error (exit 1) rather than a failure hours later, or a
+ * warning only with NetCDF deflate, whose ratio is unknown beforehand. */
+wx_status wx_forecast_space_check(const wx_forecast_write_opts *o, int64_t times, int nvars,
+                                  int64_t points);
+
 /* chans [nvars]: the description of each channel written (name, param, level, units). */
 wx_status wx_forecast_writer_open_opts(wx_forecast_writer *f, const wx_forecast_write_opts *o,
                                        const wx_grid *g, int nvars,

@@ -94,6 +94,9 @@ usage_error "dump --output FIFO" "fifo" "exists and is a FIFO"
 run train train.yaml --metrics fifo
 usage_error "train --metrics FIFO" "--metrics fifo" "exists and is a FIFO"
 ok "the FIFO is still a FIFO" '[ -p fifo ]'
+run "${F[@]}" --steps 2000000000 --output huge.nc
+fails 1 "forecast of 2e9 steps (about 65 TB)" "huge.nc: the output needs about 65.5 TB (2000000001 valid times x 4 variables x 2048 points) and its file system has" "free: fewer steps, or another place"
+ok "the refused run wrote nothing" '[ ! -e huge.nc ] && ! ls -A | grep -q "huge.nc.tmp"'
 A0=ops/drop/analysis_20001227_06.nc
 run forecast --model $CK --init $A0, --steps 1 --output x.nc
 usage_error "--init with a trailing comma" "--init '$A0,'" "item 2 of the comma-separated list is empty"
