@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "io/grib_read.h"
 #include "io/netcdf_read.h"
@@ -25,6 +26,10 @@ wx_field_info *wx_source_add(wx_source *s) {
 
 wx_status wx_source_open(const char *path, wx_source **out) {
     *out = NULL;
+    struct stat sb;
+    if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode))
+        return wx_error_set(WX_ERR_RUN, "%s: is a folder, expected a GRIB or NetCDF file (an archive "
+                            "folder is named on its own, not among files)", path);
     FILE *fp = fopen(path, "rb");
     if (!fp) return wx_error_set(WX_ERR_RUN, "%s: cannot open: %s", path, strerror(errno));
     unsigned char magic[8] = {0};
@@ -39,6 +44,9 @@ wx_status wx_source_open(const char *path, wx_source **out) {
     } else if (n >= 4 && (!memcmp(magic, "CDF", 3) || !memcmp(magic, "\x89HDF", 4))) {
         s->format = WX_FORMAT_NETCDF;
         st = wx_netcdf_scan(s);
+    } else if (n >= 6 && !memcmp(magic, "WXCKPT", 6)) {
+        st = wx_error_set(WX_ERR_RUN, "%s: a wxcast checkpoint (a model), expected a GRIB or NetCDF "
+                          "file", path);
     } else {
         st = wx_error_set(WX_ERR_RUN, "%s: neither GRIB nor NetCDF (the file does not start with "
                           "'GRIB', 'CDF' or the HDF5 signature)", path);

@@ -98,6 +98,10 @@ run "${F[@]}" --steps 2000000000 --output huge.nc
 fails 1 "forecast of 2e9 steps (about 65 TB)" "huge.nc: the output needs about 65.5 TB (2000000001 valid times x 4 variables x 2048 points) and its file system has" "free: fewer steps, or another place"
 ok "the refused run wrote nothing" '[ ! -e huge.nc ] && ! ls -A | grep -q "huge.nc.tmp"'
 A0=ops/drop/analysis_20001227_06.nc
+run inspect $CK
+fails 1 "inspect CHECKPOINT" "$CK: a wxcast checkpoint (a model), expected a GRIB or NetCDF file"
+run forecast --model $CK --init archive,$A0 --steps 1 --output x.nc
+fails 1 "--init ARCHIVE,FILE" "archive: is a folder, expected a GRIB or NetCDF file (an archive folder is named on its own"
 run forecast --model $CK --init $A0, --steps 1 --output x.nc
 usage_error "--init with a trailing comma" "--init '$A0,'" "item 2 of the comma-separated list is empty"
 run forecast --model $CK --init $A0,$A0 --steps 1 --output x.nc
