@@ -25,6 +25,7 @@ typedef struct {
     int nvars;
     nc_var *vars;
     int wxcast_file; /* global attribute institution = "wxcast": names like z500 carry the level */
+    char empty[NC_MAX_NAME + 1]; /* a grid variable with a zero-length time axis (no fields) */
 } nc_impl;
 
 static void get_text_att(int ncid, int varid, const char *att, char *buf, size_t cap) {
@@ -209,7 +210,8 @@ static wx_status scan_var(wx_source *s, nc_impl *im, int varid, int *dimax) {
             get_text_att(ncid, tv, "calendar", cal, sizeof cal);
         }
         nt = v->len[pos[AX_TIME]];
-        times = wx_malloc(sizeof(double) * nt * no);
+        if (nt == 0 && !im->empty[0]) snprintf(im->empty, sizeof im->empty, "%s", name);
+        times = wx_malloc(sizeof(double) * (nt ? nt : 1) * no);
         if (!strstr(units, " since ")) {
             st = dated_times(ncid, varid, dims, pos[AX_TIME], pos[AX_OTHER], nt, no, where, units,
                              &cf, times);
@@ -320,7 +322,10 @@ wx_status wx_netcdf_scan(wx_source *s) {
     wx_status st = WX_OK;
     for (int v = 0; v < nvars && st == WX_OK; v++) st = scan_var(s, im, v, dimax);
     free(dimax);
-    if (st == WX_OK && s->count == 0)
+    if (st == WX_OK && s->count == 0 && im->empty[0])
+        st = wx_error_set(WX_ERR_RUN, "%s: variable %s has an empty time axis (0 times): the file "
+                          "holds no fields", s->path, im->empty);
+    else if (st == WX_OK && s->count == 0)
         st = wx_error_set(WX_ERR_RUN, "%s: no variable on (latitude, longitude) found (coordinates "
                           "are recognised by CF units degrees_north/degrees_east, standard_name "
                           "or axis)", s->path);

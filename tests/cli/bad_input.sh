@@ -98,6 +98,21 @@ run "${F[@]}" --steps 2000000000 --output huge.nc
 fails 1 "forecast of 2e9 steps (about 65 TB)" "huge.nc: the output needs about 65.5 TB (2000000001 valid times x 4 variables x 2048 points) and its file system has" "free: fewer steps, or another place"
 ok "the refused run wrote nothing" '[ ! -e huge.nc ] && ! ls -A | grep -q "huge.nc.tmp"'
 A0=ops/drop/analysis_20001227_06.nc
+cat > empty.cdl <<'CDL'
+netcdf e {
+dimensions: valid_time = UNLIMITED ; latitude = 3 ; longitude = 4 ;
+variables:
+  double valid_time(valid_time) ; valid_time:units = "hours since 2000-01-01" ;
+  float latitude(latitude) ; latitude:units = "degrees_north" ;
+  float longitude(longitude) ; longitude:units = "degrees_east" ;
+  float t2m(valid_time, latitude, longitude) ;
+data:
+  latitude = 90, 0, -90 ; longitude = 0, 90, 180, 270 ;
+}
+CDL
+ncgen -o empty.nc empty.cdl
+run inspect empty.nc
+fails 1 "inspect of a NetCDF file with an empty time axis" "empty.nc: variable t2m has an empty time axis (0 times): the file holds no fields"
 run inspect $CK
 fails 1 "inspect CHECKPOINT" "$CK: a wxcast checkpoint (a model), expected a GRIB or NetCDF file"
 run forecast --model $CK --init archive,$A0 --steps 1 --output x.nc
