@@ -15,6 +15,7 @@
 #include "io/wx_source.h"
 #include "core/wx_log.h"
 #include "infer/eval_grid.h"
+#include "infer/eval_match.h"
 #include "infer/eval_seeps.h"
 #include "meteo/wx_grid.h"
 
@@ -37,29 +38,6 @@ static wx_score_sums *cell(wx_eval_result *r, wx_tmap *cells, int model, int cha
         p->val = r->ncells++;
     }
     return &r->cells[p->val].sums;
-}
-
-/* The archive channel of a field, or -1. Ensemble files keep one variable per pressure channel
- * ("z500": CDO reads at most 4 dimensions, so there is no room for a level axis beside
- * realization); such a name, unknown to the catalogue as a single-level field, is read as its
- * pressure parameter and level, the way model channel names are parsed. */
-static int match_channel(const wx_archive_meta *m, const wx_field_info *f) {
-    const char *param = f->param;
-    const wx_catalogue_entry *entry = f->entry;
-    wx_level_kind kind = f->kind;
-    double level = f->level;
-    wx_archive_channel pc;
-    if (kind == WX_LEVEL_SINGLE && !entry && wx_forecast_channel_from_name(f->name, 0, &pc) == WX_OK &&
-        pc.kind == WX_LEVEL_PRESSURE) {
-        param = pc.param, kind = pc.kind, level = pc.level;
-        entry = wx_catalogue_find_kind(pc.param, WX_LEVEL_PRESSURE);
-    }
-    for (int c = 0; c < m->nchan; c++) {
-        const wx_archive_channel *ch = &m->chan[c];
-        if (ch->kind != kind || fabs(ch->level - level) > 1e-6) continue;
-        if (!strcmp(ch->param, param) || (entry && wx_catalogue_matches(entry, ch->param))) return c;
-    }
-    return -1;
 }
 
 typedef struct {
@@ -168,29 +146,6 @@ static int clim_has_hour(ectx *x, wx_time t) {
     return 0;
 }
 
-/* Initial time of a forecast file: forecast_reference_time, else its earliest valid time of a
- * field that matches a truth channel (lead 0). */
-static wx_status file_init(const char *path, const wx_archive_meta *m, wx_time *init) {
-    WX_TRY(wx_forecast_file_check_not_spread(path)); /* an ensemble's spread is no forecast */
-    int found = 0;
-    WX_TRY(wx_forecast_file_ref_time(path, init, &found));
-    if (found) return WX_OK;
-    wx_source *src;
-    WX_TRY(wx_source_open(path, &src));
-    int any = 0;
-    for (int i = 0; i < wx_source_count(src); i++) {
-        const wx_field_info *f = wx_source_info(src, i);
-        if (!f->has_time || match_channel(m, f) < 0) continue;
-        if (!any || f->valid < *init) *init = f->valid;
-        any = 1;
-    }
-    wx_source_close(src);
-    if (!any)
-        return wx_error_set(WX_ERR_RUN, "%s: no field matches a channel of the truth archive "
-                                        "(names, level kinds and levels differ)", path);
-    return WX_OK;
-}
-
 /* One forecast file from initial time `init`: every matched field against the truth at its valid
  * time, the wind vectors of u/v pairs, and (bl != NULL) the baselines on this initial time. */
 static wx_status eval_file(ectx *x, const char *path, int model, wx_time init, base_rows *bl) {
@@ -209,7 +164,7 @@ static wx_status eval_file(ectx *x, const char *path, int model, wx_time init, b
     int seeps = 0; /* this file's precipitation is scored with SEEPS */
     for (int i = 0; i < nf; i++) {
         const wx_field_info *f = wx_source_info(src, i);
-        int c = match_channel(m, f);
+        int c = wx_eval_match_channel(m, f);
         if (c < 0 || !f->has_time) continue;
         if (!wx_grid_same(&f->grid, &m->grid, 1e-6)) {
             char a[160], b[160];
@@ -418,7 +373,7 @@ wx_status wx_eval_run(const wx_eval_opts *o, wx_eval_result *r) {
     /* Every file's initial time before any scoring: one model may not hold an initial time twice
      * (it would be counted twice), and the baselines follow the models' sets of initial times. */
     inits = wx_malloc(sizeof(wx_time) * (size_t)o->nfiles);
-    for (int f = 0; f < o->nfiles && st == WX_OK; f++) st = file_init(o->files[f], m, &inits[f]);
+    for (int f = 0; f < o->nfiles && st == WX_OK; f++) st = wx_eval_file_init(o->files[f], m, &inits[f]);
     for (int f = 0; f < o->nfiles && st == WX_OK; f++)
         for (int g = 0; g < f && st == WX_OK; g++)
             if (inits[f] == inits[g] && !strcmp(o->models[f], o->models[g])) {

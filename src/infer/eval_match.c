@@ -1,0 +1,54 @@
+/* Which archive channel a forecast field is, and a forecast file's initial time (eval_match.h). */
+#include "infer/eval_match.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "infer/forecast_init.h"
+#include "io/forecast_file.h"
+
+/* The archive channel of a field, or -1. Ensemble files keep one variable per pressure channel
+ * ("z500": CDO reads at most 4 dimensions, so there is no room for a level axis beside
+ * realization); such a name, unknown to the catalogue as a single-level field, is read as its
+ * pressure parameter and level, the way model channel names are parsed. */
+int wx_eval_match_channel(const wx_archive_meta *m, const wx_field_info *f) {
+    const char *param = f->param;
+    const wx_catalogue_entry *entry = f->entry;
+    wx_level_kind kind = f->kind;
+    double level = f->level;
+    wx_archive_channel pc;
+    if (kind == WX_LEVEL_SINGLE && !entry && wx_forecast_channel_from_name(f->name, 0, &pc) == WX_OK &&
+        pc.kind == WX_LEVEL_PRESSURE) {
+        param = pc.param, kind = pc.kind, level = pc.level;
+        entry = wx_catalogue_find_kind(pc.param, WX_LEVEL_PRESSURE);
+    }
+    for (int c = 0; c < m->nchan; c++) {
+        const wx_archive_channel *ch = &m->chan[c];
+        if (ch->kind != kind || fabs(ch->level - level) > 1e-6) continue;
+        if (!strcmp(ch->param, param) || (entry && wx_catalogue_matches(entry, ch->param))) return c;
+    }
+    return -1;
+}
+
+/* Initial time of a forecast file: forecast_reference_time, else its earliest valid time of a
+ * field that matches a truth channel (lead 0). */
+wx_status wx_eval_file_init(const char *path, const wx_archive_meta *m, wx_time *init) {
+    WX_TRY(wx_forecast_file_check_not_spread(path)); /* an ensemble's spread is no forecast */
+    int found = 0;
+    WX_TRY(wx_forecast_file_ref_time(path, init, &found));
+    if (found) return WX_OK;
+    wx_source *src;
+    WX_TRY(wx_source_open(path, &src));
+    int any = 0;
+    for (int i = 0; i < wx_source_count(src); i++) {
+        const wx_field_info *f = wx_source_info(src, i);
+        if (!f->has_time || wx_eval_match_channel(m, f) < 0) continue;
+        if (!any || f->valid < *init) *init = f->valid;
+        any = 1;
+    }
+    wx_source_close(src);
+    if (!any)
+        return wx_error_set(WX_ERR_RUN, "%s: no field matches a channel of the truth archive "
+                                        "(names, level kinds and levels differ)", path);
+    return WX_OK;
+}

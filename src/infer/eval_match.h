@@ -1,0 +1,16 @@
+/* eval's matching of forecast fields to truth channels and of files to initial times (moved out
+ * of eval.c to keep it short). */
+#ifndef WX_EVAL_MATCH_H
+#define WX_EVAL_MATCH_H
+
+#include "io/archive.h"
+#include "io/wx_source.h"
+
+/* The archive channel of field f (catalogue shortName, level kind and level; an ensemble file's
+ * "z500" read as parameter and level), or -1. */
+int wx_eval_match_channel(const wx_archive_meta *m, const wx_field_info *f);
+/* Initial time of a forecast file: forecast_reference_time, else its earliest valid time of a
+ * field that matches a truth channel (lead 0). */
+wx_status wx_eval_file_init(const char *path, const wx_archive_meta *m, wx_time *init);
+
+#endif
