@@ -10,8 +10,10 @@
  * - tp accumulated over 1 h: a version-2 file without SEEPS fields (one info line at the build,
  *   one warning at eval); over 24 h: dry threshold 0.25 mm;
  * - a small memory budget (many passes) writes a byte-identical file;
- * - errors: damaged SEEPS slab, version 3, SEEPS channel out of range, damaged version-2 header
- *   bytes, an unknown version asked of the builder. */
+ * - a window longer than a year: no SEEPS fields, one info line;
+ * - errors: SEEPS fields asked of a version-2 file without them, damaged and truncated SEEPS
+ *   slabs, version 3, SEEPS channel out of range, damaged version-2 header bytes, an unknown
+ *   version asked of the builder. */
 #include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
@@ -110,6 +112,12 @@ static int make(void *ctx) {
     return sd_make_archive(a->dir, a->m, COUNT, a->accum, 0);
 }
 
+static int build_long(void *ctx) {
+    wx_archive_meta *m = ctx;
+    wx_clim_opts o = {367, 1 << 22, 0};
+    return wx_climatology_build(DIR "/w367.wxc", m, m->stats_start, m->stats_end, &o, sd_fetch, m) == WX_OK;
+}
+
 static int patch(const char *path, off_t off, const void *b, size_t n) {
     int fd = open(path, O_RDWR);
     int ok = fd >= 0 && pwrite(fd, b, n, off) == (ssize_t)n;
@@ -189,6 +197,11 @@ int main(void) {
             WX_CHECK(h1->version == 2 && !wx_climatology_has_seeps(c1) && h2->seeps_chan == 1 &&
                          h2->seeps_dry == 2.5e-4 && h2->seeps_period_s == 86400,
                      "1 h: no SEEPS; 24 h: dry %g", h2->seeps_dry);
+            float dry[40], wet[40];
+            WX_CHECK(wx_climatology_seeps_get(c1, 1, 0, dry, wet) == WX_ERR_RUN &&
+                         strstr(wx_error_message(), "h1/climatology.wxc: no SEEPS fields (version 2: "
+                                "the archive has no tp accumulated over 6 h or 24 h)"),
+                     "SEEPS of a version-2 file without them: %s", wx_error_message());
             wx_climatology_close(c1), wx_climatology_close(c2);
         }
         EO.truth = DIR "/h1";
@@ -200,6 +213,18 @@ int main(void) {
             wx_eval_result_free(&R);
         }
     }
+    /* a window longer than a year: the mean only, said once */
+    ok = sd_with_stderr(DIR "/w367.txt", build_long, &m2);
+    unsigned char hb[128] = {0};
+    int fd = open(DIR "/w367.wxc", O_RDONLY);
+    ok = ok && fd >= 0 && pread(fd, hb, sizeof hb, 0) == (ssize_t)sizeof hb;
+    if (fd >= 0) close(fd);
+    wx_clim_header hw;
+    wx_clim_header_unpack(hb, &hw);
+    WX_CHECK(ok && hw.version == 2 && hw.seeps_chan == -1 &&
+                 sd_count_in(DIR "/w367.txt", "climatology: no SEEPS fields for tp: a window of 367 "
+                             "days is longer than a year") == 1,
+             "window 367: no SEEPS fields, one info line (%s)", wx_error_message());
     /* 4. a budget of a few points per pass: the same bytes */
     wx_clim_opts tiny = {61, 20000, 0};
     ok = wx_climatology_build(DIR "/tiny.wxc", &m2, m2.stats_start, m2.stats_end, &tiny, sd_fetch, &m2) == WX_OK;
@@ -228,6 +253,16 @@ int main(void) {
                  "damaged SEEPS slab: %s", wx_error_message());
         WX_CHECK(wx_climatology_seeps_get(c2, 2, 0, dry, wet) == WX_OK && wx_climatology_get(c2, 2, 12, mean) == WX_OK,
                  "the neighbours are fine");
+        ok = truncate(DIR "/tiny.wxc", (off_t)(h->seeps_offset + 100 * 2 * 40 * 4)) == 0 &&
+             rename(DIR "/tiny.wxc", DIR "/v1/climatology.wxc") == 0; /* v1's manifest: same grid */
+        wx_climatology *ct;
+        if (WX_CHECK(ok && wx_climatology_open(DIR "/v1", &ct) == WX_OK, "truncated copy opens: %s", wx_error_message())) {
+            WX_CHECK(wx_climatology_seeps_get(ct, 51, 0, dry, wet) == WX_ERR_RUN &&
+                         strstr(wx_error_message(), "SEEPS day 51 hour 0: read failed (file truncated)") &&
+                         wx_climatology_seeps_get(ct, 50, 12, dry, wet) == WX_OK,
+                     "truncated SEEPS slabs: %s", wx_error_message());
+            wx_climatology_close(ct);
+        }
         wx_climatology_close(c2);
     }
     uint32_t v3 = 3, v2 = 2;
