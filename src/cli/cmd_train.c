@@ -28,7 +28,7 @@ static int train_main(const wx_args *a, wx_train_opts *o) {
     }
     if (wx_args_flag(a, "print-config")) {
         if (wx_dist_rank() == 0) {
-            printf("# effective training config of %s, stage %s (defaults filled in)\n", c.path,
+            printf("# effective training config of %s, stage %s (defaults filled in, paths absolute)\n", c.path,
                    wx_train_stage_name(c.stage));
             wx_train_config_print(stdout, &c);
         }
@@ -61,7 +61,7 @@ int wx_cmd_train(int argc, char **argv) {
         {"metrics", 1, "write one JSON object per step and per validation", "FILE"},
         {"max-steps", 1, "stop after this many steps in total (>= 1; checkpoint written; --resume "
                          "continues; with --resume it must be above the checkpoint's step, else "
-                         "exit 2)", "N"},
+                         "exit 2; a finished stage continues only once its steps: is raised)", "N"},
         {"threads", 1, "compute threads, 0..1024 (overrides the config's `threads`)", "N"},
         {"zero1", 0, "under MPI: shard the AdamW state over the ranks (ZeRO stage 1)", NULL},
         {"bucket-mb", 1, "under MPI: gradient all-reduce bucket size in MiB (default 25)", "MB"},

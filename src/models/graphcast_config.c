@@ -3,6 +3,9 @@
 #include <math.h>
 #include <string.h>
 
+#include "meteo/wx_catalogue.h"
+#include "models/forcings.h"
+
 static const char *const model_types[] = {"graphcast", NULL};
 
 /* Defaults: GraphCast_small (1°, 13 levels, mesh 5, precipitation input and output). Variable
@@ -59,6 +62,34 @@ static void key_path(char *buf, size_t len, const char *path, const char *key) {
         snprintf(buf, len, "%s", key);
 }
 
+/* The names training can find, checked where they are written (so `info --model` refuses what
+ * `train` would): an atmospheric variable is read from an archive only through its catalogue
+ * entry (a pressure-level channel is matched by parameter and level, never by a free name), and a
+ * forcing is computed, so it must be one wx_forcing_fill computes. Surface and static variables
+ * may be any archive channel's name: those are checked against the archive at training. */
+static wx_status check_name(const char *key, const char *name) {
+    if (strcmp(key, "forcings") == 0) {
+        double lat = 0, lon = 0;
+        float v;
+        return wx_forcing_fill(name, 0, &lat, 1, &lon, 1, &v); /* its error names what it knows */
+    }
+    if (strcmp(key, "atmospheric_variables") != 0) return WX_OK;
+    char base[WX_GC_VAR_NAME];
+    wx_catalogue_strip_period(name, base, sizeof base);
+    if (wx_catalogue_find_kind(base, WX_LEVEL_PRESSURE)) return WX_OK;
+    char known[512] = "";
+    size_t used = 0;
+    for (int i = 0; i < wx_catalogue_count() && used < sizeof known - 64; i++) {
+        const wx_catalogue_entry *e = wx_catalogue_at(i);
+        if (e->level_kind != WX_LEVEL_PRESSURE) continue;
+        size_t n = strcspn(e->aliases, ",");
+        used += (size_t)snprintf(known + used, sizeof known - used, "%s%.*s (%s)", used ? ", " : "",
+                                 (int)n, e->aliases, e->short_name);
+    }
+    return wx_error_set(WX_ERR_USAGE, "'%s' is not a pressure-level variable of the catalogue "
+                        "(expected one of %s)", name, known);
+}
+
 /* The list at `key` (or its default) as names (levels == NULL) or numbers. */
 static wx_status get_list(const wx_yaml *map, const char *path, const char *key,
                           char (*names)[WX_GC_VAR_NAME], double *levels, int max, int *count) {
@@ -87,6 +118,13 @@ static wx_status get_list(const wx_yaml *map, const char *path, const char *key,
             if (st == WX_OK && !(levels[i] > 0 && levels[i] <= 1100))
                 st = wx_error_set(WX_ERR_USAGE, "%s: line %d: key '%s': %g hPa is outside (0, 1100]",
                                   file, node->items[i]->line, item, levels[i]);
+            /* a level twice makes two output channels of one archive channel: the checkpoint's
+             * data section then cannot be matched to the model's outputs */
+            for (int j = 0; st == WX_OK && j < i; j++)
+                if (levels[j] == levels[i])
+                    st = wx_error_set(WX_ERR_USAGE, "%s: line %d: key '%s': %g hPa is listed twice "
+                                      "(also item %d); each level once", file,
+                                      node->items[i]->line, item, levels[i], j);
         } else {
             const char *s = NULL;
             st = wx_yaml_as_string(node->items[i], item, &s);
@@ -94,6 +132,14 @@ static wx_status get_list(const wx_yaml *map, const char *path, const char *key,
                 st = wx_error_set(WX_ERR_USAGE, "%s: line %d: key '%s': name must have 1..%d "
                                   "characters", file, node->items[i]->line, item,
                                   WX_GC_VAR_NAME - 1);
+            for (int j = 0; st == WX_OK && j < i; j++)
+                if (strcmp(names[j], s) == 0)
+                    st = wx_error_set(WX_ERR_USAGE, "%s: line %d: key '%s': '%s' is listed twice "
+                                      "(also item %d); each name once", file,
+                                      node->items[i]->line, item, s, j);
+            if (st == WX_OK && check_name(key, s) != WX_OK)
+                st = wx_error_wrap(WX_ERR_USAGE, "%s: line %d: key '%s': ", file,
+                                   node->items[i]->line, item);
             if (st == WX_OK) snprintf(names[i], WX_GC_VAR_NAME, "%s", s);
         }
     }

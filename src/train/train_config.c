@@ -1,11 +1,13 @@
 #include "train/train_config.h"
 
 #include <libgen.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/wx_fs.h"
 #include "meteo/wx_time.h"
+#include "models/graphcast_config.h"
 #include "ops/wx_ctx.h"
 #include "train/model_config_file.h"
 
@@ -309,6 +311,10 @@ static wx_status parse_stage(wx_train_config *c, const wx_yaml *st) {
     WX_TRY(wx_cfg_double(o, of, "lr", &op->lr));
     WX_TRY(wx_cfg_double(o, of, "weight_decay", &op->weight_decay));
     WX_TRY(wx_cfg_double(o, of, "eps", &op->eps));
+    if (!(op->eps > 0)) /* AdamW divides by sqrt(v) + eps: 0 makes an unused weight's update 0/0 */
+        return wx_error_set(WX_ERR_USAGE, "%s: line %d: key '%s.eps': expected > 0 (got %g; "
+                            "AdamW's default is 1e-8)", file_of(o, c), wx_yaml_key_line(o, "eps"),
+                            path, op->eps);
     WX_TRY(wx_cfg_int(o, of, "warmup", &op->warmup));
     WX_TRY(wx_cfg_double(o, of, "lr_min", &op->lr_min));
     WX_TRY(wx_cfg_double(o, of, "grad_clip", &op->grad_clip));
@@ -337,10 +343,19 @@ static wx_status parse_stage(wx_train_config *c, const wx_yaml *st) {
     snprintf(path, sizeof path, "%s.loss", name);
     WX_TRY(wx_cfg_validate(l, path, loss_fields));
     WX_TRY(wx_cfg_str(l, loss_fields, "type", &s));
+    c->loss_line = l && wx_yaml_get(l, "type") ? wx_yaml_key_line(l, "type") : 0;
     c->loss = !strcmp(s, "lat_weighted_mse") ? WX_LOSS_LATW_MSE
               : !strcmp(s, "graphcast")      ? WX_LOSS_GRAPHCAST
               : !strcmp(s, "relative_l2")    ? WX_LOSS_REL_L2
                                              : WX_LOSS_AUTO;
+    { /* at load, not at the first step (the model's own check), and naming the key */
+        const wx_yaml *ty = c->model ? wx_yaml_get(c->model, "type") : NULL;
+        if (c->loss == WX_LOSS_REL_L2 && c->stage != WX_STAGE_PRECIP && ty &&
+            ty->kind == WX_YAML_SCALAR && !strcmp(ty->scalar, "graphcast"))
+            return wx_error_set(WX_ERR_USAGE, "%s: line %d: key '%s.type': relative_l2: graphcast "
+                                "trains with loss.type graphcast (or lat_weighted_mse), not "
+                                "relative_l2", file_of(l, c), c->loss_line, path);
+    }
     const wx_yaml *w = l && l->kind == WX_YAML_MAP ? wx_yaml_get(l, "channel_weights") : NULL;
     if (w && w->count) {
         if (c->loss != WX_LOSS_LATW_MSE)
@@ -378,6 +393,17 @@ static wx_status parse(wx_train_config *c, const char *stage) {
     } else {
         return wx_error_set(WX_ERR_USAGE, "%s: line %d: key 'model': expected a model config path or "
                             "a mapping, got a list", r->file, m->line);
+    }
+    { /* a GraphCast model config is checked here, at load (the model is built after the data's
+       * manifest is read): the same check as `info --model` */
+        const wx_yaml *ty = wx_yaml_get(c->model, "type");
+        if (ty && ty->kind == WX_YAML_SCALAR && !strcmp(ty->scalar, "graphcast")) {
+            wx_gc_config gc;
+            wx_status st = wx_gc_config_parse(c->model, c->model_path[0] ? "" : "model", &gc);
+            if (st != WX_OK && c->model_path[0])
+                return wx_error_wrap(st, "%s: line %d: key 'model': ", r->file, m->line);
+            WX_TRY(st);
+        }
     }
     WX_TRY(parse_data(c, wx_yaml_get(r, "data")));
     const wx_cfg_field *f = root_fields;
@@ -446,35 +472,96 @@ void wx_train_config_free(wx_train_config *c) {
     memset(c, 0, sizeof *c);
 }
 
+/* A path as the run uses it, made absolute (config-relative paths would otherwise change meaning
+ * when the printed config is saved in another folder); "" stays "" (init_from unset). */
+static void abs_path(const wx_train_config *c, const char *p, char *out, size_t cap) {
+    char base[PATH_MAX];
+    if (!p[0] || p[0] == '/') {
+        snprintf(out, cap, "%s", p);
+        return;
+    }
+    if (!realpath(c->dir[0] ? c->dir : ".", base)) /* read a moment ago: cannot fail but by a race */
+        snprintf(base, sizeof base, "%s", c->dir[0] ? c->dir : ".");
+    snprintf(out, cap, "%.2000s/%.2000s", base, p);
+}
+
+/* One field of `map` whose scalar value (or default) is a config-relative path. */
+static void print_path(FILE *out, const wx_train_config *c, const wx_yaml *map,
+                       const wx_cfg_field *f, int indent) {
+    const wx_yaml *n = map && map->kind == WX_YAML_MAP ? wx_yaml_get(map, f->key) : NULL;
+    wx_cfg_field one[2] = {*f, WX_CFG_END};
+    if (n && n->kind != WX_YAML_SCALAR) { /* a model mapping */
+        wx_cfg_print(out, map, one, indent);
+        return;
+    }
+    const char *p = n ? n->scalar : f->def;
+    if (!p) { /* required and absent: the load has refused it already */
+        wx_cfg_print(out, map, one, indent);
+        return;
+    }
+    if (!strcmp(p, "\"\"")) p = "";
+    char full[WX_TRAIN_PATH_MAX + 8];
+    abs_path(c, p, full, sizeof full);
+    char *keys[1] = {(char *)f->key};
+    int lines[1] = {0};
+    wx_yaml v = {.kind = WX_YAML_SCALAR, .scalar = full, .quoted = 1};
+    wx_yaml *items[1] = {&v};
+    wx_yaml m = {.kind = WX_YAML_MAP, .count = 1, .items = items, .keys = keys, .key_lines = lines};
+    wx_cfg_print(out, &m, one, indent);
+}
+
+static int is_path_key(const char *k) {
+    return !strcmp(k, "model") || !strcmp(k, "archive") || !strcmp(k, "checkpoint_dir") ||
+           !strcmp(k, "init_from") || !strcmp(k, "wind_checkpoint");
+}
+
+/* fields of `map` at indent, paths made absolute (nested mappings skipped: the caller's). */
+static void print_fields(FILE *out, const wx_train_config *c, const wx_yaml *map,
+                         const wx_cfg_field *fields, int indent) {
+    for (const wx_cfg_field *g = fields; g->key; g++) {
+        if (g->type == WX_CFG_MAP) continue;
+        wx_cfg_field one[2] = {*g, WX_CFG_END};
+        if (is_path_key(g->key)) print_path(out, c, map, g, indent);
+        else wx_cfg_print(out, map, one, indent);
+    }
+}
+
+/* A stage's section: every key (defaults filled in), the optimizer and the loss. */
+static void print_stage(FILE *out, const wx_train_config *c, wx_train_stage stage, const wx_yaml *n) {
+    const wx_yaml *m = n && n->kind == WX_YAML_MAP ? n : NULL;
+    print_fields(out, c, m, stage_fields(stage), 2);
+    fprintf(out, "  # AdamW, warmup + cosine\n  optimizer:\n");
+    wx_cfg_print(out, m ? wx_yaml_get(m, "optimizer") : NULL, stage_opt_fields(stage), 4);
+    fprintf(out, "  # training loss\n  loss:\n");
+    wx_cfg_print(out, m ? wx_yaml_get(m, "loss") : NULL, loss_fields, 4);
+}
+
+/* Every section (pretrain and finetune always; precip when the file has it: it needs
+ * wind_checkpoint), `stage:` the selected one and paths absolute, so that training with the
+ * printed file does what training with this one does. */
 void wx_train_config_print(FILE *out, const wx_train_config *c) {
     const wx_yaml *r = c->root;
-    const char *name = wx_train_stage_name(c->stage);
     for (const wx_cfg_field *f = root_fields; f->key; f++) {
         const wx_yaml *n = wx_yaml_get(r, f->key);
-        if (!strcmp(f->key, "data") || !strcmp(f->key, "validation") ||
-            !strcmp(f->key, "pretrain") || !strcmp(f->key, "finetune") ||
-            !strcmp(f->key, "precip")) {
-            if (strcmp(f->key, "data") && strcmp(f->key, "validation") && strcmp(f->key, name)) continue;
+        if (!strcmp(f->key, "data") || !strcmp(f->key, "validation")) {
             fprintf(out, "# %s\n%s:\n", f->help, f->key);
-            if (!strcmp(f->key, "data")) wx_cfg_print(out, n, data_fields, 2);
-            else if (!strcmp(f->key, "validation")) wx_cfg_print(out, n, valid_fields, 2);
-            else {
-                const wx_cfg_field *sf = stage_fields(c->stage);
-                for (const wx_cfg_field *g = sf; g->key; g++) {
-                    if (!strcmp(g->key, "optimizer") || !strcmp(g->key, "loss") ||
-                        !strcmp(g->key, "model"))
-                        continue;
-                    wx_cfg_field one[2] = {*g, WX_CFG_END};
-                    wx_cfg_print(out, n, one, 2);
-                }
-                fprintf(out, "  # AdamW, warmup + cosine\n  optimizer:\n");
-                wx_cfg_print(out, n ? wx_yaml_get(n, "optimizer") : NULL, stage_opt_fields(c->stage), 4);
-                fprintf(out, "  # training loss\n  loss:\n");
-                wx_cfg_print(out, n ? wx_yaml_get(n, "loss") : NULL, loss_fields, 4);
-            }
-            continue;
+            if (!strcmp(f->key, "data")) print_fields(out, c, n, data_fields, 2);
+            else wx_cfg_print(out, n, valid_fields, 2);
+        } else if (!strcmp(f->key, "pretrain") || !strcmp(f->key, "finetune") ||
+                   !strcmp(f->key, "precip")) {
+            wx_train_stage st = !strcmp(f->key, "pretrain")   ? WX_STAGE_PRETRAIN
+                                : !strcmp(f->key, "finetune") ? WX_STAGE_FINETUNE
+                                                              : WX_STAGE_PRECIP;
+            if (st == WX_STAGE_PRECIP && !n) continue;
+            fprintf(out, "# %s\n%s:\n", f->help, f->key);
+            print_stage(out, c, st, n);
+        } else if (!strcmp(f->key, "stage")) {
+            fprintf(out, "# %s\nstage: %s\n", f->help, wx_train_stage_name(c->stage));
+        } else if (is_path_key(f->key)) {
+            print_path(out, c, r, f, 0);
+        } else {
+            wx_cfg_field one[2] = {*f, WX_CFG_END};
+            wx_cfg_print(out, r, one, 0);
         }
-        wx_cfg_field one[2] = {*f, WX_CFG_END};
-        wx_cfg_print(out, r, one, 0);
     }
 }

@@ -79,6 +79,7 @@ typedef struct {
     char init_from[WX_TRAIN_PATH_MAX]; /* "" = fresh initialisation */
     wx_optim_config opt;
     wx_loss_kind loss;
+    int loss_line;                     /* line of <stage>.loss.type (0: the default) */
     int nweights;                      /* 0 = all 1 */
     double *channel_weights;           /* [nweights], must match the output channels */
     /* precip stage */

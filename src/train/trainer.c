@@ -395,6 +395,20 @@ wx_status wx_train_run(const wx_train_config *c, const wx_train_opts *o, wx_trai
     memset(sum, 0, sizeof *sum);
     t.c = c, t.o = o;
     wx_status s = wx_trainer_setup(&t);
+    /* a resumed run with nothing left to do: say so (and how to go on) rather than exit 0 */
+    if (s == WX_OK && o->resume && t.st.step >= t.total) {
+        const char *stage = wx_train_stage_name(c->stage);
+        char how[256];
+        if (c->steps > 0)
+            snprintf(how, sizeof how, "raise %s.steps above %lld", stage, (long long)t.st.step);
+        else
+            snprintf(how, sizeof how, "set %s.steps above %lld (or raise %s.epochs above %lld)",
+                     stage, (long long)t.st.step, stage, (long long)c->epochs);
+        s = wx_dist_agree(wx_error_set(WX_ERR_USAGE, "--resume %s: stage %s is already finished at "
+                                       "step %lld of %lld; to train it further, %s in %s and resume "
+                                       "again", o->resume, stage, (long long)t.st.step,
+                                       (long long)t.total, how, c->path));
+    }
     /* a resumed run already past --max-steps would do nothing: say so rather than exit 0 */
     if (s == WX_OK && o->resume && o->max_steps > 0 && o->max_steps <= t.st.step)
         s = wx_dist_agree(wx_error_set(WX_ERR_USAGE, "--max-steps %lld: %s is already at step %lld of "

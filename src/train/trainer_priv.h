@@ -64,6 +64,13 @@ typedef struct {
  * init_from or --resume) and broadcasts it; on a device backend it is then uploaded. */
 wx_status wx_trainer_setup(wx_trainer *t);
 void wx_trainer_teardown(wx_trainer *t);
+/* trainer_resume.c. A warning line when the run's archive normalises a channel differently from
+ * the checkpoint `what` names (its DATA section ck_data): how many channels, and the largest
+ * difference with its channel and statistic. */
+void wx_trainer_warn_stats(const wx_trainer *t, const char *what, const char *ck_data);
+/* --resume from a checkpoint at `step`: drops the rows of the metrics file at `path` past that
+ * step (and an unfinished last row), by an atomic rewrite, with an info line saying how many. */
+wx_status wx_trainer_metrics_trim(const char *path, int64_t step);
 /* A host copy of n floats of backend memory (src itself on a host backend); free it with
  * wx_trainer_host_put(t, h, src). */
 wx_status wx_trainer_host_get(const wx_trainer *t, const float *src, int64_t n, float **out);

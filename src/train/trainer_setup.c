@@ -98,8 +98,9 @@ static wx_status loss_setup(wx_trainer *t) {
     wx_loss_kind kind = c->loss;
     if (kind == WX_LOSS_AUTO) kind = m->ops->loss_weights ? WX_LOSS_GRAPHCAST : WX_LOSS_REL_L2;
     if (kind == WX_LOSS_GRAPHCAST && !m->ops->loss_weights)
-        return wx_error_set(WX_ERR_USAGE, "%s: key '%s.loss.type': graphcast is GraphCast's loss; "
-                            "this model is %s", c->path, wx_train_stage_name(c->stage), m->family);
+        return wx_error_set(WX_ERR_USAGE, "%s: line %d: key '%s.loss.type': graphcast is GraphCast's "
+                            "loss; this model is %s", c->path, c->loss_line,
+                            wx_train_stage_name(c->stage), m->family);
     wx_train_loss_init(&t->loss, kind == WX_LOSS_GRAPHCAST ? WX_LOSS_LATW_MSE : kind, t->ctx, t->be,
                        m->out_channels, m->h, m->w, t->ds.wlat,
                        c->nweights ? c->channel_weights : NULL);
@@ -313,14 +314,22 @@ static wx_status setup_root(wx_trainer *t, float *hp, float *adam_m, float *adam
                                      (long long)t->bpe);
             }
         }
-        if (s == WX_OK)
+        if (s == WX_OK) {
             wx_log_info("%s %s (step %lld)", t->o->resume ? "resuming from" : "weights from", from,
                         (long long)(ck.has_state ? ck.st.step : 0));
+            char what[WX_TRAIN_PATH_MAX + 64];
+            snprintf(what, sizeof what, "%s %s", t->o->resume ? "--resume" : "init_from", from);
+            wx_trainer_warn_stats(t, what, ck.data_text);
+        }
         wx_checkpoint_free(&ck);
         if (s != WX_OK && !t->o->resume)
             return wx_error_wrap(s, "%s: %s.init_from: ", c->path, wx_train_stage_name(c->stage));
         WX_TRY(s);
     }
+    if (!from && c->stage == WX_STAGE_FINETUNE)
+        wx_log_warn("%s: finetune from random weights: set finetune.init_from to the pretrain "
+                    "checkpoint", c->path);
+    if (t->o->metrics && t->o->resume) WX_TRY(wx_trainer_metrics_trim(t->o->metrics, t->st.step));
     if (t->o->metrics)
         WX_TRY(t->o->resume ? wx_metrics_open_append(&t->metrics, t->o->metrics)
                             : wx_metrics_open(&t->metrics, t->o->metrics));

@@ -177,7 +177,7 @@ for v in -1 1e9; do
     usage_error "train --collective-timeout $v" "--collective-timeout $v" "0..1e7"
 done
 run train train.yaml --resume $CK --max-steps 2
-usage_error "train --resume below the checkpoint's step" "--max-steps 2" "$CK" "already at step 3"
+usage_error "train --resume of a finished stage, --max-steps below its step" "$CK" "already finished at step 3 of 3"
 run train --help
 ok "train --help says what --resume with a small --max-steps does" 'grep -q "above the checkpoint" "$T/out"'
 

@@ -1,0 +1,128 @@
+/* What a run started from a checkpoint checks against it (trainer_priv.h): the archive's
+ * normalisation statistics against the ones the checkpoint was trained with, and, on --resume, the
+ * --metrics file's rows written after the checkpoint (a killed run's), which the resumed run
+ * writes again. */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/wx_fs.h"
+#include "core/wx_log.h"
+#include "core/wx_yaml.h"
+#include "train/trainer_priv.h"
+
+/* The entry of channel `name` in the DATA section's list `key`, or NULL. */
+static const wx_yaml *channel_of(const wx_yaml *data, const char *key, const char *name) {
+    const wx_yaml *l = wx_yaml_get(data, key);
+    for (int i = 0; l && l->kind == WX_YAML_SEQ && i < l->count; i++) {
+        const wx_yaml *n = wx_yaml_get(l->items[i], "name");
+        if (n && n->kind == WX_YAML_SCALAR && !strcmp(n->scalar, name)) return l->items[i];
+    }
+    return NULL;
+}
+
+static int number_of(const wx_yaml *e, const char *key, double *v) {
+    const wx_yaml *n = wx_yaml_get(e, key);
+    if (!n || n->kind != WX_YAML_SCALAR) return 0;
+    char *end;
+    errno = 0;
+    *v = strtod(n->scalar, &end);
+    return !errno && end != n->scalar && !*end;
+}
+
+void wx_trainer_warn_stats(const wx_trainer *t, const char *what, const char *ck_data) {
+    wx_yaml *old = NULL, *now = NULL;
+    if (!ck_data || wx_yaml_load_string(ck_data, "checkpoint DATA", &old) != WX_OK ||
+        wx_yaml_load_string(t->data_text, "run DATA", &now) != WX_OK) {
+        wx_error_clear(); /* a checkpoint without the section: nothing to compare */
+        wx_yaml_free(old);
+        return;
+    }
+    static const char *const lists[] = {"channels_in", "channels_out"};
+    static const char *const stats[] = {"mean", "std", "diff_std"};
+    int nchan = 0, ndiff = 0;
+    double worst = 0, wa = 0, wb = 0;
+    const char *wname = NULL, *wstat = NULL;
+    for (int k = 0; k < 2; k++) {
+        const wx_yaml *l = wx_yaml_get(now, lists[k]);
+        for (int i = 0; l && l->kind == WX_YAML_SEQ && i < l->count; i++) {
+            const wx_yaml *nm = wx_yaml_get(l->items[i], "name");
+            if (!nm || nm->kind != WX_YAML_SCALAR) continue;
+            const wx_yaml *o = channel_of(old, lists[k], nm->scalar);
+            if (!o || (k == 1 && channel_of(now, lists[0], nm->scalar))) continue; /* counted once */
+            nchan++;
+            int differs = 0;
+            for (int s = 0; s < 3; s++) {
+                double a, b;
+                if (!number_of(o, stats[s], &a) || !number_of(l->items[i], stats[s], &b)) continue;
+                /* relative to the channel's std: a mean shift of 1e-12 std is rounding */
+                double sd = 0;
+                if (!number_of(o, "std", &sd) || !(sd > 0)) sd = fabs(a) > 0 ? fabs(a) : 1;
+                double rel = fabs(b - a) / (s == 0 ? sd : fabs(a) > 0 ? fabs(a) : 1);
+                if (!(rel <= 1e-12)) {
+                    differs = 1;
+                    if (!(rel <= worst)) worst = rel, wa = a, wb = b, wname = nm->scalar, wstat = stats[s];
+                }
+            }
+            ndiff += differs;
+        }
+    }
+    if (ndiff)
+        wx_log_warn("%s: the archive %s normalises %d of its %d channels differently from the "
+                    "checkpoint (largest: %s %s %.9g here, %.9g in the checkpoint, %.3g%s); the run "
+                    "continues with the archive's statistics", what, t->c->archive, ndiff, nchan,
+                    wname, wstat, wb, wa, worst, !strcmp(wstat, "mean") ? " of its std" : " relative");
+    wx_yaml_free(old);
+    wx_yaml_free(now);
+}
+
+/* The step of a metrics row ({"phase":...,"step":N,...}); 0 when it has none. */
+static int row_step(const char *line, long long *step) {
+    const char *p = strstr(line, "\"step\"");
+    if (!p) return 0;
+    p += 6;
+    while (*p == ' ' || *p == ':') p++;
+    char *end;
+    errno = 0;
+    *step = strtoll(p, &end, 10);
+    return !errno && end != p;
+}
+
+wx_status wx_trainer_metrics_trim(const char *path, int64_t step) {
+    FILE *in = fopen(path, "r");
+    if (!in) return WX_OK; /* a new file: nothing written past the checkpoint */
+    wx_atomic_file f;
+    wx_status s = wx_atomic_open(&f, path);
+    if (s != WX_OK) {
+        fclose(in);
+        return wx_error_wrap(s, "--metrics: ");
+    }
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t n;
+    long long dropped = 0, kept = 0;
+    while (s == WX_OK && (n = getline(&line, &cap, in)) > 0) {
+        long long st;
+        /* a row past the checkpoint, or the unfinished last row of a killed run */
+        if (line[n - 1] != '\n' || (row_step(line, &st) && st > step)) {
+            dropped++;
+            continue;
+        }
+        kept++;
+        if (fwrite(line, 1, (size_t)n, f.fp) != (size_t)n)
+            s = wx_error_set(WX_ERR_RUN, "%s: cannot write: %s", f.tmp, strerror(errno));
+    }
+    if (s == WX_OK && ferror(in))
+        s = wx_error_set(WX_ERR_RUN, "%s: cannot read: %s", path, strerror(errno));
+    free(line);
+    fclose(in);
+    if (s != WX_OK || dropped == 0) {
+        wx_atomic_abort(&f); /* nothing to drop: the file stays as it is */
+        return s;
+    }
+    WX_TRY(wx_atomic_commit(&f));
+    wx_log_info("--metrics %s: dropped %lld row(s) written after the checkpoint's step %lld (the "
+                "resumed run writes them again); %lld kept", path, dropped, (long long)step, kept);
+    return WX_OK;
+}
