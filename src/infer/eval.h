@@ -12,7 +12,8 @@
  * "climatology"; otherwise per model, as rows "persistence@MODEL" and "climatology@MODEL" over
  * that model's initial times (a pooled baseline would mix in initial times the model was not
  * run from). A scorecard against a baseline then uses the model's own rows. ACC is scored for
- * every model when a climatology is open.
+ * every model when a climatology is open, and SEEPS for the precipitation channel when that
+ * climatology holds SEEPS fields (eval_seeps.h).
  * Every option is checked before anything is read (wx_eval_check_opts); a file listed twice, or
  * two files of one model with the same initial time, is a usage error (it would be counted twice).
  * Wind vectors: for every u/v pair of truth channels (u/v at a level, 10u/10v, 100u/100v) a
@@ -120,14 +121,16 @@ const wx_eval_cell *wx_eval_find_region(const wx_eval_result *r, const char *reg
 
 /* scores.csv: model,variable,units,lead_hours,n,rmse,bias,mae,acc,n_ens,crps,spread,
  * spread_skill,spread_skill_fair (NaN written as empty; the ensemble columns are empty and n_ens 0
- * for deterministic forecasts; bias, MAE and ACC are empty for wind vectors "wv..."). With regions
+ * for deterministic forecasts; bias, MAE and ACC are empty for wind vectors "wv..."), then, only
+ * when SEEPS is scored (has_seeps), a column seeps (empty for the other variables). With regions
  * besides global, a last column "region": the global rows first, as without regions (plus
  * ",global"), then each other region's rows in the order asked for. */
 wx_status wx_eval_write_csv(const wx_eval_result *r, const char *path);
 /* scores.json: {"initial_times": N, "climatology": bool, "convention": "wb2"|"fourcastnet",
- * "resolution": degrees of the scoring grid (null: the truth archive's grid),
+ * "resolution": degrees of the scoring grid (null: the truth archive's grid), "seeps": {variable,
+ * accumulation_hours, dry_threshold, units, min_p1, max_p1} or null when SEEPS is not scored,
  * "baselines": "shared"|"per_model"|"none", "models": [...], "scores": [{model, variable, lead_hours,
- * n, rmse, bias, mae, acc[, n_ens, crps, spread, spread_skill, spread_skill_fair]}, ...]} with
+ * n, rmse, bias, mae, acc[, n_ens, crps, spread, spread_skill, spread_skill_fair][, seeps]}, ...]} with
  * NaN as null; the ensemble keys only for ensemble forecasts. "scores" is always global; with
  * regions besides global, then "regions": [names, "global" first] and "region_scores": [{region,
  * model, variable, ...as in scores}, ...] for the other regions. */
