@@ -39,20 +39,22 @@ F=(forecast --model $CK --init archive --time 2000-12-27T06:00)
 only() { [ "$(ls -A "$1" | tr '\n' ' ')" = "$2" ]; }
 
 # 1. Signals. A long rollout is interrupted once its temporaries exist.
+# Runs long enough to be interrupted (tens of ms per step) yet small enough for forecast's
+# free-space check on any test machine: 20000 steps are 0.66 GB of NetCDF and 0.33 GB of GRIB.
 mkdir -p so sg
 # (a background job of a script ignores SIGINT, so timeout sends it; a poller notes that the
 # temporaries existed before it came)
 ( for i in $(seq 70); do ls -A so sg | grep -q '\.tmp\.' && { touch seen_int; break; }; sleep 0.05; done ) &
 poll=$!
 timeout --preserve-status -s INT 4 "$W" -q forecast --model $CK --init archive --time 2000-12-23T06:00 \
-    --steps 1000000 --output so/g.nc --grib sg 2>/dev/null
+    --steps 20000 --output so/g.nc --grib sg 2>/dev/null
 st=$?
 check "SIGINT: exit status 130 (got $st)" $([ $st -eq 130 ]; echo $?)
 wait $poll
 ok "SIGINT case: the run's temporaries existed before the signal" '[ -e seen_int ]'
 rm -f seen_int
 ok "SIGINT: no temporary left in so/ ($(ls -A so)) nor sg/ ($(ls -A sg))" 'only so "" && only sg ""'
-"$W" -q forecast --model $CK --init archive --time 2000-12-23T06:00 --steps 1000000 --output so/g.nc \
+"$W" -q forecast --model $CK --init archive --time 2000-12-23T06:00 --steps 20000 --output so/g.nc \
     --grib sg/new 2>/dev/null &
 p=$!
 for i in $(seq 100); do [ -d sg/new ] && ls -A so sg/new | grep -q '\.tmp\.' && break; sleep 0.1; done
@@ -66,7 +68,7 @@ mkdir -p ops/drop
 daily_cfg() { # LEAD OUTPUT [EXTRA-LINE]
     printf 'analysis: {folder: drop, pattern: "analysis_{YYYYMMDD}_{HH}.nc", init_hour: 6}\nmodel: ../%s\nlead: %s\noutput: %s\nthreads: 1\ngrib: {enabled: true}\n%s\n' "$CK" "$1" "$2" "${3:-}" > ops/daily.yaml
 }
-daily_cfg 60000d prod
+daily_cfg 5000d prod
 mkdir -p ops/prod
 "$W" -q daily ops/daily.yaml --date 2000-12-27 2>/dev/null &
 p=$!
@@ -243,6 +245,20 @@ usage_error "dump into the archive" "archive/manifest.json" "inside the archive"
 run dump archive --output ./archive/../archive/sub.nc
 usage_error "dump into the archive (another spelling)" "inside the archive"
 ok "the archive's manifest is intact" '[ "$(md5sum < archive/manifest.json)" = "$m0" ] && "$W" -q verify archive >/dev/null 2>&1'
+# verify also reads the climatology: every slab's crc32 and the file's size.
+run verify archive
+ok "verify: records and climatology slabs (got: $out)" '[ $rc -eq 0 ] && [[ "$out" =~ ^OK:\ archive:\ [0-9]+\ records\ and\ [0-9]+\ climatology\ slabs,\ all\ checksums\ match$ ]]'
+csz=$(stat -c %s archive/climatology.wxc)
+cp -r archive cl1 && printf 'xxxx' | dd of=cl1/climatology.wxc bs=1 seek=$((csz / 2)) conv=notrunc 2>/dev/null
+run verify cl1
+fails 1 "verify of a damaged climatology slab" "cl1/climatology.wxc: day" "crc32 mismatch" "(the"
+cp -r archive cl2 && truncate -s $((csz / 3)) cl2/climatology.wxc
+run verify cl2
+fails 1 "verify of a truncated climatology" "cl2/climatology.wxc: $((csz / 3)) bytes, expected $csz" "truncated or appended to"
+cp -r archive cl3 && printf 'x' >> cl3/climatology.wxc
+run verify cl3
+fails 1 "verify of a climatology with a byte appended" "cl3/climatology.wxc: $((csz + 1)) bytes, expected $csz"
+rm -rf cl1 cl2 cl3
 cp -r archive broken && head -c 100 archive/manifest.json > broken/manifest.json
 run inspect broken
 fails 1 "truncated manifest" "broken/manifest.json" "damaged manifest, not valid JSON" "rerun \`wxcast ingest\`"
