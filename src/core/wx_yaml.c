@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -135,7 +136,27 @@ static wx_status load(yaml_parser_t *p, const char *name, wx_yaml **out) {
     return WX_OK;
 }
 
+const char *wx_yaml_binary_kind(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    unsigned char b[4096];
+    size_t n = fread(b, 1, sizeof b, f);
+    fclose(f);
+    if (n >= 6 && !memcmp(b, "WXCKPT", 6))
+        return "a wxcast checkpoint (binary; checkpoints go to `forecast --model`, `train "
+               "--resume` or a stage's init_from)";
+    if (n >= 4 && !memcmp(b, "PK\3\4", 4)) return "a zip archive (an .npz weights file?)";
+    if (n >= 4 && (!memcmp(b, "CDF", 3) || !memcmp(b, "\x89HDF", 4)))
+        return "a NetCDF file (data: an ingest recipe's sources, `forecast --init`, `eval --forecast`)";
+    if (n >= 4 && !memcmp(b, "GRIB", 4))
+        return "a GRIB file (data: an ingest recipe's sources, `forecast --init`)";
+    if (memchr(b, 0, n)) return "a binary file (weights or data?)";
+    return NULL;
+}
+
 wx_status wx_yaml_load_file(const char *path, wx_yaml **out) {
+    const char *bin = wx_yaml_binary_kind(path);
+    if (bin) return wx_error_set(WX_ERR_USAGE, "%s: %s, expected a YAML config", path, bin);
     FILE *fp = fopen(path, "rb");
     if (!fp) return wx_error_set(WX_ERR_USAGE, "%s: cannot open config: %s", path, strerror(errno));
     yaml_parser_t p;

@@ -21,8 +21,13 @@ typedef struct wx_yaml {
     int *key_lines;        /* MAP: line of each key */
 } wx_yaml;
 
-/* Parses a whole file (first document). Syntax errors name the file, line and libyaml's reason. */
+/* Parses a whole file (first document). Syntax errors name the file, line and libyaml's reason;
+ * a binary file (a checkpoint, an .npz, NetCDF/HDF5, GRIB) is a usage error saying what it is
+ * rather than the parser's complaint about its bytes. */
 wx_status wx_yaml_load_file(const char *path, wx_yaml **out);
+/* What a binary file is, from its first bytes ("a wxcast checkpoint (...)"); NULL when it may be
+ * text (or cannot be read: the loader reports that). */
+const char *wx_yaml_binary_kind(const char *path);
 wx_status wx_yaml_load_string(const char *text, const char *name, wx_yaml **out);
 void wx_yaml_free(wx_yaml *root);
 

@@ -5,21 +5,6 @@
 
 #include "core/wx_fs.h"
 
-/* What a non-YAML file is, from its first bytes; NULL when it may be text. */
-static const char *binary_kind(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL; /* the YAML layer reports it */
-    unsigned char b[4096];
-    size_t n = fread(b, 1, sizeof b, f);
-    fclose(f);
-    if (n >= 6 && !memcmp(b, "WXCKPT", 6))
-        return "a wxcast checkpoint (binary; checkpoints go to `forecast --model`, `train "
-               "--resume` or a stage's init_from)";
-    if (n >= 4 && !memcmp(b, "PK\3\4", 4)) return "a zip archive (an .npz weights file?)";
-    if (memchr(b, 0, n)) return "a binary file (weights or data?)";
-    return NULL;
-}
-
 /* A wxcast YAML of another kind, told by a key only it has; its line in *line. */
 static const char *other_yaml_kind(const wx_yaml *root, const char **key, int *line) {
     static const struct { const char *key, *what; } kinds[] = {
@@ -44,7 +29,7 @@ static const char *const expected =
 
 wx_status wx_model_config_load(const char *path, wx_yaml **root) {
     *root = NULL;
-    const char *bin = binary_kind(path);
+    const char *bin = wx_yaml_binary_kind(path);
     if (bin) return wx_error_set(WX_ERR_USAGE, "%s: %s, %s", path, bin, expected);
     WX_TRY(wx_yaml_load_file(path, root));
     const char *key = NULL;

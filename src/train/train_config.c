@@ -452,8 +452,18 @@ wx_status wx_train_config_load(const char *path, const char *stage, wx_train_con
     free(tmp);
     if (!strcmp(c->dir, ".")) c->dir[0] = 0;
     size_t len;
+    const char *bin = wx_yaml_binary_kind(path);
+    if (bin) return wx_error_set(WX_ERR_USAGE, "%s: %s, expected a training config (YAML)", path, bin);
     if (wx_read_file(path, &c->text, &len) != WX_OK) return wx_error_wrap(WX_ERR_USAGE, "config: ");
     wx_status s = wx_yaml_load_string(c->text, path, &c->root);
+    const wx_yaml *type = wx_yaml_get(c->root, "type");
+    const char *tname = "?";
+    if (s == WX_OK && type && !wx_yaml_get(c->root, "data")) { /* a model config given to train */
+        wx_yaml_as_string(type, "type", &tname);
+        s = wx_error_set(WX_ERR_USAGE, "%s: line %d: a model config (`type: %s`), expected a "
+                         "training config: name it in a training config's `model:` key (as "
+                         "configs/train/*.yaml do)", path, wx_yaml_key_line(c->root, "type"), tname);
+    }
     if (s == WX_OK) s = parse(c, stage);
     if (s != WX_OK) wx_train_config_free(c); /* callers free only what loaded */
     return s;

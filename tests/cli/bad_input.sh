@@ -356,6 +356,13 @@ gc_bad 's/^pressure_levels: .*/pressure_levels: []/'
 ok "graphcast pressure_levels []: the exact message (got: $err)" '[ $rc -eq 2 ] && [ "$err" = "wxcast: error: g.yaml: line 22: key '"'pressure_levels'"': atmospheric variables need pressure levels (the list is empty)" ]'
 
 # 12. The wrong kind of file.
+run train $CK
+usage_error "train CHECKPOINT" "$CK: a wxcast checkpoint" "expected a training config (YAML)"
+run train model.yaml
+usage_error "train MODEL-CONFIG" "model.yaml: line" "a model config (\`type: fourcastnet\`), expected a training config" "\`model:\` key"
+run ingest ops/drop/analysis_20001227_06.nc
+usage_error "ingest NETCDF" "analysis_20001227_06.nc: a NetCDF file" "expected a YAML config"
+ok "ingest NETCDF: no YAML parser talk" '! grep -q "YAML syntax\|UTF-8" "$T/err"'
 run info --model $CK
 usage_error "info --model CHECKPOINT" "$CK: a wxcast checkpoint" "expected a model config"
 ok "info --model CHECKPOINT: no YAML parser talk" '! grep -q "YAML syntax\|control characters" "$T/err"'
