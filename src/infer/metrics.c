@@ -39,17 +39,29 @@ double wx_metrics_wmean(const double *w, int nlat, int nlon, const float *x) {
  * the sums are bit for bit those of the unmasked scores. */
 #define MASK_AT(m, k) ((m) ? (double)(m)[k] : 1.0)
 
-/* ⟨(f−o)^p⟩ style sums in one pass: sums[0] = Σw(f−o), [1] = Σw(f−o)², [2] = Σw|f−o|, [3] = Σw.
- * m: [nlat, nlon] or NULL */
-static void diff_sums(const double *w, const float *m, int nlat, int nlon, const float *f,
-                      const float *o, double sums[4]) {
+/* A point is scored where the mask is positive and the truth (and the climatology, for ACC) is
+ * finite: a missing truth value (a padded row, a masked region) is skipped. A forecast value that
+ * is NaN or infinite at a scored point is not skipped: it makes the score of that initial time NaN
+ * (as WB2's skipna=False does), so a model that breaks down cannot score better by leaving points
+ * out. The count of such points is returned for the caller's warning. */
+
+/* ⟨(f−o)^p⟩ style sums in one pass: sums[0] = Σw(f−o), [1] = Σw(f−o)², [2] = Σw|f−o|, [3] = Σw
+ * (all NaN when a forecast value at a scored point is not finite). m: [nlat, nlon] or NULL.
+ * Returns the number of such points. */
+static int64_t diff_sums(const double *w, const float *m, int nlat, int nlon, const float *f,
+                         const float *o, double sums[4]) {
     sums[0] = sums[1] = sums[2] = sums[3] = 0;
+    int64_t bad = 0;
     for (int j = 0; j < nlat; j++) {
         double d1 = 0, d2 = 0, da = 0, n = 0;
         for (int i = 0; i < nlon; i++) {
             size_t k = (size_t)j * nlon + i;
             double mk = MASK_AT(m, k);
-            if (!(mk > 0) || !isfinite(f[k]) || !isfinite(o[k])) continue;
+            if (!(mk > 0) || !isfinite(o[k])) continue;
+            if (!isfinite(f[k])) {
+                bad++;
+                continue;
+            }
             double d = (double)f[k] - (double)o[k];
             d1 += mk * d;
             d2 += mk * d * d;
@@ -61,6 +73,8 @@ static void diff_sums(const double *w, const float *m, int nlat, int nlon, const
         sums[2] += w[j] * da;
         sums[3] += w[j] * n;
     }
+    if (bad) sums[0] = sums[1] = sums[2] = sums[3] = NAN;
+    return bad;
 }
 
 double wx_metrics_mse(const double *w, int nlat, int nlon, const float *f, const float *o) {
@@ -84,7 +98,8 @@ static double acc_masked(const double *w, const float *m, int nlat, int nlon, co
         for (int i = 0; i < nlon; i++) {
             size_t k = (size_t)j * nlon + i;
             double mk = MASK_AT(m, k);
-            if (!(mk > 0) || !isfinite(f[k]) || !isfinite(o[k]) || !isfinite(c[k])) continue;
+            if (!(mk > 0) || !isfinite(o[k]) || !isfinite(c[k])) continue;
+            if (!isfinite(f[k])) return NAN; /* a non-finite forecast at a scored point */
             double fa = (double)f[k] - c[k], oa = (double)o[k] - c[k];
             a += mk * fa * oa;
             b += mk * fa * fa;
@@ -115,24 +130,30 @@ static void sort_small(double *x, int n) {
     }
 }
 
-static void ensemble_masked(const double *w, const float *mask, int nlat, int nlon, int M,
-                            const float *ens, const float *o, double *crps, double *ens_var,
-                            double *ens_mse) {
+/* Returns the number of scored points where a member is not finite (then all three are NaN). */
+static int64_t ensemble_masked(const double *w, const float *mask, int nlat, int nlon, int M,
+                               const float *ens, const float *o, double *crps, double *ens_var,
+                               double *ens_mse) {
     WX_ASSERT(M >= 1);
     size_t npt = (size_t)nlat * nlon;
     double *x = wx_malloc(sizeof(double) * (size_t)M);
     double s_skill = 0, s_spread = 0, s_var = 0, s_mse = 0, s_w = 0;
+    int64_t bad = 0;
     for (int j = 0; j < nlat; j++) {
         double skill = 0, spread = 0, var = 0, mse = 0, n = 0;
         for (int i = 0; i < nlon; i++) {
             size_t k = (size_t)j * nlon + i;
             double mk = MASK_AT(mask, k);
-            int ok = mk > 0 && isfinite(o[k]);
+            if (!(mk > 0) || !isfinite(o[k])) continue;
+            int ok = 1;
             for (int m = 0; m < M && ok; m++) {
                 x[m] = ens[m * npt + k];
                 ok = isfinite(x[m]);
             }
-            if (!ok) continue;
+            if (!ok) {
+                bad++;
+                continue;
+            }
             double ov = o[k], mean = 0, sk = 0;
             for (int m = 0; m < M; m++) {
                 sk += fabs(x[m] - ov);
@@ -160,10 +181,11 @@ static void ensemble_masked(const double *w, const float *mask, int nlat, int nl
         s_w += w[j] * n;
     }
     free(x);
-    double inv = s_w > 0 ? 1.0 / s_w : NAN;
+    double inv = s_w > 0 && !bad ? 1.0 / s_w : NAN;
     if (crps) *crps = (s_skill - 0.5 * s_spread) * inv;
     if (ens_var) *ens_var = s_var * inv;
     if (ens_mse) *ens_mse = s_mse * inv;
+    return bad;
 }
 
 void wx_metrics_ensemble(const double *w, int nlat, int nlon, int M, const float *ens,
@@ -179,7 +201,7 @@ void wx_score_add(wx_score_sums *s, const double *w, int nlat, int nlon, const f
 void wx_score_add_masked(wx_score_sums *s, const double *w, const float *mask, int nlat, int nlon,
                          const float *f, const float *o, const float *c) {
     double d[4];
-    diff_sums(w, mask, nlat, nlon, f, o, d);
+    s->n_bad += diff_sums(w, mask, nlat, nlon, f, o, d);
     double inv = d[3] > 0 ? 1.0 / d[3] : NAN;
     s->sum_bias += d[0] * inv;
     s->sum_mse += d[1] * inv;
@@ -201,14 +223,17 @@ void wx_score_add_vector_masked(wx_score_sums *s, const double *w, const float *
                                 int nlon, const float *fu, const float *fv, const float *ou,
                                 const float *ov) {
     double num = 0, den = 0;
+    int64_t bad = 0;
     for (int j = 0; j < nlat; j++) {
         double d2 = 0, n = 0;
         for (int i = 0; i < nlon; i++) {
             size_t k = (size_t)j * nlon + i;
             double mk = MASK_AT(mask, k);
-            if (!(mk > 0) || !isfinite(fu[k]) || !isfinite(fv[k]) || !isfinite(ou[k]) ||
-                !isfinite(ov[k]))
+            if (!(mk > 0) || !isfinite(ou[k]) || !isfinite(ov[k])) continue;
+            if (!isfinite(fu[k]) || !isfinite(fv[k])) {
+                bad++;
                 continue;
+            }
             double du = (double)fu[k] - ou[k], dv = (double)fv[k] - ov[k];
             d2 += mk * (du * du + dv * dv);
             n += mk;
@@ -216,7 +241,8 @@ void wx_score_add_vector_masked(wx_score_sums *s, const double *w, const float *
         num += w[j] * d2;
         den += w[j] * n;
     }
-    double mse = den > 0 ? num / den : NAN;
+    double mse = den > 0 && !bad ? num / den : NAN;
+    s->n_bad += bad;
     s->sum_mse += mse;
     s->sum_rmse += sqrt(mse);
     s->vector = 1;
@@ -231,7 +257,7 @@ void wx_score_add_ensemble(wx_score_sums *s, const double *w, int nlat, int nlon
 void wx_score_add_ensemble_masked(wx_score_sums *s, const double *w, const float *mask, int nlat,
                                   int nlon, int M, const float *ens, const float *o) {
     double crps, var, mse;
-    ensemble_masked(w, mask, nlat, nlon, M, ens, o, &crps, &var, &mse);
+    s->n_bad += ensemble_masked(w, mask, nlat, nlon, M, ens, o, &crps, &var, &mse);
     s->sum_crps += crps;
     s->sum_ens_var += var;
     s->sum_ens_mse += mse;

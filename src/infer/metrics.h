@@ -5,9 +5,12 @@
  * bounds, normalised to mean 1: wx_grid_area_weights (src/meteo/wx_grid.h) computes exactly that,
  * for either row order (the weights are symmetric under the flip WB2 makes to increasing latitude,
  * so fields stay in the archive's north→south order here). ⟨X⟩ is Σ w_j X_ji / Σ w_j over the
- * points where every input is finite, one point set for all terms of a score. (WB2 aggregates
-with skipna=False, so there a single NaN makes the score NaN; skipping keeps FourCastNet's padded
-row or a masked region from poisoning every score, and equals WB2 when nothing is missing.)
+ * points where the truth (and the climatology, for ACC) is finite, one point set for all terms of
+ * a score. (WB2 aggregates with skipna=False, so there a single NaN makes the score NaN; skipping
+ * a missing truth keeps FourCastNet's padded row or a masked region from poisoning every score,
+ * and equals WB2 when nothing is missing.) A NaN or infinite *forecast* value at such a point is
+ * not skipped: the score of that initial time is NaN, as in WB2, and the point is counted in
+ * wx_score_sums.n_bad for eval's warning, so a model that breaks down never scores better.
  *
  * Per initial time t (one call of wx_score_add_*):
  *   MSE(t)  = ⟨(f−o)²⟩,  bias(t) = ⟨f−o⟩,  MAE(t) = ⟨|f−o|⟩
@@ -53,6 +56,7 @@ typedef struct {
     double sum_crps, sum_ens_var, sum_ens_mse;
     int64_t n_seeps;    /* initial times with SEEPS added (wx_score_add_seeps_masked) */
     double sum_seeps;
+    int64_t n_bad;      /* scored points where the forecast was NaN or infinite (scores NaN) */
 } wx_score_sums;
 
 /* Final scores; NaN where nothing was accumulated (or ACC where a denominator was 0). */

@@ -3,8 +3,10 @@ utils.py as described in shared/reference/products-and-metrics.md §2) for test_
 
 Written the xarray way WB2 does it: latitude made increasing first, cell bounds
 [-90, midpoints, 90], weights sin(upper) - sin(lower) divided by their mean, weighted means over
-(lat, lon) skipping points missing in any input (WB2 aggregates with skipna=False; wxcast skips
-them so padded rows do not poison a score), CRPS spread as the plain double sum over member pairs (not the rank form the
+(lat, lon) skipping points where the truth (or, for ACC, the climatology) is missing (WB2
+aggregates with skipna=False; wxcast skips them so padded rows do not poison a score), while a
+missing forecast value where the truth is present makes that time's score NaN, as in WB2 (a model
+that breaks down must not score better), CRPS spread as the plain double sum over member pairs (not the rank form the
 C code uses), variance with ddof=1, RMSE as the square root after the time mean. Also NVlabs
 FourCastNet's latitude weights and per-time RMSE/ACC, written the way its numpy code is, and WB2's
 wind-vector RMSE.
@@ -37,29 +39,32 @@ def case(rng, lat_desc, nlon, T, M, prefix, out):
     f = q(o + rng.normal(0.5, 2, (T, H, nlon)))
     ens = q(o[:, None] + rng.normal(0.3, 2.5, (T, M, H, nlon)))
     o[1, 2, 3] = np.nan          # a missing truth point: skipped by every score at that time
-    ens[2, 1, 0, 5] = np.nan     # a missing member value: the point is skipped for the ensemble
+    ens[1, 1, 2, 3] = np.nan     # a member missing where the truth is too: skipped as well
     lat_inc, w = lat_weights(lat_desc)
     flip = lambda a: a[..., ::-1, :]  # north→south storage → increasing latitude, as WB2 does
     mse, bias, mae, acc, crps, var, emse = [], [], [], [], [], [], []
     for t in range(T):
         ft, ot, ct, et = flip(f[t]), flip(o[t]), flip(c[t]), flip(ens[t])
-        d = ft - ot
-        mse.append(wmean(d ** 2, w))
-        bias.append(wmean(d, w))
-        mae.append(wmean(np.abs(d), w))
+        scored = np.isfinite(ot)
+        poison = np.nan if np.any(~np.isfinite(ft) & scored) else 0.0  # NaN + x = NaN
+        d = np.where(scored, ft - ot, np.nan)
+        mse.append(wmean(d ** 2, w) + poison)
+        bias.append(wmean(d, w) + poison)
+        mae.append(wmean(np.abs(d), w) + poison)
         # One point set for all three means: a point missing in f, o or c leaves every term
         # (WB2 itself aggregates with skipna=False, so any NaN makes its score NaN).
         fa, oa = ft - ct, ot - ct
-        joint = np.isfinite(fa) & np.isfinite(oa)
+        joint = np.isfinite(oa)
+        apoison = np.nan if np.any(~np.isfinite(fa) & joint) else 0.0
         fa, oa = np.where(joint, fa, np.nan), np.where(joint, oa, np.nan)
-        acc.append(wmean(fa * oa, w) / np.sqrt(wmean(fa ** 2, w) * wmean(oa ** 2, w)))
-        bad = ~np.isfinite(ot) | np.any(~np.isfinite(et), axis=0)
-        mask = lambda a: np.where(bad, np.nan, a)
+        acc.append(wmean(fa * oa, w) / np.sqrt(wmean(fa ** 2, w) * wmean(oa ** 2, w)) + apoison)
+        epoison = np.nan if np.any(np.any(~np.isfinite(et), axis=0) & scored) else 0.0
+        mask = lambda a: np.where(scored, a, np.nan)
         skill = np.mean(np.abs(et - ot[None]), axis=0)
         pair = np.abs(et[:, None] - et[None, :]).sum(axis=(0, 1)) / (M * (M - 1))
-        crps.append(wmean(mask(skill), w) - 0.5 * wmean(mask(pair), w))
-        var.append(wmean(mask(np.var(et, axis=0, ddof=1)), w))
-        emse.append(wmean(mask((et.mean(axis=0) - ot) ** 2), w))
+        crps.append(wmean(mask(skill), w) - 0.5 * wmean(mask(pair), w) + epoison)
+        var.append(wmean(mask(np.var(et, axis=0, ddof=1)), w) + epoison)
+        emse.append(wmean(mask((et.mean(axis=0) - ot) ** 2), w) + epoison)
     ssr = np.sqrt(np.mean(var)) / np.sqrt(np.mean(emse))
     out.update({
         prefix + "lat": lat_desc, prefix + "weights_increasing": w, prefix + "lat_increasing": lat_inc,
@@ -90,7 +95,7 @@ def wind_case(rng, lat_desc, nlon, T, out):
     q = lambda a: a.astype(np.float32).astype(np.float64)
     ou, ov = q(rng.normal(0, 8, (T, H, nlon))), q(rng.normal(0, 6, (T, H, nlon)))
     fu, fv = q(ou + rng.normal(0.4, 2, (T, H, nlon))), q(ov + rng.normal(-0.2, 3, (T, H, nlon)))
-    fv[1, 3, 2] = np.nan  # a missing forecast point: skipped for the vector at that time
+    ov[1, 3, 2] = np.nan  # a missing truth point: skipped for the vector at that time
     _, w = lat_weights(lat_desc)
     flip = lambda a: a[..., ::-1, :]
     vmse = []

@@ -247,8 +247,11 @@ int main(void) {
              c24 ? (long long)c24->sums.n : -1LL, (long long)n24);
     WX_CHECK(sd_count_in(DIR "/err.txt", "f4.nc: total_precipitation_24hr is accumulated over "
                          "1d, the climatology's SEEPS fields over 6h: no SEEPS for this file") == 1 &&
-                 sd_count_in(DIR "/err.txt", "warning:") == 2,
-             "one period warning per file (see " DIR "/err.txt)");
+                 sd_count_in(DIR "/err.txt", "warning:") == 4 &&
+                 sd_count_in(DIR "/err.txt", "eval: m: tp: 2 forecast values are NaN or infinite "
+                             "where the truth is finite, at 1 of 5 leads (the first +24 h)") == 1,
+             "one period warning per file, one for the NaN forecast points of m and of p24 (see "
+             DIR "/err.txt)");
     /* 4. tables */
     WX_CHECK(wx_eval_write_csv(&R, DIR "/scores.csv") == WX_OK && wx_eval_write_json(&R, DIR "/scores.json") == WX_OK,
              "write tables");

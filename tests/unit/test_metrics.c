@@ -177,8 +177,49 @@ static void test_fourcastnet_and_wind(const wx_fixture *fx) {
     free(fu), free(fv), free(ou), free(ov), free(cm), free(w), free(wf);
 }
 
+/* A forecast value that is NaN or infinite where the truth is present makes that time's scores
+ * NaN and is counted (eval warns); where the truth is missing too the point is skipped. */
+static void test_non_finite_forecast(void) {
+    const double w[3] = {0.75, 1.5, 0.75};
+    float o[6] = {0, 0, 0, 0, 0, 0}, c[6] = {1, 1, 1, 1, 1, 1};
+    float f[6] = {1, 1, 2, 2, 3, 3};
+    f[3] = NAN;
+    wx_score_sums s = {0};
+    wx_score_add(&s, w, 3, 2, f, o, c);
+    wx_scores r;
+    wx_score_finish(&s, &r);
+    WX_CHECK(isnan(r.rmse) && isnan(r.bias) && isnan(r.mae) && isnan(r.acc) && s.n_bad == 1,
+             "NaN forecast at a scored point: rmse %g bias %g mae %g acc %g, n_bad %lld", r.rmse,
+             r.bias, r.mae, r.acc, (long long)s.n_bad);
+    f[3] = INFINITY;
+    WX_CHECK(isnan(wx_metrics_mse(w, 3, 2, f, o)) && isnan(wx_metrics_acc(w, 3, 2, f, o, c)),
+             "an infinite forecast value: MSE and ACC NaN, not inf or a skipped point");
+    o[3] = NAN; /* the truth is missing there too: skipped, the rest scored */
+    wx_score_sums s2 = {0};
+    wx_score_add(&s2, w, 3, 2, f, o, NULL);
+    wx_score_finish(&s2, &r);
+    /* rows: errors 1,1 | 2 (one point, weight 1.5) | 3,3: (0.75*2 + 1.5*4 + 0.75*18)/(1.5+1.5+1.5) */
+    WX_CHECK(fabs(r.rmse - sqrt((1.5 + 6 + 13.5) / 4.5)) < 1e-14 && s2.n_bad == 0,
+             "missing truth and forecast: skipped (rmse %.17g, n_bad %lld)", r.rmse, (long long)s2.n_bad);
+    /* ensembles: one member infinite at the one point */
+    const double w1[1] = {1};
+    float o1 = 3, e3[3] = {2, INFINITY, 1};
+    wx_score_sums se = {0};
+    wx_score_add_ensemble(&se, w1, 1, 1, 3, e3, &o1);
+    wx_score_finish(&se, &r);
+    WX_CHECK(isnan(r.crps) && isnan(r.spread) && isnan(r.spread_skill) && se.n_bad == 1,
+             "an infinite member: CRPS %g spread %g NaN, n_bad %lld", r.crps, r.spread, (long long)se.n_bad);
+    /* wind vectors: v forecast NaN at a scored point */
+    float fu[1] = {1}, fv[1] = {NAN}, ou[1] = {0}, ov[1] = {0};
+    wx_score_sums sv = {0};
+    wx_score_add_vector(&sv, w1, 1, 1, fu, fv, ou, ov);
+    wx_score_finish(&sv, &r);
+    WX_CHECK(isnan(r.rmse) && sv.n_bad == 1, "vector with a NaN forecast: rmse %g", r.rmse);
+}
+
 int main(void) {
     test_weights_by_hand();
+    test_non_finite_forecast();
     test_deterministic_by_hand();
     test_ensemble_by_hand();
     wx_fixture *fx = wx_fixture_load("metrics");
