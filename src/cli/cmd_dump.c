@@ -43,6 +43,9 @@ int wx_cmd_dump(int argc, char **argv) {
         {"start", 1, "first valid time (default: the archive's first)", "ISO"},
         {"end", 1, "last valid time, inclusive (default: the archive's last)", "ISO"},
         {"deflate", 1, "compression level 0-9 (default 0)", "N"},
+        {"as-forecast", 0, "write the fields as a forecast from the first time written "
+                           "(forecast_reference_time): a perfect forecast, to check `wxcast eval`",
+         NULL},
         {NULL, 0, NULL, NULL},
     };
     static const wx_arg_spec spec = {
@@ -69,6 +72,7 @@ int wx_cmd_dump(int argc, char **argv) {
     if (st == WX_OK && (deflate < 0 || deflate > 9))
         st = wx_error_set(WX_ERR_USAGE, "--deflate %lld: expected 0..9", (long long)deflate);
     o.deflate = (int)deflate;
+    o.as_forecast = wx_args_flag(&a, "as-forecast");
     if (st == WX_OK) st = parse_time(&a, "start", &o.has_start, &o.start);
     if (st == WX_OK) st = parse_time(&a, "end", &o.has_end, &o.end);
     if (st == WX_OK) st = wx_archive_dump(a.positionals[0], out, &o);

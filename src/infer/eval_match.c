@@ -30,25 +30,16 @@ int wx_eval_match_channel(const wx_archive_meta *m, const wx_field_info *f) {
     return -1;
 }
 
-/* Initial time of a forecast file: forecast_reference_time, else its earliest valid time of a
- * field that matches a truth channel (lead 0). */
+/* Initial time of a forecast file: its forecast_reference_time. A file without one (an analysis,
+ * an archive dump, a month of ERA5) is refused rather than scored from its first time, where it
+ * would "forecast" the truth itself with RMSE 0 and ACC 1. */
 wx_status wx_eval_file_init(const char *path, const wx_archive_meta *m, wx_time *init) {
+    (void)m;
     WX_TRY(wx_forecast_file_check_not_spread(path)); /* an ensemble's spread is no forecast */
     int found = 0;
     WX_TRY(wx_forecast_file_ref_time(path, init, &found));
     if (found) return WX_OK;
-    wx_source *src;
-    WX_TRY(wx_source_open(path, &src));
-    int any = 0;
-    for (int i = 0; i < wx_source_count(src); i++) {
-        const wx_field_info *f = wx_source_info(src, i);
-        if (!f->has_time || wx_eval_match_channel(m, f) < 0) continue;
-        if (!any || f->valid < *init) *init = f->valid;
-        any = 1;
-    }
-    wx_source_close(src);
-    if (!any)
-        return wx_error_set(WX_ERR_RUN, "%s: no field matches a channel of the truth archive "
-                                        "(names, level kinds and levels differ)", path);
-    return WX_OK;
+    return wx_error_set(WX_ERR_USAGE, "--forecast: %s is not a forecast file: it has no "
+                        "forecast_reference_time (the initial time `wxcast forecast` writes); an "
+                        "analysis or `wxcast dump` file would be scored against itself", path);
 }

@@ -109,7 +109,8 @@ wx_status wx_archive_dump(const char *dir, const char *out_path, wx_dump_opts *o
     }
     char title[4200];
     snprintf(title, sizeof title, "wxcast archive %s", dir);
-    wx_nc_layout L = {m->grid, 0, NULL, nsel, vars, 0, 0, title, "wxcast dump", o->deflate};
+    wx_nc_layout L = {m->grid, 0, NULL, nsel, vars, o->as_forecast, m->start + t0 * m->step, title,
+                      "wxcast dump", o->deflate};
     wx_nc_writer w;
     int open_w = 0;
     if (st == WX_OK) st = wx_nc_writer_open_time(&w, out_path, &L, "time");

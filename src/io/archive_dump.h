@@ -14,6 +14,9 @@ typedef struct {
     int has_start, has_end;
     wx_time start, end;    /* valid-time window, inclusive */
     int deflate;           /* 0..9 */
+    int as_forecast;       /* 1: forecast_reference_time = the first time written (a perfect
+                              forecast for checking eval; plain dumps have none, so eval refuses
+                              them) */
     int threads;           /* archive reader workers (0: 4) */
     int64_t times_written; /* out */
     int vars_written;      /* out */

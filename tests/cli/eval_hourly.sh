@@ -21,7 +21,7 @@ dates: {start: "2019-03-01T00:00", end: "2019-03-31T23:00", step: "1h"}
 statistics: {start: "2019-03-01T00:00", end: "2019-03-31T23:00"}
 output: arc
 EOR
-"$W" -q ingest rec.yaml >/dev/null && "$W" -q dump arc --output f.nc --start 2019-03-10T00:00 \
+"$W" -q ingest rec.yaml >/dev/null && "$W" -q dump arc --as-forecast --output f.nc --start 2019-03-10T00:00 \
     --end 2019-03-10T07:00 >/dev/null
 check "hourly archive with a 6-hourly climatology, 8-hour forecast" $?
 run eval --forecast f.nc --truth arc --output ev

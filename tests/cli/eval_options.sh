@@ -98,10 +98,20 @@ t = d.createVariable("time", "f8", ("time",)); t.units = "hours since 2000-12-27
 la = d.createVariable("latitude", "f8", ("latitude",)); la.units = "degrees_north"; la[:] = np.linspace(90, -90, 19)
 lo = d.createVariable("longitude", "f8", ("longitude",)); lo.units = "degrees_east"; lo[:] = np.arange(0, 360, 10)
 v = d.createVariable("t2m", "f4", ("time", "latitude", "longitude")); v.units = "K"; v[:] = 280
+r = d.createVariable("forecast_reference_time", "f8", ()); r.units = "hours since 2000-12-27 00:00:00"; r.assignValue(0)
 d.close()
 EOP
 run eval --truth archive --output og --forecast g10.nc
 usage_error "a forecast on another grid than the truth" "g10.nc: t2m is on grid 19x36" "the truth archive on 32x64" "regrid the forecast"
+# an analysis (no forecast_reference_time) would be scored against itself: refused; dump
+# --as-forecast makes it a (perfect) forecast on purpose
+"$W" -q dump archive --output an.nc --start 2000-12-27T06:00 --end 2000-12-28T06:00 >/dev/null
+run eval --truth archive --output oa --forecast an.nc
+usage_error "an analysis given as a forecast" "--forecast: an.nc is not a forecast file: it has no forecast_reference_time"
+"$W" -q dump archive --as-forecast --output pf.nc --start 2000-12-27T06:00 --end 2000-12-28T06:00 >/dev/null
+"$W" -q eval --truth archive --output op --forecast pf.nc --no-baselines >/dev/null 2>&1; st=$?
+ok "dump --as-forecast is scored: RMSE 0 at +24 h (exit $st)" \
+   '[ $st -eq 0 ] && grep -q "^model,z500,[^,]*,24,1,0,0,0,1," op/scores.csv'
 ok "no output folder for it" '[ ! -e og/scores.csv ]'
 : > afile
 run eval --truth archive --output afile --forecast det=f0.nc

@@ -32,7 +32,7 @@ statistics: {start: "2000-01-05T00:00", end: "2000-01-30T18:00"}
 output: archive
 Y
 "$W" -q synth synth.yaml --output world >/dev/null && "$W" -q ingest recipe.yaml >/dev/null &&
-    "$W" -q dump archive --output f.nc --start 2000-01-20T00:00 --end 2000-01-22T00:00 >/dev/null
+    "$W" -q dump archive --as-forecast --output f.nc --start 2000-01-20T00:00 --end 2000-01-22T00:00 >/dev/null
 check "synth world, archive with tp, forecast dumped from it" $?
 run eval --forecast f.nc --truth archive --output ev
 check "eval exits 0 (rc $rc: $err)" "$rc"
