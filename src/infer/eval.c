@@ -70,6 +70,9 @@ typedef struct {
     wx_tmap rcells;            /* (model, chan, lead) -> first of its rg.n consecutive rcells */
     int warned_hour;        /* a valid hour missing from the climatology was reported */
     wx_eval_seeps sp;       /* SEEPS of the precipitation channel (sp.chan -1: none) */
+    int *members;           /* [nmodels] members of the model's files (0: deterministic, -1: none
+                               read yet); one model's files must agree */
+    const char **members_file; /* [nmodels] the file that set it */
 } ectx;
 
 /* The sums of (model, chan, lead): out[0] global, out[1 + k] region k. Valid until the next call
@@ -185,6 +188,23 @@ static wx_status eval_file(ectx *x, const char *path, int model, wx_time init, b
         goto done;
     }
     qsort(jobs, (size_t)nj, sizeof(job), job_cmp);
+    /* One model's rows pool its files: an ensemble of another size (the fair spread-skill factor
+     * (M+1)/M is per row) or a deterministic file among ensembles would be mixed into them. */
+    int nmem = 0;
+    for (int q = 0; q < nj && jobs[q].valid == jobs[0].valid; q++)
+        nmem += jobs[q].member >= 0 && jobs[q].chan == jobs[0].chan;
+    if (x->members[model] < 0) {
+        x->members[model] = nmem, x->members_file[model] = path;
+    } else if (x->members[model] != nmem) {
+        char a[32], b[32];
+        snprintf(a, sizeof a, nmem ? "%d members" : "no members (deterministic)", nmem);
+        snprintf(b, sizeof b, x->members[model] ? "%d" : "none (deterministic)", x->members[model]);
+        st = wx_error_set(WX_ERR_USAGE, "--forecast: model '%s': %s has %s, %s %s: one model's "
+                          "files must all be deterministic or all ensembles of one size (name "
+                          "them as separate models, NAME=FILE,...)", r->models[model], path, a,
+                          x->members_file[model], b);
+        goto done;
+    }
     int64_t pi = (init - m->start) % m->step == 0 ? (init - m->start) / m->step : -1;
     if (bl && pi >= 0 && pi < m->count) {
         pers = wx_malloc(sizeof(float) * (size_t)R);
@@ -452,6 +472,9 @@ wx_status wx_eval_run(const wx_eval_opts *o, wx_eval_result *r) {
         wx_eval_grid_map(&x.eg, cmean, m->nchan, cmean); /* in place: P <= Pa */
         x.clim_mean = cmean;
     }
+    x.members = wx_malloc(sizeof(int) * (size_t)nm);
+    x.members_file = wx_calloc((size_t)nm, sizeof(char *));
+    for (int i = 0; i < nm; i++) x.members[i] = -1;
     for (int f = 0; f < o->nfiles && st == WX_OK; f++) {
         int mo = model_index(r, o->models[f]);
         /* shared rows: one bookkeeping for all models; per-model rows: the model's own */
@@ -475,7 +498,7 @@ wx_status wx_eval_run(const wx_eval_opts *o, wx_eval_result *r) {
     if (st == WX_OK && r->nrcells) qsort(r->rcells, (size_t)r->nrcells, sizeof(wx_eval_cell), cell_cmp);
     if (st == WX_OK) warn_non_finite(r);
 out:
-    free(x.cells.s), free(x.done.s), free(x.rcells.s), free(x.pair);
+    free(x.cells.s), free(x.done.s), free(x.rcells.s), free(x.pair), free(x.members), free(x.members_file);
     free(inits), free(sorted), free(set), free(off), free(bl), free(cmean), free(w), free(lsm), free(masks);
     if (x.clim) wx_climatology_close(x.clim);
     wx_eval_seeps_close(&x.sp);

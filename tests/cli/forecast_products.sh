@@ -44,6 +44,9 @@ ok "export of the spread file (err: $(cat err.txt))" '[ $st -eq 0 ]'
 "$W" eval --forecast e_spread.nc --truth archive --output ev_spread >/dev/null 2>err.txt; st=$?
 ok "eval of the spread file: exit 2 naming it, no scores (err: $(cat err.txt))" \
     '[ $st -eq 2 ] && grep -q "e_spread.nc is an ensemble spread file, not a forecast" err.txt && [ ! -e ev_spread/scores.csv ]'
+"$W" -q eval --forecast m=e.nc,r3.nc --truth archive --output ev_mixed >/dev/null 2>err.txt; st=$?
+ok "eval of an ensemble and a deterministic file as one model: exit 2 naming both (err: $(cat err.txt))" \
+    '[ $st -eq 2 ] && grep -q "model .m.: r3.nc has no members (deterministic), e.nc 4: one model.s files must all be deterministic or all ensembles of one size" err.txt'
 "$W" -q eval --forecast e_mean.nc --truth archive --output ev_mean >/dev/null 2>err.txt; st=$?
 ok "eval of the ensemble mean file (err: $(cat err.txt))" '[ $st -eq 0 ] && [ -s ev_mean/scores.csv ]'
 $PY "$S/tests/cli/forecast_products.py" "$T" > py.txt 2>&1; st=$?
