@@ -341,27 +341,6 @@ static void make_channels(const wx_archive_meta *m, wx_eval_result *r, ectx *x) 
     }
 }
 
-/* One warning per model and variable whose forecasts were NaN or infinite where the truth was
- * finite (metrics.h: those scores are NaN). Cells are sorted by model, channel, lead. */
-static void warn_non_finite(const wx_eval_result *r) {
-    for (int i = 0; i < r->ncells;) {
-        int k = i, leads = 0, bad_leads = 0;
-        int64_t bad = 0, first = -1;
-        for (; k < r->ncells && r->cells[k].model == r->cells[i].model && r->cells[k].chan == r->cells[i].chan; k++) {
-            leads++;
-            if (r->cells[k].sums.n_bad == 0) continue;
-            bad += r->cells[k].sums.n_bad, bad_leads++;
-            if (first < 0) first = r->cells[k].lead_s;
-        }
-        if (bad)
-            wx_log_warn("eval: %s: %s: %lld forecast values are NaN or infinite where the truth is "
-                        "finite, at %d of %d leads (the first +%lld h): those scores are NaN",
-                        r->models[r->cells[i].model], r->chan_names[r->cells[i].chan], (long long)bad,
-                        bad_leads, leads, (long long)(first / 3600));
-        i = k;
-    }
-}
-
 wx_status wx_eval_run(const wx_eval_opts *o, wx_eval_result *r) {
     memset(r, 0, sizeof *r);
     WX_TRY(wx_eval_check_opts(o));
@@ -496,7 +475,7 @@ wx_status wx_eval_run(const wx_eval_opts *o, wx_eval_result *r) {
     }
     if (st == WX_OK) qsort(r->cells, (size_t)r->ncells, sizeof(wx_eval_cell), cell_cmp);
     if (st == WX_OK && r->nrcells) qsort(r->rcells, (size_t)r->nrcells, sizeof(wx_eval_cell), cell_cmp);
-    if (st == WX_OK) warn_non_finite(r);
+    if (st == WX_OK) wx_eval_warn_non_finite(r);
 out:
     free(x.cells.s), free(x.done.s), free(x.rcells.s), free(x.pair), free(x.members), free(x.members_file);
     free(inits), free(sorted), free(set), free(off), free(bl), free(cmean), free(w), free(lsm), free(masks);

@@ -119,6 +119,10 @@ const wx_eval_cell *wx_eval_find(const wx_eval_result *r, const char *model, con
 const wx_eval_cell *wx_eval_find_region(const wx_eval_result *r, const char *region,
                                         const char *model, const char *chan, int64_t lead_s);
 
+/* One warning per model and variable whose forecasts were NaN or infinite where the truth was
+ * finite (metrics.h: those scores are NaN); wx_eval_run calls it. */
+void wx_eval_warn_non_finite(const wx_eval_result *r);
+
 /* scores.csv: model,variable,units,lead_hours,n,rmse,bias,mae,acc,n_ens,crps,spread,
  * spread_skill,spread_skill_fair (NaN written as empty; the ensemble columns are empty and n_ens 0
  * for deterministic forecasts; bias, MAE and ACC are empty for wind vectors "wv..."), then, only

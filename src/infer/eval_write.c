@@ -5,6 +5,7 @@
 
 #include "core/wx_fs.h"
 #include "core/wx_json.h"
+#include "core/wx_log.h"
 #include "infer/eval.h"
 #include "io/climatology.h"
 
@@ -144,4 +145,25 @@ const wx_eval_cell *wx_eval_find(const wx_eval_result *r, const char *model, con
             return c;
     }
     return NULL;
+}
+
+/* One warning per model and variable whose forecasts were NaN or infinite where the truth was
+ * finite (metrics.h: those scores are NaN). Cells are sorted by model, channel, lead. */
+void wx_eval_warn_non_finite(const wx_eval_result *r) {
+    for (int i = 0; i < r->ncells;) {
+        int k = i, leads = 0, bad_leads = 0;
+        int64_t bad = 0, first = -1;
+        for (; k < r->ncells && r->cells[k].model == r->cells[i].model && r->cells[k].chan == r->cells[i].chan; k++) {
+            leads++;
+            if (r->cells[k].sums.n_bad == 0) continue;
+            bad += r->cells[k].sums.n_bad, bad_leads++;
+            if (first < 0) first = r->cells[k].lead_s;
+        }
+        if (bad)
+            wx_log_warn("eval: %s: %s: %lld forecast values are NaN or infinite where the truth is "
+                        "finite, at %d of %d leads (the first +%lld h): those scores are NaN",
+                        r->models[r->cells[i].model], r->chan_names[r->cells[i].chan], (long long)bad,
+                        bad_leads, leads, (long long)(first / 3600));
+        i = k;
+    }
 }
