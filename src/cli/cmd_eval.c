@@ -5,6 +5,7 @@
 #include "cli/wx_args.h"
 #include "cli/wx_cli.h"
 #include "core/wx_fs.h"
+#include "core/wx_log.h"
 #include "infer/eval.h"
 
 /* "--forecast fcn=a.nc,b.nc,gc=c.nc": files, each with the name of the last NAME= before it. */
@@ -110,6 +111,10 @@ int wx_cmd_eval(int argc, char **argv) {
     }
     char path[4096];
     if (st == WX_OK) st = wx_mkdir_p(out);
+    if (st == WX_OK) {
+        int old = wx_eval_remove_old_products(out);
+        if (old) wx_log_info("eval: removed %d tables and plots of an earlier eval in %s", old, out);
+    }
     if (st == WX_OK) snprintf(path, sizeof path, "%s/scores.csv", out), st = wx_eval_write_csv(&r, path);
     if (st == WX_OK) snprintf(path, sizeof path, "%s/scores.json", out), st = wx_eval_write_json(&r, path);
     if (st == WX_OK) st = wx_eval_write_plots(&r, out);

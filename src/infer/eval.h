@@ -139,6 +139,10 @@ wx_status wx_eval_write_csv(const wx_eval_result *r, const char *path);
  * regions besides global, then "regions": [names, "global" first] and "region_scores": [{region,
  * model, variable, ...as in scores}, ...] for the other regions. */
 wx_status wx_eval_write_json(const wx_eval_result *r, const char *path);
+/* Removes what an earlier eval wrote into dir (scores.csv, scores.json, rmse_*.png, acc_*.png,
+ * scorecard_*_vs_*.png), so a rerun with fewer models or variables leaves no stale plot beside
+ * the new tables; other files are left alone. Returns the number removed. */
+int wx_eval_remove_old_products(const char *dir);
 /* rmse_<var>.png and (with a climatology) acc_<var>.png per channel: every model on one plot. */
 wx_status wx_eval_write_plots(const wx_eval_result *r, const char *dir);
 

@@ -112,6 +112,14 @@ usage_error "an analysis given as a forecast" "--forecast: an.nc is not a foreca
 "$W" -q eval --truth archive --output op --forecast pf.nc --no-baselines >/dev/null 2>&1; st=$?
 ok "dump --as-forecast is scored: RMSE 0 at +24 h (exit $st)" \
    '[ $st -eq 0 ] && grep -q "^model,z500,[^,]*,24,1,0,0,0,1," op/scores.csv'
+# a rerun into the same folder with fewer models: no stale plot of the dropped one; other files stay
+"$W" -q dump archive --as-forecast --output pf2.nc --start 2000-12-27T12:00 --end 2000-12-28T12:00 >/dev/null
+"$W" -q eval --truth archive --output op2 --forecast a=pf.nc,b=pf2.nc >/dev/null 2>&1
+touch op2/notes.txt
+had=$(ls op2 | tr '\n' ' ')
+"$W" -q eval --truth archive --output op2 --forecast a=pf.nc >/dev/null 2>&1; st=$?
+ok "rerun with model a only: b's scorecard gone, a's and notes.txt kept (exit $st; before: $had; after: $(ls op2 | tr '\n' ' '))" \
+   '[ $st -eq 0 ] && [[ "$had" == *scorecard_b_vs_persistence.png* ]] && [ ! -e op2/scorecard_b_vs_persistence.png ] && [ -e op2/scorecard_a_vs_persistence.png ] && [ -e op2/notes.txt ] && ! grep -q "^b," op2/scores.csv'
 ok "no output folder for it" '[ ! -e og/scores.csv ]'
 : > afile
 run eval --truth archive --output afile --forecast det=f0.nc
