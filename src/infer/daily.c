@@ -399,7 +399,9 @@ static wx_status run(wx_daily_opts *o, const wx_yaml *root, const char *dir) {
         return wx_error_set(WX_ERR_RUN, "daily: analysis for %s not found: %s (analysis.folder %s, "
                                         "pattern %s)", stamp, o->analysis, c.drop, c.pattern);
     wx_log_info("daily: %s: analysis %s", stamp, o->analysis);
-    WX_TRY(wx_mkdir_p(c.output));
+    if (wx_mkdir_p(c.output) != WX_OK)
+        return wx_error_wrap(WX_ERR_USAGE, "%s: line %d: key 'output': ", root->file,
+                             wx_yaml_key_line(root, "output"));
     char tmp[WX_DAILY_PATH_MAX + 64];
     int n = snprintf(tmp, sizeof tmp, "%s/.tmp-%s-%ld", c.output, stamp, (long)getpid());
     if (n < 0 || (size_t)n >= sizeof tmp) return wx_error_set(WX_ERR_USAGE, "output path too long: %s", c.output);

@@ -184,6 +184,10 @@ run train --help
 ok "train --help says what --resume with a small --max-steps does" 'grep -q "above the checkpoint" "$T/out"'
 
 # 3. daily: a lead the model cannot reach is a config error at load.
+touch ops/afile
+daily_cfg 24h afile
+run daily ops/daily.yaml --date 2000-12-27
+usage_error "daily output: an existing file" "ops/daily.yaml: line 4: key 'output'" "afile: exists and is not a folder"
 daily_cfg 50h prod3
 run daily ops/daily.yaml --date 2000-12-27
 usage_error "daily lead 50h" "ops/daily.yaml" "line 3" "key 'lead'" "50h" "6h step"
