@@ -59,15 +59,23 @@ static wx_status load_shard(const char *dir, const wx_archive_meta *m, int s, in
     wx_shard_header_unpack(hdr, &out->h);
     wx_shard_header exp;
     wx_shard_expected(m, s, &exp);
-    if (out->h.record_count != exp.record_count || out->h.record_bytes != exp.record_bytes ||
-        out->h.first_record != exp.first_record || out->h.key != exp.key ||
-        out->h.record_stride != exp.record_stride || out->h.data_offset != exp.data_offset) {
-        close(fd);
-        return wx_error_set(WX_ERR_RUN, "%s: header does not match manifest.json (records %llu, "
-                            "expected %llu; key or sizes differ)", path,
-                            (unsigned long long)out->h.record_count,
-                            (unsigned long long)exp.record_count);
-    }
+    /* name the first field that differs: the shard was written for another manifest */
+    static const char *const field[] = {"record count", "record bytes", "first record",
+                                        "key (channels, grid and times)", "record stride",
+                                        "data offset"};
+    const uint64_t got[] = {out->h.record_count, out->h.record_bytes, out->h.first_record,
+                            out->h.key, out->h.record_stride, out->h.data_offset};
+    const uint64_t want_h[] = {exp.record_count, exp.record_bytes, exp.first_record, exp.key,
+                               exp.record_stride, exp.data_offset};
+    for (int k = 0; k < 6; k++)
+        if (got[k] != want_h[k]) {
+            close(fd);
+            return wx_error_set(WX_ERR_RUN, "%s: header does not match manifest.json: %s %llu in "
+                                "the shard, %llu from the manifest (%d channels, %dx%d grid); was "
+                                "manifest.json edited or replaced?", path, field[k],
+                                (unsigned long long)got[k], (unsigned long long)want_h[k], m->nchan,
+                                m->grid.nlat, m->grid.nlon);
+        }
     uint64_t n = out->h.record_count;
     out->offsets = wx_calloc(n + 1, 8);
     out->crcs = wx_calloc(n + 1, 4);

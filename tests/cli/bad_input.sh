@@ -263,6 +263,10 @@ cp -r archive cl3 && printf 'x' >> cl3/climatology.wxc
 run verify cl3
 fails 1 "verify of a climatology with a byte appended" "cl3/climatology.wxc: $((csz + 1)) bytes, expected $csz"
 rm -rf cl1 cl2 cl3
+cp -r archive mm && sed -i 's/"nlat":32/"nlat":31/' mm/manifest.json
+run verify mm
+fails 1 "verify of an archive whose manifest nlat was edited" "mm/shard-00000.wxr: header does not match manifest.json: record bytes" "31x64 grid); was manifest.json edited or replaced?"
+rm -rf mm
 cp -r archive broken && head -c 100 archive/manifest.json > broken/manifest.json
 run inspect broken
 fails 1 "truncated manifest" "broken/manifest.json" "damaged manifest, not valid JSON" "rerun \`wxcast ingest\`"
