@@ -39,12 +39,6 @@ static size_t max_points(const scan *s) {
     return n;
 }
 
-static double nice_step(double range, int target) {
-    double raw = range / target, p = pow(10, floor(log10(raw)));
-    double m = raw / p;
-    return (m < 1.5 ? 1 : m < 3.5 ? 2 : m < 7.5 ? 5 : 10) * p;
-}
-
 /* A style without a fixed range gets the min..max over every exported lead (0..max for a
  * spread), rounded outward to a nice step, and its stops stretched over it: one colour scale for
  * the whole slider. */
@@ -66,14 +60,7 @@ wx_status wx_export_range_fix(const scan *s, const cand *c, const int *lsel, wx_
     }
     free(a), free(b);
     WX_TRY(rc);
-    if (!isfinite(lo)) lo = 0, hi = 1;
-    if (s->spread) lo = 0, hi = hi > 0 ? hi : 1;
-    if (hi - lo < 1e-12 * fmax(1, fabs(lo))) lo -= 0.5, hi += 0.5;
-    double step = nice_step(hi - lo, 8);
-    lo = floor(lo / step) * step, hi = ceil(hi / step) * step;
-    double s0 = st->stops[0].v, s1 = st->stops[st->nstops - 1].v;
-    for (int k = 0; k < st->nstops; k++) st->stops[k].v = lo + (st->stops[k].v - s0) / (s1 - s0) * (hi - lo);
-    st->vmin = lo, st->vmax = hi;
+    wx_map_style_fit(st, lo, hi, s->spread);
     return WX_OK;
 }
 

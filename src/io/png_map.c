@@ -54,7 +54,18 @@ static double nice_step(double range, int target) {
     return (m < 1.5 ? 1 : m < 3.5 ? 2 : m < 7.5 ? 5 : 10) * p;
 }
 
-/* Auto range: the data's min..max in display units, widened to a nice step; stops stretched. */
+void wx_map_style_fit(wx_map_style *s, double lo, double hi, int spread) {
+    if (!isfinite(lo) || !isfinite(hi)) lo = 0, hi = 1;
+    if (spread) lo = 0, hi = hi > 0 ? hi : 1; /* a spread scale starts at 0 */
+    if (hi - lo < 1e-12 * fmax(1, fabs(lo))) lo -= 0.5, hi += 0.5;
+    double st = nice_step(hi - lo, 8);
+    lo = floor(lo / st) * st, hi = ceil(hi / st) * st;
+    double a = s->stops[0].v, b = s->stops[s->nstops - 1].v;
+    for (int k = 0; k < s->nstops; k++) s->stops[k].v = lo + (s->stops[k].v - a) / (b - a) * (hi - lo);
+    s->vmin = lo, s->vmax = hi;
+}
+
+/* Auto range: the data's min..max in display units (wx_map_style_fit). */
 static void auto_range(wx_map_style *s, const wx_grid *g, const float *f) {
     double lo = INFINITY, hi = -INFINITY;
     for (size_t k = 0; k < (size_t)g->nlat * g->nlon; k++)
@@ -62,14 +73,7 @@ static void auto_range(wx_map_style *s, const wx_grid *g, const float *f) {
             double v = f[k] * s->scale + s->offset;
             lo = fmin(lo, v), hi = fmax(hi, v);
         }
-    if (!isfinite(lo)) lo = 0, hi = 1;
-    if (!strcmp(s->id, "spread")) lo = 0, hi = hi > 0 ? hi : 1; /* a spread scale starts at 0 */
-    if (hi - lo < 1e-12 * fmax(1, fabs(lo))) lo -= 0.5, hi += 0.5;
-    double st = nice_step(hi - lo, 8);
-    lo = floor(lo / st) * st, hi = ceil(hi / st) * st;
-    double a = s->stops[0].v, b = s->stops[s->nstops - 1].v;
-    for (int k = 0; k < s->nstops; k++) s->stops[k].v = lo + (s->stops[k].v - a) / (b - a) * (hi - lo);
-    s->vmin = lo, s->vmax = hi;
+    wx_map_style_fit(s, lo, hi, !strcmp(s->id, "spread"));
 }
 
 typedef struct {

@@ -68,6 +68,11 @@ void wx_map_style_for(const char *name, double level, const char *units, int cel
 void wx_map_style_spread(const char *name, double level, const char *units, wx_map_style *out);
 /* Colour of a display value under the style. */
 wx_rgb wx_map_colour(const wx_map_style *s, double display_value);
+/* Fits a style without a fixed range to the data range lo..hi (display units; non-finite: none):
+ * 0..max for a spread, a flat range widened by ±0.5, rounded outward to a nice step (about 8 per
+ * range), the stops stretched over it. One rule for a single map and for export's scale shared
+ * by every lead. */
+void wx_map_style_fit(wx_map_style *s, double lo, double hi, int spread);
 
 /* The map widths wx_map_render accepts (after rounding down to even), in pixels. */
 #define WX_MAP_WIDTH_MIN 120
