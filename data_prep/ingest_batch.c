@@ -5,6 +5,7 @@
  * statistics, then one write of the whole batch. Results do not depend on the thread count: each
  * task's arithmetic is its own, record crc32s are the channel crcs joined with crc32_combine, and
  * statistics are merged in (record, channel) order on one thread. */
+#include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -94,9 +95,19 @@ static void task_make(batch_job *j, int64_t k, int th) {
     const unsigned char *bytes = (const unsigned char *)dst;
     if (st == WX_OK && f16) {
         uint16_t *h = b->disk + (size_t)r * (size_t)(b->stride16 / 2) + (size_t)v * np;
-        for (size_t q = 0; q < np; q++) {
-            h[q] = wx_f32_to_f16(dst[q]);
+        for (size_t q = 0; q < np && st == WX_OK; q++) {
+            float x = dst[q];
+            h[q] = wx_f32_to_f16(x);
             dst[q] = wx_f16_to_f32(h[q]); /* statistics see the stored values */
+            /* binary16 ends at 65504: msl or sp in Pa, z above ~500 hPa would be stored as inf */
+            if (isinf(dst[q]) && !isinf(x)) {
+                char when[40];
+                wx_time_format(m->start + (j->t0 + r) * m->step, when);
+                st = wx_error_set(WX_ERR_USAGE, "%s: channel %s at %s: value %g (%s) is beyond "
+                                  "float16's range (65504) and would be stored as infinity: ingest "
+                                  "it with `dtype: float32`", c->r.output, m->chan[v].name, when,
+                                  (double)x, m->chan[v].units);
+            }
         }
         bytes = (const unsigned char *)h;
     }

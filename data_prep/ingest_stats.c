@@ -12,6 +12,7 @@
 
 #include "climatology_build.h"
 #include "core/wx_log.h"
+#include "ingest.h"
 #include "ingest_priv.h"
 
 /* Two passes over the points instead of four, the sums each kept in their own running order (so
@@ -188,4 +189,69 @@ void wx_ingest_stats_finish(ingest_ctx *c) {
         m->max[i] = c->s_n[i] > 0 ? c->s_max[i] : NAN;
         m->diff_std[i] = c->d_n[i] > 0 ? sqrt(c->d_m2[i] / c->d_n[i]) : NAN;
     }
+}
+
+/* verify's re-check (ingest.h): an ingest context holding only what the statistics use. */
+struct wx_stats_check {
+    ingest_ctx c;
+    const wx_archive_meta *m;
+};
+
+wx_stats_check *wx_stats_check_begin(const wx_archive_meta *m) {
+    if (!m->has_stats || m->diff_step <= 0 || m->step <= 0) return NULL;
+    wx_stats_check *s = wx_calloc(1, sizeof *s);
+    ingest_ctx *c = &s->c;
+    s->m = m;
+    c->r.has_stats = 1, c->r.stats_start = m->stats_start, c->r.stats_end = m->stats_end;
+    c->r.start = m->start, c->r.step = m->step, c->r.nvars = m->nchan;
+    c->meta = *m; /* the grid and channel count; the statistics arrays are replaced by finish */
+    c->meta.mean = c->meta.std = c->meta.min = c->meta.max = c->meta.diff_std = NULL;
+    c->lag = m->diff_step % m->step == 0 ? (int)(m->diff_step / m->step) : 0;
+    int n = m->nchan;
+    double **arrs[] = {&c->s_n, &c->s_mean, &c->s_m2, &c->d_n, &c->d_mean, &c->d_m2, &c->s_min, &c->s_max};
+    for (int a = 0; a < 8; a++) *arrs[a] = wx_calloc((size_t)n, sizeof(double));
+    for (int i = 0; i < n; i++) c->s_min[i] = INFINITY, c->s_max[i] = -INFINITY;
+    if (c->lag) c->ring = wx_calloc((size_t)c->lag * (size_t)n * (size_t)wx_archive_points(m), sizeof(float));
+    return s;
+}
+
+void wx_stats_check_record(wx_stats_check *s, int64_t index, const float *rec) {
+    if (s) wx_ingest_stats_add(&s->c, rec, s->m->start + index * s->m->step);
+}
+
+/* Equal to the manifest's 9 significant digits (core/wx_json.c writes "%.9g": a relative 5e-9),
+ * or both not finite (JSON null stands for NaN or an infinity: a channel with no value). */
+static int same_stat(double a, double b) {
+    if (!isfinite(a) || !isfinite(b)) return !isfinite(a) && !isfinite(b);
+    return fabs(a - b) <= 1e-8 * fmax(fabs(a), fabs(b));
+}
+
+void wx_stats_check_free(wx_stats_check *s) {
+    if (!s) return;
+    ingest_ctx *c = &s->c;
+    double **arrs[] = {&c->s_n, &c->s_mean, &c->s_m2, &c->d_n, &c->d_mean, &c->d_m2, &c->s_min, &c->s_max};
+    for (int a = 0; a < 8; a++) free(*arrs[a]);
+    free(c->ring);
+    free(c->meta.mean), free(c->meta.std), free(c->meta.min), free(c->meta.max), free(c->meta.diff_std);
+    free(s);
+}
+
+wx_status wx_stats_check_finish(wx_stats_check *s, const char *dir) {
+    if (!s) return WX_OK;
+    ingest_ctx *c = &s->c;
+    wx_ingest_stats_finish(c);
+    const wx_archive_meta *m = s->m;
+    const char *names[] = {"mean", "std", "min", "max", "diff_std"};
+    const double *have[] = {m->mean, m->std, m->min, m->max, m->diff_std};
+    const double *want[] = {c->meta.mean, c->meta.std, c->meta.min, c->meta.max, c->meta.diff_std};
+    wx_status st = WX_OK;
+    for (int ch = 0; ch < m->nchan && st == WX_OK; ch++)
+        for (int k = 0; k < 5 && st == WX_OK; k++)
+            if (!same_stat(have[k][ch], want[k][ch]))
+                st = wx_error_set(WX_ERR_RUN, "%s/manifest.json: statistics.%s of channel %s is %.9g, "
+                                  "the records give %.9g: the statistics were edited or damaged "
+                                  "(training would normalise with them); rerun `wxcast ingest`",
+                                  dir, names[k], m->chan[ch].name, have[k][ch], want[k][ch]);
+    wx_stats_check_free(s);
+    return st;
 }

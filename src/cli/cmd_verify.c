@@ -6,6 +6,7 @@
 #include "cli/wx_cli.h"
 #include "io/archive.h"
 #include "io/climatology.h"
+#include "ingest.h"
 
 /* Every slab of the archive's climatology.wxc (its crc32s) and the file's size. *slabs: slabs
  * checked; *path: "" when the archive has no climatology. */
@@ -45,21 +46,39 @@ static wx_status verify_climatology(const char *dir, char *path, size_t cap, int
     return st;
 }
 
+static void stats_record(void *ctx, int64_t index, const float *rec) {
+    wx_stats_check_record(ctx, index, rec);
+}
+
 int wx_cmd_verify(int argc, char **argv) {
     static const wx_arg_option opts[] = {{NULL, 0, NULL, NULL}};
     static const wx_arg_spec spec = {"verify", "ARCHIVE",
                                      "Reads every record and every climatology slab and checks every "
-                                     "checksum and the\nfiles' sizes; exit 1 at the first damaged "
-                                     "record or slab, which the message names.",
+                                     "checksum and the\nfiles' sizes, and recomputes the manifest's "
+                                     "statistics from the records; exit 1\nat the first damaged "
+                                     "record or slab or a statistic that differs, which the message names.",
                                      opts, 1, 1};
     wx_args a;
     int rc = wx_args_parse(&spec, argc, argv, &a);
     if (rc != WX_ARGS_CONTINUE) return rc;
     int64_t n = 0, slabs = 0;
-    wx_status st = wx_archive_verify(a.positionals[0], &n);
+    wx_archive_meta m;
+    wx_status st = wx_archive_read_manifest(a.positionals[0], &m);
+    if (st != WX_OK) return wx_cli_error(st);
+    wx_stats_check *sc = wx_stats_check_begin(&m);
+    int m_stats = sc != NULL;
+    st = wx_archive_verify_each(a.positionals[0], &n, stats_record, sc);
     if (st != WX_OK) {
+        wx_stats_check_free(sc);
+        wx_archive_meta_free(&m);
         fprintf(stderr, "wxcast: error: %s (after %lld good records)\n", wx_error_message(),
                 (long long)n);
+        return WX_ERR_RUN;
+    }
+    st = wx_stats_check_finish(sc, a.positionals[0]);
+    wx_archive_meta_free(&m);
+    if (st != WX_OK) {
+        fprintf(stderr, "wxcast: error: %s (the %lld records are good)\n", wx_error_message(), (long long)n);
         return WX_ERR_RUN;
     }
     char clim[4096];
@@ -70,6 +89,6 @@ int wx_cmd_verify(int argc, char **argv) {
     }
     printf("OK: %s: %lld records", a.positionals[0], (long long)n);
     if (clim[0]) printf(" and %lld climatology slabs", (long long)slabs);
-    printf(", all checksums match\n");
+    printf(", all checksums match%s\n", m_stats ? "; statistics recomputed, equal" : "");
     return 0;
 }

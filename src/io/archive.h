@@ -117,6 +117,10 @@ wx_status wx_archive_wait(wx_archive *a);
 /* Reads every record of every shard and checks header and record checksums; on failure the
  * message names the shard file and record. */
 wx_status wx_archive_verify(const char *dir, int64_t *records_checked);
+/* As wx_archive_verify, handing each good record (decoded, [nchan, points]) to each(ctx, index,
+ * rec) in record order (verify's statistics re-check). */
+wx_status wx_archive_verify_each(const char *dir, int64_t *records_checked,
+                                 void (*each)(void *ctx, int64_t index, const float *rec), void *ctx);
 
 /* zlib's crc32(crc, data, len), the same values, by PCLMULQDQ folding where the CPU has it
  * (several times faster than zlib 1.2's tables). Start with crc = 0. */

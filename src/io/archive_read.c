@@ -326,6 +326,11 @@ wx_status wx_archive_wait(wx_archive *a) {
 }
 
 wx_status wx_archive_verify(const char *dir, int64_t *records_checked) {
+    return wx_archive_verify_each(dir, records_checked, NULL, NULL);
+}
+
+wx_status wx_archive_verify_each(const char *dir, int64_t *records_checked,
+                                 void (*each)(void *ctx, int64_t index, const float *rec), void *ctx) {
     *records_checked = 0;
     wx_archive_opts o = {1, 1, 0};
     wx_archive *a;
@@ -341,6 +346,7 @@ wx_status wx_archive_verify(const char *dir, int64_t *records_checked) {
     for (int64_t t = 0; st == WX_OK && t < m->count; t++) {
         if (read_record(a, t, buf, rec, err, sizeof err) != WX_OK) st = wx_error_set(WX_ERR_RUN, "%s", err);
         else (*records_checked)++;
+        if (st == WX_OK && each) each(ctx, t, rec);
     }
     free(buf);
     free(rec);

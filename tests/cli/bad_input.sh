@@ -251,7 +251,17 @@ usage_error "dump into the archive (another spelling)" "inside the archive"
 ok "the archive's manifest is intact" '[ "$(md5sum < archive/manifest.json)" = "$m0" ] && "$W" -q verify archive >/dev/null 2>&1'
 # verify also reads the climatology: every slab's crc32 and the file's size.
 run verify archive
-ok "verify: records and climatology slabs (got: $out)" '[ $rc -eq 0 ] && [[ "$out" =~ ^OK:\ archive:\ [0-9]+\ records\ and\ [0-9]+\ climatology\ slabs,\ all\ checksums\ match$ ]]'
+ok "verify: records, climatology slabs and statistics (got: $out)" '[ $rc -eq 0 ] && [[ "$out" =~ ^OK:\ archive:\ [0-9]+\ records\ and\ [0-9]+\ climatology\ slabs,\ all\ checksums\ match\;\ statistics\ recomputed,\ equal$ ]]'
+# verify recomputes the manifest's statistics from the records: an edited std is named
+cp -r archive st1 && /usr/bin/python3 - st1/manifest.json <<'PY'
+import json, sys
+p = sys.argv[1]; d = json.load(open(p))
+d["statistics"]["std"][1] = 0
+json.dump(d, open(p, "w"), separators=(",", ":"))
+PY
+run verify st1
+fails 1 "verify of an archive whose manifest std was edited" "st1/manifest.json: statistics.std of channel t850 is 0, the records give" "edited or damaged"
+rm -rf st1
 csz=$(stat -c %s archive/climatology.wxc)
 cp -r archive cl1 && printf 'xxxx' | dd of=cl1/climatology.wxc bs=1 seek=$((csz / 2)) conv=notrunc 2>/dev/null
 run verify cl1

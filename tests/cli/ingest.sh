@@ -27,6 +27,19 @@ output: $1
 EOR
 }
 
+# float16 ends at 65504: msl in Pa would be stored as infinity; refused, nothing left behind
+cat > "$T/f16.yaml" <<EOR
+sources: ["$DATA/regular_ll_msl.grib"]
+variables: [{name: msl, param: prmsl}]
+dates: {start: "2006-10-07T00:00", end: "2006-10-07T00:00", step: "6h"}
+member: 5
+dtype: float16
+output: f16
+EOR
+"$WX" -q ingest "$T/f16.yaml" > /dev/null 2> "$T/f16err.txt"; rc=$?
+ok "float16 ingest of msl: exit 2 naming channel, time, value and the way out ($(cat "$T/f16err.txt"))" \
+    '[ $rc -eq 2 ] && grep -q "channel msl at 2006-10-07T00:00: value 102643 (Pa) is beyond float16.s range (65504) and would be stored as infinity: ingest it with .dtype: float32." "$T/f16err.txt" && [ ! -e "$T/f16" ]'
+
 recipe a "$DATA/era5-levels-members.grib"
 ok "ingest runs" '"$WX" ingest "$T/a.yaml" > "$T/out.txt" 2>"$T/err.txt"'
 ok "ingest reports 4 records" 'grep -q "4 records" "$T/out.txt"'
