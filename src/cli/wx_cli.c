@@ -16,7 +16,7 @@ const wx_command wx_commands[] = {
     {"ingest", "build a training archive from GRIB/NetCDF files as a recipe describes", wx_cmd_ingest},
     {"synth", "run the synthetic reanalysis and write ERA5-convention GRIB2/NetCDF", wx_cmd_synth},
     {"inspect", "channels, grid, time axis, shards, size and statistics of an archive", wx_cmd_inspect},
-    {"verify", "read every record and climatology slab of an archive and check every checksum", wx_cmd_verify},
+    {"verify", "check every record, climatology slab and checksum of an archive and recompute its statistics", wx_cmd_verify},
     {"dump", "write an archive's fields (or a subset) as CF NetCDF", wx_cmd_dump},
     {"train", "train FourCastNet or GraphCast from a training config; checkpoints, resume, MPI", wx_cmd_train},
     {"forecast", "roll a trained model out from an archive record or analysis file; CF NetCDF, GRIB", wx_cmd_forecast},
