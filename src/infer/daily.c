@@ -89,6 +89,7 @@ typedef struct {
     double amplitude;
     int maps, kelvin, coast, wind, width;
     const char *vars, *leads;
+    int vars_line; /* of maps.vars, for its error */
     const char *device, *precision; /* the config's, then the CLI's overrides */
     int bf16;
 } daily_config;
@@ -142,6 +143,7 @@ static wx_status parse_config(const wx_yaml *root, const char *dir, daily_config
     WX_TRY(wx_cfg_int(mp, maps_fields, "width", &v));
     c->width = (int)v;
     WX_TRY(wx_cfg_str(mp, maps_fields, "vars", &c->vars));
+    c->vars_line = wx_yaml_key_line(mp, "vars");
     WX_TRY(wx_cfg_str(mp, maps_fields, "leads", &c->leads));
     return WX_OK;
 }
@@ -250,6 +252,11 @@ static wx_status run_products(const daily_config *c, wx_daily_opts *o, const cha
     wx_time_format_duration(c->lead_s, lead);
     wx_log_info("daily: deterministic forecast: %d variables, lead %s -> forecast.nc%s (%.1f s)", fo.nvars,
                 lead, c->grib ? " + grib/" : "", fo.seconds);
+    if (c->maps && c->vars[0]) { /* before the ensemble: a wrong name fails now, not after it */
+        char what[WX_DAILY_PATH_MAX + 64];
+        snprintf(what, sizeof what, "%s: line %d: key 'maps.vars'", o->config, c->vars_line);
+        WX_TRY(wx_export_check_vars(nc, c->vars, what, "the model's forecast"));
+    }
     if (c->members > 1) {
         snprintf(nc, sizeof nc, "%s/ensemble.nc", tmp);
         snprintf(grib, sizeof grib, "%s/grib_ensemble", tmp);

@@ -43,6 +43,21 @@ static wx_status check_opts(const wx_export_opts *o) {
     return WX_OK;
 }
 
+wx_status wx_export_check_vars(const char *forecast, const char *vars, const char *what,
+                               const char *file) {
+    if (!vars) return WX_OK;
+    scan s;
+    WX_TRY(wx_export_scan_file(forecast, &s));
+    cand *c = wx_calloc((size_t)2 * s.ngroups + 1, sizeof(cand));
+    wx_viewer_wind *w = wx_calloc((size_t)s.ngroups + 1, sizeof(wx_viewer_wind));
+    int *sel = wx_calloc((size_t)2 * s.ngroups + 1, sizeof(int)), nw = 0;
+    int nc = wx_export_cands_make(&s, c, w, &nw);
+    wx_status st = wx_export_vars_select_as(&s, c, nc, vars, what, file, sel);
+    free(c), free(w), free(sel);
+    wx_export_scan_free(&s);
+    return st;
+}
+
 wx_status wx_export_run(const wx_export_opts *o, wx_export_result *r) {
     memset(r, 0, sizeof *r);
     WX_TRY(check_opts(o));

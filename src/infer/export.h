@@ -46,6 +46,11 @@ typedef struct {
 
 void wx_export_opts_default(wx_export_opts *o);
 wx_status wx_export_run(const wx_export_opts *o, wx_export_result *r);
+/* Whether every name of `vars` (export's --vars list; NULL: all) names a variable of the forecast
+ * file, before any map is drawn; the usage error names `what` (the option or config key) and
+ * `file` (how to call the forecast) and lists the file's variables. */
+wx_status wx_export_check_vars(const char *forecast, const char *vars, const char *what,
+                               const char *file);
 
 /* One item of a lead list, as --leads and daily's maps.leads take it: "24", "0-72", "0-240/24"
  * (hours, an optional 'h' after each number) → the range [a, b] and `every` hours within it (0:

@@ -48,6 +48,10 @@ int wx_export_cands_make(const scan *s, cand *c, wx_viewer_wind *w, int *nw);
 /* sel[n] from --vars (NULL: every candidate not hidden); an unknown name is a usage error listing
  * the known ones. */
 wx_status wx_export_vars_select(const scan *s, cand *c, int n, const char *list, int *sel);
+/* The same naming the option `what` and the file as `file` in its error (daily: a config key and
+ * "the forecast" rather than --vars and a temporary path). */
+wx_status wx_export_vars_select_as(const scan *s, cand *c, int n, const char *list, const char *what,
+                                   const char *file, int *sel);
 /* sel[nleads] from --leads (NULL: all); an item matching no lead is a usage error. */
 wx_status wx_export_leads_select(const scan *s, const char *list, int *sel);
 

@@ -166,6 +166,11 @@ static int cand_matches(const scan *s, const cand *c, const char *tok) {
 
 /* Marks the selected candidates; an unknown name is a usage error listing the known ones. */
 wx_status wx_export_vars_select(const scan *s, cand *c, int n, const char *list, int *sel) {
+    return wx_export_vars_select_as(s, c, n, list, "--vars", wx_source_path(s->src), sel);
+}
+
+wx_status wx_export_vars_select_as(const scan *s, cand *c, int n, const char *list, const char *what,
+                                   const char *file, int *sel) {
     for (int k = 0; k < n; k++) sel[k] = list ? 0 : !c[k].hidden;
     if (!list) return WX_OK;
     char *buf = wx_strdup(list);
@@ -180,8 +185,8 @@ wx_status wx_export_vars_select(const scan *s, cand *c, int n, const char *list,
             for (int k = 0; k < n; k++)
                 snprintf(known + strlen(known), sizeof known - strlen(known), "%s%s",
                          k ? ", " : "", c[k].id);
-            st = wx_error_set(WX_ERR_USAGE, "--vars: '%s' is not in %s (variables: %s)", t,
-                              wx_source_path(s->src), known);
+            st = wx_error_set(WX_ERR_USAGE, "%s: '%s' is not in %s (variables: %s)", what, t, file,
+                              known);
         }
     }
     free(buf);

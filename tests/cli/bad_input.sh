@@ -184,6 +184,10 @@ run train --help
 ok "train --help says what --resume with a small --max-steps does" 'grep -q "above the checkpoint" "$T/out"'
 
 # 3. daily: a lead the model cannot reach is a config error at load.
+daily_cfg 24h prod5 'maps: {vars: "q700,msl", coast: false}'
+run daily ops/daily.yaml --date 2000-12-27
+usage_error "daily maps.vars naming a variable the model lacks" "ops/daily.yaml: line 7: key 'maps.vars': 'q700' is not in the model's forecast (variables:"
+ok "daily maps.vars: no dated folder, no temporary left" '[ ! -e ops/prod5/20001227T06 ] && ! ls -A ops/prod5 2>/dev/null | grep -q tmp'
 touch ops/afile
 daily_cfg 24h afile
 run daily ops/daily.yaml --date 2000-12-27
