@@ -1,6 +1,7 @@
 /* wxcast forecast: one forecast of any trained model (FourCastNet, GraphCast) from an archive state
  * or analysis files (src/infer/forecast.h). */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/cmd_forecast_ext.h"
@@ -67,6 +68,14 @@ int wx_cmd_forecast(int argc, char **argv) {
     o.device = device;
     o.bf16 = precision && !strcmp(precision, "bf16");
     wx_status st = o.output ? wx_output_path_check(o.output, "--output") : WX_OK;
+    if (st == WX_OK && o.output) { /* an input named as the output would be overwritten */
+        const char *ins[] = {o.model, o.precip, x.init_prev};
+        for (int i = 0; i < 3 && st == WX_OK; i++) st = wx_output_not_input(o.output, ins[i], "--output");
+        char *list = wx_strdup(o.init ? o.init : "");
+        for (char *save = NULL, *t = strtok_r(list, ",", &save); t && st == WX_OK; t = strtok_r(NULL, ",", &save))
+            st = wx_output_not_input(o.output, t, "--output");
+        free(list);
+    }
     if (st == WX_OK && x.grib_dir) st = wx_output_dir_check(x.grib_dir, "--grib");
     if (st == WX_OK && x.grib_dir && o.output && !strcmp(x.grib_dir, o.output))
         st = wx_error_set(WX_ERR_USAGE, "--grib %s names the --output file: give the GRIB2 files a "

@@ -74,6 +74,7 @@ int wx_cmd_export_weights(int argc, char **argv) {
     const char *out = wx_args_get(&a, "output");
     if (!out) return wx_cli_error(wx_error_set(WX_ERR_USAGE, "export-weights: --output is required"));
     if (wx_output_path_check(out, "--output") != WX_OK) return wx_cli_error(WX_ERR_USAGE);
+    if (wx_output_not_input(out, a.positionals[0], "--output") != WX_OK) return wx_cli_error(WX_ERR_USAGE);
     int n = 0;
     wx_status s = export_weights(a.positionals[0], out, &n);
     if (s) return wx_cli_error(s);
@@ -383,6 +384,9 @@ int wx_cmd_import_weights(int argc, char **argv) {
         return wx_cli_error(wx_error_set(WX_ERR_USAGE, "import-weights: --%s is required",
                                          cfg ? "output" : "config"));
     if (wx_output_path_check(out, "--output") != WX_OK) return wx_cli_error(WX_ERR_USAGE);
+    const char *ins[] = {a.positionals[0], cfg, wx_args_get(&a, "data")};
+    for (int i = 0; i < 3; i++)
+        if (wx_output_not_input(out, ins[i], "--output") != WX_OK) return wx_cli_error(WX_ERR_USAGE);
     int64_t total = 0;
     wx_status s = import_weights(a.positionals[0], cfg, wx_args_get(&a, "data"), out, &total);
     if (s) return wx_cli_error(s);

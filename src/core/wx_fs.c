@@ -182,6 +182,14 @@ wx_status wx_output_path_check(const char *path, const char *what) {
     return s;
 }
 
+wx_status wx_output_not_input(const char *out, const char *in, const char *what) {
+    struct stat so, si;
+    if (!in || stat(out, &so) != 0 || stat(in, &si) != 0) return WX_OK;
+    if (so.st_dev != si.st_dev || so.st_ino != si.st_ino) return WX_OK;
+    return wx_error_set(WX_ERR_USAGE, "%s %s is the input %s: it would be overwritten while it is "
+                        "read; write to another file", what, out, in);
+}
+
 wx_status wx_output_dir_check(const char *path, const char *what) {
     struct stat sb;
     if (!path[0]) return wx_error_set(WX_ERR_USAGE, "%s: empty folder name", what);

@@ -33,6 +33,10 @@ wx_status wx_output_replaceable(const char *path);
 /* Whether `path` can be an output file: replaceable (above), its folder exists and is a folder.
  * Usage errors naming `what` ("--output") and the path. */
 wx_status wx_output_path_check(const char *path, const char *what);
+/* A usage error when output `out` is the same file as input `in` (same device and inode: also
+ * through another spelling or a link), which the command would overwrite while reading it;
+ * WX_OK when either does not exist or `in` is NULL. */
+wx_status wx_output_not_input(const char *out, const char *in, const char *what);
 /* Whether `path` can be an output folder: absent (created later) or a folder. */
 wx_status wx_output_dir_check(const char *path, const char *what);
 

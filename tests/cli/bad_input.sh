@@ -115,6 +115,15 @@ CDL
 ncgen -o empty.nc empty.cdl
 run inspect empty.nc
 fails 1 "inspect of a NetCDF file with an empty time axis" "empty.nc: variable t2m has an empty time axis (0 times): the file holds no fields"
+# an output that is one of the inputs would be overwritten while read
+cp $CK same.ckpt
+run export-weights same.ckpt --output ./same.ckpt
+usage_error "export-weights onto its checkpoint" "--output ./same.ckpt is the input same.ckpt" "overwritten while it is read"
+ok "the checkpoint is intact" 'cmp -s same.ckpt $CK'
+cp $A0 same.nc
+run forecast --model $CK --init same.nc --steps 1 --output same.nc
+usage_error "forecast --output onto its --init file" "--output same.nc is the input same.nc"
+ok "the analysis file is intact" 'cmp -s same.nc $A0'
 run inspect $CK
 fails 1 "inspect CHECKPOINT" "$CK: a wxcast checkpoint (a model), expected a GRIB or NetCDF file"
 run forecast --model $CK --init archive,$A0 --steps 1 --output x.nc
