@@ -1,4 +1,5 @@
 #include "io/netcdf_read.h"
+#include "io/netcdf_classic.h"
 
 #include <math.h>
 #include <netcdf.h>
@@ -310,6 +311,8 @@ wx_status wx_netcdf_scan(wx_source *s) {
         im->ncid = -1;
         return wx_error_set(WX_ERR_RUN, "%s: cannot open as NetCDF: %s", s->path, nc_strerror(e));
     }
+    wx_status cs = wx_netcdf_classic_check_size(im->ncid, s->path);
+    if (cs != WX_OK) return cs;
     int ndims, nvars;
     nc_inq_ndims(im->ncid, &ndims);
     nc_inq_nvars(im->ncid, &nvars);

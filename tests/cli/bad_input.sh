@@ -115,6 +115,15 @@ CDL
 ncgen -o empty.nc empty.cdl
 run inspect empty.nc
 fails 1 "inspect of a NetCDF file with an empty time axis" "empty.nc: variable t2m has an empty time axis (0 times): the file holds no fields"
+# a classic-format file cut short reads as zeros in netCDF-C: refused by its size (all three formats)
+sed -e 's/UNLIMITED ;/UNLIMITED ; two = 2 ;/' -e 's/^data:/  float u(valid_time, latitude, longitude) ;\ndata:\n  valid_time = 0, 6 ;\n  u = 1,2,3,4,5,6,7,8,9,10,11,12, 1,2,3,4,5,6,7,8,9,10,11,12 ;/' empty.cdl > rec.cdl
+for k in classic 64-bit-offset cdf5; do
+    ncgen -k $k -o rec.nc rec.cdl && head -c $(($(stat -c %s rec.nc) - 1)) rec.nc > cut.nc
+    run inspect rec.nc
+    ok "inspect of a complete $k file (rc $rc: $err)" '[ $rc -eq 0 ]'
+    run inspect cut.nc
+    fails 1 "inspect of a $k file one byte short" "cut.nc: truncated: $(stat -c %s cut.nc) bytes, and its header describes at least $(stat -c %s rec.nc)" "read the missing part as zeros"
+done
 # an output that is one of the inputs would be overwritten while read
 cp $CK same.ckpt
 run export-weights same.ckpt --output ./same.ckpt
