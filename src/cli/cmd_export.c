@@ -4,6 +4,7 @@
 #include "cli/wx_cli.h"
 #include "core/wx_fs.h"
 #include "infer/export.h"
+#include "io/png_map.h"
 
 int wx_cmd_export(int argc, char **argv) {
     static const wx_arg_option opts[] = {
@@ -47,8 +48,13 @@ int wx_cmd_export(int argc, char **argv) {
     if (st == WX_OK) st = wx_args_int(&a, "width", 0, &width);
     if (st == WX_OK) st = wx_args_int(&a, "wind-columns", 360, &cols);
     if (st == WX_OK) st = wx_args_threads(&a, &o.threads);
-    if (st == WX_OK && (width < 0 || cols < 2))
-        st = wx_error_set(WX_ERR_USAGE, "export: --width must be >= 0, --wind-columns >= 2");
+    /* checked here, before the int conversion: 4294967416 would wrap to 120 */
+    if (st == WX_OK && (width < 0 || width > WX_MAP_WIDTH_MAX + 1))
+        st = wx_error_set(WX_ERR_USAGE, "--width %s: expected %d..%d pixels (or 0: from the grid)",
+                          wx_args_get(&a, "width"), WX_MAP_WIDTH_MIN, WX_MAP_WIDTH_MAX);
+    if (st == WX_OK && (cols < 2 || cols > 1000000))
+        st = wx_error_set(WX_ERR_USAGE, "--wind-columns %s: expected 2..1000000",
+                          wx_args_get(&a, "wind-columns"));
     if (st != WX_OK) return wx_cli_error(st);
     o.width = (int)width, o.wind_max_nlon = (int)cols;
     wx_export_result r;

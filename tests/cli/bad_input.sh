@@ -124,6 +124,11 @@ for k in classic 64-bit-offset cdf5; do
     run inspect cut.nc
     fails 1 "inspect of a $k file one byte short" "cut.nc: truncated: $(stat -c %s cut.nc) bytes, and its header describes at least $(stat -c %s rec.nc)" "read the missing part as zeros"
 done
+run export $A0 --output ex1 --width 4294967416
+usage_error "export --width 2^32+120 (used to wrap to 120)" "--width 4294967416: expected 120..16384"
+run export $A0 --output ex1 --wind-columns 4294967298
+usage_error "export --wind-columns 2^32+2" "--wind-columns 4294967298: expected 2..1000000"
+ok "refused exports wrote nothing" '[ ! -e ex1 ]'
 # an output that is one of the inputs would be overwritten while read
 cp $CK same.ckpt
 run export-weights same.ckpt --output ./same.ckpt
