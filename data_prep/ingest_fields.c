@@ -35,6 +35,7 @@ const ix_entry *wx_ingest_find(ingest_ctx *c, const wx_recipe_var *v, wx_time t,
         const wx_field_info *f = c->ix[i].f;
         if (!stat && (!f->has_time || f->valid != t)) break;
         if (strcmp(f->param, v->param)) continue;
+        if (stat && f->varies) continue; /* one time of a time-varying field is no constant */
         if ((v->kind == WX_LEVEL_PRESSURE) != (f->kind == WX_LEVEL_PRESSURE)) continue;
         if (v->kind == WX_LEVEL_PRESSURE && fabs(f->level - v->level) > 1e-6) continue;
         if (!(f->member == c->r.member || (f->member < 0 && c->r.member == 0))) continue;
@@ -89,6 +90,16 @@ wx_status wx_ingest_not_found(ingest_ctx *c, const wx_recipe_var *v, wx_time t) 
     wx_time_format(t, when);
     if (v->kind == WX_LEVEL_PRESSURE) snprintf(lev, sizeof lev, " %g hPa", v->level);
     char hint[1024] = "";
+    for (int i = 0; i < c->nix && v->kind == WX_LEVEL_STATIC; i++) {
+        const wx_field_info *f = c->ix[i].f;
+        if (strcmp(f->param, v->param) || !f->varies) continue;
+        return wx_error_set(WX_ERR_RUN, "%s: variable '%s' (%s) is a static field, but %s's '%s' "
+                            "changes from one time to the next: it is %s at some level the file does "
+                            "not say (a level dimension, or a scalar level coordinate as xarray's "
+                            "sel(level=...) leaves); give the recipe variable its `level:`",
+                            c->r.path, v->name, v->param, wx_source_path(c->src[c->ix[i].src]),
+                            f->name, v->param);
+    }
     for (int i = 0; i < c->nix; i++) {
         const wx_field_info *f = c->ix[i].f;
         if (strcmp(f->param, v->param) || f->has_time || f->kind == WX_LEVEL_STATIC) continue;

@@ -149,6 +149,53 @@ static wx_status dated_times(int ncid, int varid, const int *dims, int tpos, int
                         where, tunits);
 }
 
+/* The pressure level (hPa) of a scalar coordinate named in the variable's `coordinates`
+ * attribute, as xarray writes `ds.sel(level=500)`: a 0-d variable classified as a level axis
+ * (name or units hPa/Pa/millibars); 0 when there is none. */
+static double scalar_level(int ncid, int varid, const int *dimax_unused) {
+    (void)dimax_unused;
+    char coords[1024] = "";
+    get_text_att(ncid, varid, "coordinates", coords, sizeof coords);
+    for (char *save = NULL, *t = strtok_r(coords, " ", &save); t; t = strtok_r(NULL, " ", &save)) {
+        int cv, nd = -1;
+        if (nc_inq_varid(ncid, t, &cv) || nc_inq_varndims(ncid, cv, &nd) || nd != 0) continue;
+        char units[64] = "";
+        get_text_att(ncid, cv, "units", units, sizeof units);
+        int pa = !strcmp(units, "Pa");
+        int hpa = !strcmp(units, "hPa") || !strcmp(units, "millibars") || !strcmp(units, "mbar");
+        int named = !strcmp(t, "level") || !strcmp(t, "pressure_level") || !strcmp(t, "isobaricInhPa") ||
+                    !strcmp(t, "plev");
+        double v = 0;
+        if ((pa || hpa || named) && nc_get_var_double(ncid, cv, &v) == NC_NOERR && v > 0)
+            return pa ? v / 100.0 : v;
+    }
+    return 0;
+}
+
+/* Whether a field without a level axis that the catalogue calls static (z: the surface
+ * geopotential) really is: its first and last time slices equal (ERA5's single-level files repeat
+ * the orography at every time). A geopotential at some level whose level the file does not say
+ * varies, and must not be read as one constant field. */
+static int varies_in_time(int ncid, int varid, int ndims, const size_t *len, const int *axis, size_t nt) {
+    size_t start[NC_MAX_VAR_DIMS] = {0}, count[NC_MAX_VAR_DIMS];
+    size_t n = 1;
+    for (int d = 0; d < ndims; d++) {
+        count[d] = axis[d] == AX_LAT || axis[d] == AX_LON ? len[d] : 1;
+        n *= count[d];
+    }
+    float *a = malloc(sizeof(float) * n), *b = malloc(sizeof(float) * n);
+    int differ = 0;
+    if (a && b && nc_get_vara_float(ncid, varid, start, count, a) == NC_NOERR) {
+        for (int d = 0; d < ndims; d++)
+            if (axis[d] == AX_TIME) start[d] = nt - 1;
+        if (nc_get_vara_float(ncid, varid, start, count, b) == NC_NOERR)
+            for (size_t k = 0; k < n && !differ; k++)
+                differ = a[k] != b[k] && !(isnan(a[k]) && isnan(b[k]));
+    }
+    free(a), free(b);
+    return differ;
+}
+
 static wx_status scan_var(wx_source *s, nc_impl *im, int varid, int *dimax) {
     int ncid = im->ncid, ndims, dims[NC_MAX_VAR_DIMS];
     char name[NC_MAX_NAME + 1];
@@ -256,13 +303,22 @@ static wx_status scan_var(wx_source *s, nc_impl *im, int varid, int *dimax) {
         e = wx_catalogue_find_kind(base, WX_LEVEL_SINGLE);
         if (!e || !e->accumulated) e = NULL, period = 0;
     }
+    double sc_level = pos[AX_LEVEL] < 0 ? scalar_level(ncid, varid, dimax) : 0;
+    if (sc_level > 0) { /* ds.sel(level=500): the level survives as a scalar coordinate */
+        const wx_catalogue_entry *pe = wx_catalogue_find_kind(name, WX_LEVEL_PRESSURE);
+        if (pe) e = pe;
+        else sc_level = 0;
+    }
     if (!e && pos[AX_LEVEL] < 0) e = wx_catalogue_find_kind(name, WX_LEVEL_STATIC);
+    int not_static = e && e->level_kind == WX_LEVEL_STATIC && nt > 1 &&
+                     varies_in_time(ncid, varid, ndims, v->len, v->axis, nt);
+    if (not_static) e = NULL; /* kept as an unknown single-level field: never a silent constant */
     double conv = 0; /* a parameter read as a catalogue one after a unit change (gh -> z) */
     if (!e && pos[AX_LEVEL] >= 0) e = wx_catalogue_find_converted(name, WX_LEVEL_PRESSURE, &conv);
     /* wxcast's own files (dump, ensembles) name a pressure-level channel "z500" with no level
      * axis: parameter z at 500 hPa, as model channels are named. Only there: in other files such
      * names mean other things (ERA5's u100 is the wind at 100 m, cfgrib's r2 humidity at 2 m). */
-    double name_level = 0;
+    double name_level = sc_level;
     if (!e && pos[AX_LEVEL] < 0 && im->wxcast_file) e = wx_catalogue_split_level(name, &name_level);
     for (size_t t = 0; st == WX_OK && t < nt; t++)
         for (size_t l = 0; l < nl; l++)
@@ -285,6 +341,7 @@ static wx_status scan_var(wx_source *s, nc_impl *im, int varid, int *dimax) {
                         if (e && e->accumulated) f->accum_s = period ? period : 3600;
                     }
                     f->member = members ? (int)members[m] : -1;
+                    f->varies = not_static;
                     f->grid = grid;
                     f->nc_var = im->nvars - 1;
                     f->nc_index[0] = times ? (int64_t)t : -1;

@@ -27,6 +27,8 @@ typedef struct {
     wx_time valid;       /* validity time */
     int64_t accum_s;     /* accumulation period ending at `valid` in seconds, 0 = instantaneous */
     int member;          /* ensemble member ("number"), -1 when the source has none */
+    int varies;          /* NetCDF: a field the catalogue calls static (z) that changes in time:
+                            never to be taken as the constant of a static channel */
     wx_grid grid;        /* the stored (normalised) grid */
     int64_t msg;         /* GRIB: 1-based message number; NetCDF: 1-based field number */
     /* Format-private location of the field. */

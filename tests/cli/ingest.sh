@@ -40,6 +40,31 @@ EOR
 ok "float16 ingest of msl: exit 2 naming channel, time, value and the way out ($(cat "$T/f16err.txt"))" \
     '[ $rc -eq 2 ] && grep -q "channel msl at 2006-10-07T00:00: value 102643 (Pa) is beyond float16.s range (65504) and would be stored as infinity: ingest it with .dtype: float32." "$T/f16err.txt" && [ ! -e "$T/f16" ]'
 
+# xarray's ds.sel(level=500) leaves the level as a scalar coordinate: z is then z at 500 hPa;
+# without a level a time-varying z is not the static surface geopotential (was: silently time 0)
+/usr/bin/python3 - "$T/xsel.nc" <<'PY'
+import sys, numpy as np, netCDF4
+d = netCDF4.Dataset(sys.argv[1], "w")
+d.createDimension("time", 2); d.createDimension("latitude", 5); d.createDimension("longitude", 8)
+t = d.createVariable("time", "f8", ("time",)); t.units = "hours since 2017-01-01 00:00:00"; t[:] = [0, 24]
+la = d.createVariable("latitude", "f4", ("latitude",)); la.units = "degrees_north"; la[:] = np.linspace(90, -90, 5)
+lo = d.createVariable("longitude", "f4", ("longitude",)); lo.units = "degrees_east"; lo[:] = np.arange(0, 360, 45)
+lv = d.createVariable("level", "i4", ()); lv.units = "millibars"; lv.assignValue(500)
+z = d.createVariable("z", "f4", ("time", "latitude", "longitude")); z.coordinates = "level"; z.units = "m**2 s**-2"
+z[:] = 50000 + np.arange(80, dtype="f4").reshape(2, 5, 8) * 10
+d.close()
+PY
+printf 'sources: ["xsel.nc"]\nvariables: [{name: z500, param: z, level: 500}]\ndates: {start: "2017-01-01T00:00", end: "2017-01-02T00:00", step: 24h}\noutput: xsel\n' > "$T/xsel.yaml"
+"$WX" -q ingest "$T/xsel.yaml" > /dev/null 2> "$T/xerr.txt"; rc=$?
+"$WX" -q dump "$T/xsel" --output "$T/xsel_dump.nc" > /dev/null 2>&1
+ok "scalar level coordinate: z read as z500, both times (rc $rc: $(cat "$T/xerr.txt"))" \
+    '[ $rc -eq 0 ] && /usr/bin/python3 -c "import netCDF4,numpy as np,sys; v=netCDF4.Dataset(sys.argv[1])[\"z500\"][:]; sys.exit(0 if v.shape==(2,5,8) and float(v[1,0,0]-v[0,0,0])==400.0 else 1)" "$T/xsel_dump.nc"'
+printf 'sources: ["xsel.nc"]\nvariables: [{name: z, param: z}]\ndates: {start: "2017-01-01T00:00", end: "2017-01-02T00:00", step: 24h}\noutput: xstat\n' > "$T/xstat.yaml"
+/usr/bin/python3 -c "import netCDF4,sys; d=netCDF4.Dataset(sys.argv[1],'a'); del d['z'].coordinates; d.close()" "$T/xsel.nc"
+"$WX" -q ingest "$T/xstat.yaml" > /dev/null 2> "$T/xerr2.txt"; rc=$?
+ok "a time-varying z without a level is not taken as the static field: exit 1 saying why ($(cat "$T/xerr2.txt"))" \
+    '[ $rc -eq 1 ] && grep -q "variable .z. (z) is a static field, but .*xsel.nc.s .z. changes from one time to the next" "$T/xerr2.txt" && [ ! -e "$T/xstat/manifest.json" ]'
+
 recipe a "$DATA/era5-levels-members.grib"
 ok "ingest runs" '"$WX" ingest "$T/a.yaml" > "$T/out.txt" 2>"$T/err.txt"'
 ok "ingest reports 4 records" 'grep -q "4 records" "$T/out.txt"'
