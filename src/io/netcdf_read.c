@@ -318,6 +318,9 @@ static wx_status scan_var(wx_source *s, nc_impl *im, int varid, int *dimax) {
     /* wxcast's own files (dump, ensembles) name a pressure-level channel "z500" with no level
      * axis: parameter z at 500 hPa, as model channels are named. Only there: in other files such
      * names mean other things (ERA5's u100 is the wind at 100 m, cfgrib's r2 humidity at 2 m). */
+    int64_t own_step = 0; /* wxcast's files: the step between their first two times */
+    if (im->wxcast_file && times && nt >= 2)
+        own_step = wx_time_cf_value(&cf, times[no]) - wx_time_cf_value(&cf, times[0]);
     double name_level = sc_level;
     if (!e && pos[AX_LEVEL] < 0 && im->wxcast_file) e = wx_catalogue_split_level(name, &name_level);
     for (size_t t = 0; st == WX_OK && t < nt; t++)
@@ -337,8 +340,9 @@ static wx_status scan_var(wx_source *s, nc_impl *im, int varid, int *dimax) {
                     if (times) {
                         f->has_time = 1;
                         f->valid = wx_time_cf_value(&cf, times[t * no + o]);
-                        /* CDS NetCDF accumulations are hourly sums ending at the valid time. */
-                        if (e && e->accumulated) f->accum_s = period ? period : 3600;
+                        /* CDS NetCDF accumulations are hourly sums ending at the valid time;
+                         * wxcast's own files (synth, dump, forecasts) sum over their time step */
+                        if (e && e->accumulated) f->accum_s = period ? period : own_step > 0 ? own_step : 3600;
                     }
                     f->member = members ? (int)members[m] : -1;
                     f->varies = not_static;

@@ -16,6 +16,10 @@ cd "$T"
 TINY_WIND_TP=1 . "$S/tests/cli/lib/tiny_fcn_world.sh"
 
 CK=ck/pretrain/last.ckpt
+# synth's NetCDF tp is a sum over its 6 h output step, not a CDS hourly sum
+f=$(ls world/*sfc*.nc | head -1)
+ok "inspect of synth's NetCDF: tp accumulated over 6h ($("$W" inspect "$f" | grep " tp "))" \
+    '"$W" inspect "$f" | grep -E "^  tp +single .* 6h +-"'
 F() { "$W" -q forecast --model $CK "$@" >/dev/null 2>err.txt; }
 F --init archive --time 2000-12-27T06:00 --lead 24h --output f.nc --grib g --compress; st=$?
 ok "deterministic NetCDF + GRIB (err: $(cat err.txt))" '[ $st -eq 0 ] && [ -f f.nc ] && [ -f g/forecast_20001227T06_sfc.grib2 ] && [ -f g/forecast_20001227T06_pl.grib2 ]'
