@@ -85,6 +85,15 @@ static wx_status load_var(wx_recipe *r, const wx_yaml *node, int i) {
     wx_recipe_var *v = &r->vars[i];
     const char *s;
     WX_TRY(wx_cfg_str(node, var_fields, "name", &s));
+    /* the name becomes a NetCDF variable (dump, forecasts) and a model channel: a letter, then
+     * letters, digits or '_' */
+    int ok = (s[0] >= 'A' && s[0] <= 'Z') || (s[0] >= 'a' && s[0] <= 'z');
+    for (const char *q = s; ok && *q; q++)
+        ok = (*q >= 'A' && *q <= 'Z') || (*q >= 'a' && *q <= 'z') || (*q >= '0' && *q <= '9') || *q == '_';
+    if (!ok)
+        return wx_error_set(WX_ERR_USAGE, "%s: line %d: %s.name '%s': expected a letter, then letters, "
+                            "digits or '_' (it names NetCDF variables and model channels)", node->file,
+                            wx_yaml_key_line(node, "name"), path, s);
     snprintf(v->name, sizeof v->name, "%s", s);
     WX_TRY(wx_cfg_str(node, var_fields, "param", &s));
     snprintf(v->param, sizeof v->param, "%s", s);
@@ -169,9 +178,21 @@ static wx_status parse(wx_recipe *r, const char *output_override) {
     if (st) {
         r->has_stats = 1;
         WX_TRY(load_window(st, stats_fields, "statistics", &r->stats_start, &r->stats_end));
+        /* a window without any of the dates would fail only after every record is decoded */
+        if (r->stats_end < r->start || r->stats_start > r->end) {
+            char a[32], b[32], c[32], d[32];
+            wx_time_format(r->stats_start, a), wx_time_format(r->stats_end, b);
+            wx_time_format(r->start, c), wx_time_format(r->end, d);
+            return wx_error_set(WX_ERR_USAGE, "%s: line %d: statistics %s .. %s holds none of the "
+                                "dates %s .. %s", root->file, st->line, a, b, c, d);
+        }
     }
     WX_TRY(wx_cfg_bool(root, root_fields, "climatology", &r->climatology));
     r->climatology_explicit = wx_yaml_get(root, "climatology") != NULL;
+    if (r->climatology_explicit && r->climatology && !r->has_stats)
+        return wx_error_set(WX_ERR_USAGE, "%s: line %d: climatology: true needs a `statistics` window "
+                            "(the climatology is built over it)", root->file,
+                            wx_yaml_key_line(root, "climatology"));
     int64_t hs;
     WX_TRY(wx_cfg_int(root, root_fields, "climatology_hour_step", &hs));
     if (24 % hs != 0)

@@ -40,6 +40,23 @@ EOR
 ok "float16 ingest of msl: exit 2 naming channel, time, value and the way out ($(cat "$T/f16err.txt"))" \
     '[ $rc -eq 2 ] && grep -q "channel msl at 2006-10-07T00:00: value 102643 (Pa) is beyond float16.s range (65504) and would be stored as infinity: ingest it with .dtype: float32." "$T/f16err.txt" && [ ! -e "$T/f16" ]'
 
+# recipe checks before any decoding: channel names, a statistics window without the dates,
+# climatology: true without statistics
+recipe nm "$DATA/era5-levels-members.grib" '  - {name: "z 500/x", param: z, level: 500}'
+"$WX" -q ingest "$T/nm.yaml" > /dev/null 2> "$T/e1.txt"; rc=$?
+ok "a channel name with a blank and a slash: exit 2 at load ($(cat "$T/e1.txt"))" \
+    '[ $rc -eq 2 ] && grep -q "line 3: variables\[0\].name .z 500/x.: expected a letter, then letters, digits or ._." "$T/e1.txt"'
+recipe so "$DATA/era5-levels-members.grib"
+sed -i 's/^statistics: .*/statistics: {start: "2015-01-01T00:00", end: "2015-01-02T12:00"}/' "$T/so.yaml"
+"$WX" -q ingest "$T/so.yaml" > /dev/null 2> "$T/e2.txt"; rc=$?
+ok "statistics outside the dates: exit 2 at load, no archive ($(cat "$T/e2.txt"))" \
+    '[ $rc -eq 2 ] && grep -q "statistics 2015-01-01T00:00 .. 2015-01-02T12:00 holds none of the dates 2017-01-01T00:00 .. 2017-01-02T12:00" "$T/e2.txt" && [ ! -e "$T/so" ]'
+recipe cn "$DATA/era5-levels-members.grib"
+sed -i 's/^statistics: .*/climatology: true/' "$T/cn.yaml"
+"$WX" -q ingest "$T/cn.yaml" > /dev/null 2> "$T/e3.txt"; rc=$?
+ok "climatology: true without statistics: exit 2 ($(cat "$T/e3.txt"))" \
+    '[ $rc -eq 2 ] && grep -q "climatology: true needs a .statistics. window" "$T/e3.txt"'
+
 # xarray's ds.sel(level=500) leaves the level as a scalar coordinate: z is then z at 500 hPa;
 # without a level a time-varying z is not the static surface geopotential (was: silently time 0)
 /usr/bin/python3 - "$T/xsel.nc" <<'PY'
