@@ -85,15 +85,16 @@ static wx_status load_var(wx_recipe *r, const wx_yaml *node, int i) {
     wx_recipe_var *v = &r->vars[i];
     const char *s;
     WX_TRY(wx_cfg_str(node, var_fields, "name", &s));
-    /* the name becomes a NetCDF variable (dump, forecasts) and a model channel: a letter, then
-     * letters, digits or '_' */
-    int ok = (s[0] >= 'A' && s[0] <= 'Z') || (s[0] >= 'a' && s[0] <= 'z');
+    /* the name becomes a NetCDF variable (dump, forecasts) and a model channel: NetCDF's rules
+     * without the exotic (DeepMind's 2m_temperature is fine; a blank or '/' is not) */
+    int ok = s[0] != 0;
     for (const char *q = s; ok && *q; q++)
-        ok = (*q >= 'A' && *q <= 'Z') || (*q >= 'a' && *q <= 'z') || (*q >= '0' && *q <= '9') || *q == '_';
+        ok = (*q >= 'A' && *q <= 'Z') || (*q >= 'a' && *q <= 'z') || (*q >= '0' && *q <= '9') ||
+             *q == '_' || (q > s && (*q == '-' || *q == '.' || *q == '+'));
     if (!ok)
-        return wx_error_set(WX_ERR_USAGE, "%s: line %d: %s.name '%s': expected a letter, then letters, "
-                            "digits or '_' (it names NetCDF variables and model channels)", node->file,
-                            wx_yaml_key_line(node, "name"), path, s);
+        return wx_error_set(WX_ERR_USAGE, "%s: line %d: %s.name '%s': expected letters, digits and '_' "
+                            "('-', '.', '+' after the first; it names NetCDF variables and model "
+                            "channels)", node->file, wx_yaml_key_line(node, "name"), path, s);
     snprintf(v->name, sizeof v->name, "%s", s);
     WX_TRY(wx_cfg_str(node, var_fields, "param", &s));
     snprintf(v->param, sizeof v->param, "%s", s);

@@ -45,7 +45,7 @@ ok "float16 ingest of msl: exit 2 naming channel, time, value and the way out ($
 recipe nm "$DATA/era5-levels-members.grib" '  - {name: "z 500/x", param: z, level: 500}'
 "$WX" -q ingest "$T/nm.yaml" > /dev/null 2> "$T/e1.txt"; rc=$?
 ok "a channel name with a blank and a slash: exit 2 at load ($(cat "$T/e1.txt"))" \
-    '[ $rc -eq 2 ] && grep -q "line 3: variables\[0\].name .z 500/x.: expected a letter, then letters, digits or ._." "$T/e1.txt"'
+    '[ $rc -eq 2 ] && grep -q "line 3: variables\[0\].name .z 500/x.: expected letters, digits and ._." "$T/e1.txt"'
 recipe so "$DATA/era5-levels-members.grib"
 sed -i 's/^statistics: .*/statistics: {start: "2015-01-01T00:00", end: "2015-01-02T12:00"}/' "$T/so.yaml"
 "$WX" -q ingest "$T/so.yaml" > /dev/null 2> "$T/e2.txt"; rc=$?
