@@ -1,4 +1,5 @@
 #include <stdio.h>
+#include <string.h>
 
 #include "cli/wx_args.h"
 #include "cli/wx_cli.h"
@@ -52,6 +53,8 @@ int wx_cmd_export(int argc, char **argv) {
     if (st == WX_OK && (width < 0 || width > WX_MAP_WIDTH_MAX + 1))
         st = wx_error_set(WX_ERR_USAGE, "--width %s: expected %d..%d pixels (or 0: from the grid)",
                           wx_args_get(&a, "width"), WX_MAP_WIDTH_MIN, WX_MAP_WIDTH_MAX);
+    if (st == WX_OK && o.vars && !strpbrk(o.vars, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"))
+        st = wx_error_set(WX_ERR_USAGE, "--vars '%s': names no variable (leave it out for all)", o.vars);
     if (st == WX_OK && (cols < 2 || cols > 1000000))
         st = wx_error_set(WX_ERR_USAGE, "--wind-columns %s: expected 2..1000000",
                           wx_args_get(&a, "wind-columns"));

@@ -211,6 +211,13 @@ static int info_model(const char *path, int json, int print_config) {
     const wx_yaml *type = root && root->kind == WX_YAML_MAP ? wx_yaml_get(root, "type") : NULL;
     if (type && type->kind == WX_YAML_SCALAR && strcmp(type->scalar, "graphcast") == 0)
         return info_graphcast(path, root, json, print_config);
+    if (type && type->kind == WX_YAML_SCALAR && strcmp(type->scalar, "fourcastnet") != 0) {
+        /* neither family: say both, not the FourCastNet schema's one choice */
+        s = wx_error_set(WX_ERR_USAGE, "%s: line %d: key 'type': expected fourcastnet or graphcast, "
+                         "got '%s'", path, type->line, type->scalar);
+        wx_yaml_free(root);
+        return wx_cli_error(s);
+    }
     wx_fcn_config cfg;
     s = wx_fcn_config_parse(root, "", &cfg);
     if (s) {

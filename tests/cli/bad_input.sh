@@ -128,6 +128,8 @@ run export $A0 --output ex1 --width 4294967416
 usage_error "export --width 2^32+120 (used to wrap to 120)" "--width 4294967416: expected 120..16384"
 run export $A0 --output ex1 --wind-columns 4294967298
 usage_error "export --wind-columns 2^32+2" "--wind-columns 4294967298: expected 2..1000000"
+run export $A0 --output ex1 --vars ""
+usage_error "export --vars ''" "--vars '': names no variable"
 ok "refused exports wrote nothing" '[ ! -e ex1 ]'
 # an output that is one of the inputs would be overwritten while read
 cp $CK same.ckpt
@@ -401,6 +403,9 @@ gc_bad 's/^pressure_levels: .*/pressure_levels: []/'
 ok "graphcast pressure_levels []: the exact message (got: $err)" '[ $rc -eq 2 ] && [ "$err" = "wxcast: error: g.yaml: line 22: key '"'pressure_levels'"': atmospheric variables need pressure levels (the list is empty)" ]'
 
 # 12. The wrong kind of file.
+printf 'type: pangu\nembed_dim: 8\n' > pangu.yaml
+run info --model pangu.yaml
+usage_error "info --model with an unknown type" "pangu.yaml: line 1: key 'type': expected fourcastnet or graphcast, got 'pangu'"
 run train $CK
 usage_error "train CHECKPOINT" "$CK: a wxcast checkpoint" "expected a training config (YAML)"
 run train model.yaml
