@@ -6,6 +6,7 @@
 
 #include "cli/wx_args.h"
 #include "cli/wx_cli.h"
+#include "core/wx_fs.h"
 #include "core/wx_progress.h"
 #include "core/wx_timer.h"
 #include "infer/demo.h"
@@ -46,6 +47,9 @@ int wx_cmd_demo(int argc, char **argv) {
     o.threads = threads;
     o.model = wx_args_get(&a, "model") ? wx_args_get(&a, "model") : "fourcastnet";
     o.report = stdout;
+    /* usage errors before the banner, so a refused demo prints nothing but its error */
+    if ((st = wx_demo_check_model(o.model)) != WX_OK) return wx_cli_error(st);
+    if ((st = wx_output_dir_check(o.output, "--output")) != WX_OK) return wx_cli_error(st);
     double t0 = wx_time_now();
     printf("wxcast demo (%s): %s -> %s\n", o.model, o.configs, o.output);
     st = wx_demo_run(&o);

@@ -342,14 +342,18 @@ static wx_status run(wx_demo_opts *o, demo_config *d, const demo_model *dms, int
     return st;
 }
 
+wx_status wx_demo_check_model(const char *which) {
+    if (!which || !strcmp(which, "fourcastnet") || !strcmp(which, "graphcast") || !strcmp(which, "both"))
+        return WX_OK;
+    return wx_error_set(WX_ERR_USAGE, "demo: --model %s: expected fourcastnet, graphcast or both", which);
+}
+
 wx_status wx_demo_run(wx_demo_opts *o) {
     memset(o->stage_s, 0, sizeof o->stage_s);
     const char *which = o->model ? o->model : "fourcastnet";
+    WX_TRY(wx_demo_check_model(which));
     int fcn = !strcmp(which, "fourcastnet") || !strcmp(which, "both");
     int gc = !strcmp(which, "graphcast") || !strcmp(which, "both");
-    if (!fcn && !gc)
-        return wx_error_set(WX_ERR_USAGE, "demo: --model %s: expected fourcastnet, graphcast or both",
-                            which);
     WX_TRY(wx_mkdir_p(o->output));
     for (int i = 0; i < NCONFIG; i++) {
         /* recipe/model/train.yaml only for FourCastNet, the *_graphcast.yaml only for GraphCast */

@@ -53,6 +53,8 @@ typedef struct {
     wx_demo_scores scores;
 } wx_demo_opts;
 
+/* --model: fourcastnet, graphcast or both (NULL: fourcastnet); a usage error otherwise. */
+wx_status wx_demo_check_model(const char *which);
 wx_status wx_demo_run(wx_demo_opts *o);
 void wx_demo_free(wx_demo_opts *o);
 

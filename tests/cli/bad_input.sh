@@ -380,6 +380,12 @@ daily_cfg 12h prodth
 run daily ops/daily.yaml --date 2000-12-27 --threads 99999
 usage_error "daily --threads 99999" "daily: option '--threads 99999'" "0..1024"
 ok "refused daily leaves no folder" '[ ! -e ops/prodth ]'
+run demo --model foo --output demo1
+usage_error "demo --model foo" "demo: --model foo: expected fourcastnet, graphcast or both"
+ok "demo --model foo: no banner on stdout, no folder" '[ ! -s "$T/out" ] && [ ! -e demo1 ]'
+touch demofile
+run demo --output demofile
+usage_error "demo --output FILE" "--output demofile: is a file, expected a folder"
 run demo --output demoth --threads 40000
 usage_error "demo --threads 40000" "demo: option '--threads 40000'" "0..1024"
 ok "refused demo leaves no folder" '[ ! -e demoth ]'
