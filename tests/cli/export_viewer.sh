@@ -61,6 +61,15 @@ cmp -s "$tmp/sum1" "$tmp/sum2" && ok "rerun: $(wc -l < "$tmp/sum1") files, ident
 n_tmp=$(find "$out" -name '.*tmp*' | wc -l)
 [ "$n_tmp" -eq 0 ] && ok "no temporary files left" || bad "$n_tmp temporary files left"
 
+# A subset exported into the full export's folder: only the subset's maps and no wind files stay
+# (the folder is published as it is), a file of the user's stays.
+cp -r "$out" "$tmp/again" && touch "$tmp/again/notes.txt"
+"$WX" -q export "$tmp/fc.nc" --output "$tmp/again" --vars t2m --leads 0 --no-wind --width 240 --no-coast > /dev/null
+left=$(ls "$tmp/again/maps" | tr '\n' ' ')
+[ "$(ls "$tmp/again/maps" | wc -l)" -eq 1 ] && [ -z "$(ls -A "$tmp/again/wind" 2>/dev/null)" ] && [ -e "$tmp/again/notes.txt" ] &&
+    ok "re-export of a subset into a used folder: no stale maps or wind files ($left)" ||
+    bad "stale files after a subset re-export: maps $left, wind $(ls "$tmp/again/wind" 2>/dev/null | wc -l)"
+
 # Subsets: variables by id or NetCDF name, leads by hours and ranges.
 "$WX" -q export "$tmp/fc.nc" --output "$tmp/sub" --vars t2m,z500 --leads 0,12-24/12 --no-wind \
     --width 240 --no-coast > /dev/null
