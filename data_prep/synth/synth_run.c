@@ -349,6 +349,11 @@ static wx_status run(const wx_yaml *root, wx_synth_opts *opts, out_state *o, wx_
     const char *ke_path, *twin_path;
     WX_TRY(wx_cfg_str(root, fields, "ke_spectrum", &ke_path));
     WX_TRY(wx_cfg_str(root, fields, "twin_log", &twin_path));
+    /* files written at the end of a long run: their folders are checked now, not after it */
+    const char *late[] = {"ke_spectrum", "twin_log"}, *late_path[] = {ke_path, twin_path};
+    for (int k = 0; k < 2; k++)
+        if (*late_path[k] && wx_output_path_check(late_path[k], late[k]) != WX_OK)
+            return wx_error_wrap(WX_ERR_USAGE, "%s: line %d: ", root->file, wx_yaml_key_line(root, late[k]));
     p.seed = (uint64_t)seed;
     if (fmod(step_h * 3600.0, p.dt) != 0) p.dt = step_h * 3600.0 / ceil(step_h * 3600.0 / p.dt);
 

@@ -380,6 +380,10 @@ daily_cfg 12h prodth
 run daily ops/daily.yaml --date 2000-12-27 --threads 99999
 usage_error "daily --threads 99999" "daily: option '--threads 99999'" "0..1024"
 ok "refused daily leaves no folder" '[ ! -e ops/prodth ]'
+printf 'truncation: 21\nnlat: 17\nnlon: 32\nstart_year: 2000\ndays: 5\nspin_up_days: 0\nformats: [netcdf]\nke_spectrum: nodir/ke.txt\n' > ke.yaml
+run synth ke.yaml --output keout
+usage_error "synth ke_spectrum in a missing folder: before the run" "ke.yaml: line 8: ke_spectrum nodir/ke.txt: folder nodir does not exist"
+ok "synth refused before writing anything" '[ ! -e keout ]'
 run demo --model foo --output demo1
 usage_error "demo --model foo" "demo: --model foo: expected fourcastnet, graphcast or both"
 ok "demo --model foo: no banner on stdout, no folder" '[ ! -s "$T/out" ] && [ ! -e demo1 ]'
