@@ -40,6 +40,15 @@ int wx_cmd_inspect(int argc, char **argv) {
         fprintf(stderr, "wxcast: error: %s\n", wx_error_message());
         return WX_ERR_RUN;
     }
+    /* every shard's header, tables and size as every reader checks them (records are verify's) */
+    wx_archive *ar = NULL;
+    wx_archive_opts ao = {1, 1, 0};
+    if (wx_archive_open(dir, &ao, &ar) != WX_OK) {
+        wx_archive_meta_free(&m);
+        fprintf(stderr, "wxcast: error: %s\n", wx_error_message());
+        return WX_ERR_RUN;
+    }
+    wx_archive_close(ar);
     char t0[32], t1[32], step[32];
     wx_time_format(m.start, t0);
     wx_time_format(m.start + (m.count - 1) * m.step, t1);

@@ -159,6 +159,9 @@ cp -r "$T/ref" "$T/cut" && s0="$T/cut/shard-00000.wxr" && truncate -s $(( $(stat
 "$WX" verify "$T/cut" > /dev/null 2> "$T/cerr.txt"; rc=$?
 ok "verify: a shard one record short exits 1 ($(cat "$T/cerr.txt"))" \
     '[ $rc -eq 1 ] && grep -q "shard-00000.wxr: file is .* bytes, expected" "$T/cerr.txt"'
+"$WX" inspect "$T/cut" > /dev/null 2> "$T/ierr.txt"; rc=$?
+ok "inspect: the short shard too, exit 1 ($(cat "$T/ierr.txt"))" \
+    '[ $rc -eq 1 ] && grep -q "shard-00000.wxr: file is .* bytes, expected" "$T/ierr.txt"'
 
 # Clear errors.
 recipe g "$DATA/regular_gg_pl.grib" "  - {name: u10, param: 10u}"
