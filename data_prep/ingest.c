@@ -134,6 +134,28 @@ static wx_status setup(ingest_ctx *c) {
     return WX_OK;
 }
 
+/* After the manifest: files an earlier ingest into this folder left that this archive does not
+ * have (shards past its last one, a climatology.wxc it does not name), so the folder holds one
+ * archive and no stale part of another. */
+static void remove_leftovers(const char *dir, const wx_archive_meta *m) {
+    char path[8300];
+    DIR *d = opendir(dir);
+    for (struct dirent *e; d && (e = readdir(d));) {
+        int idx = -1, end = 0;
+        if (sscanf(e->d_name, "shard-%d.wxr%n", &idx, &end) != 1 || e->d_name[end] || idx < wx_archive_shard_count(m))
+            continue;
+        char name[64];
+        wx_archive_shard_name(idx, name, sizeof name);
+        if (strcmp(name, e->d_name)) continue; /* only names this format writes */
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        if (unlink(path) == 0) wx_log_info("ingest: removed %s, left by an earlier ingest with more shards", path);
+    }
+    if (d) closedir(d);
+    snprintf(path, sizeof path, "%s/climatology.wxc", dir);
+    if (strcmp(m->climatology, "climatology.wxc") && unlink(path) == 0)
+        wx_log_info("ingest: removed %s, left by an earlier ingest (this archive has none)", path);
+}
+
 static wx_status run(ingest_ctx *c, wx_ingest_opts *o) {
     WX_TRY(setup(c));
     wx_archive_meta *m = &c->meta;
@@ -206,6 +228,7 @@ static wx_status run(ingest_ctx *c, wx_ingest_opts *o) {
     if (st == WX_OK && m->has_stats) wx_ingest_stats_finish(c);
     if (st == WX_OK && m->has_stats && c->r.climatology) st = wx_ingest_climatology_make(c, m);
     if (st == WX_OK) st = wx_archive_write_manifest(c->r.output, m);
+    if (st == WX_OK) remove_leftovers(c->r.output, m);
     o->records_total = m->count;
     snprintf(o->archive_dir, sizeof o->archive_dir, "%s", c->r.output);
     return st;

@@ -87,6 +87,12 @@ ok "ingest runs" '"$WX" ingest "$T/a.yaml" > "$T/out.txt" 2>"$T/err.txt"'
 ok "ingest reports 4 records" 'grep -q "4 records" "$T/out.txt"'
 ok "several shards" '[ $(ls "$T"/a/shard-*.wxr | wc -l) -ge 2 ]'
 ok "verify OK" '"$WX" verify "$T/a" | grep -q "^OK"'
+# a rerun into a used folder leaves one archive: no shard past its last, no climatology it lacks
+cp -r "$T/a" "$T/a2" && cp "$T/a/shard-00000.wxr" "$T/a2/shard-00042.wxr" && touch "$T/a2/notes.txt"
+recipe a2 "$DATA/era5-levels-members.grib" && sed -i '/^statistics:/d' "$T/a2.yaml"
+"$WX" -q ingest "$T/a2.yaml" > /dev/null 2>&1; rc=$?
+ok "rerun without statistics into the folder: old climatology and stray shard gone, notes kept (rc $rc: $(ls "$T/a2" | tr '\n' ' '))" \
+    '[ $rc -eq 0 ] && [ -e "$T/a/climatology.wxc" ] && [ ! -e "$T/a2/climatology.wxc" ] && [ ! -e "$T/a2/shard-00042.wxr" ] && [ -e "$T/a2/notes.txt" ] && "$WX" -q verify "$T/a2" > /dev/null'
 "$WX" inspect --json "$T/a" > "$T/inspect.json"
 ok "inspect json channels" 'grep -q "\"name\":\"t850\"" "$T/inspect.json" && grep -q "\"nlat\":61" "$T/inspect.json" && grep -q "\"times\":4" "$T/inspect.json"'
 ok "inspect text" '"$WX" inspect "$T/a" | grep -q "channels  3"'
