@@ -182,6 +182,11 @@ static wx_status import_data_text(const char *path, const wx_fcn_config *d, char
             s = wx_error_wrap(WX_ERR_USAGE, "%s: ", path);
             break;
         }
+        for (int j = 0; j < i && s == WX_OK; j++) /* a model has each input channel once */
+            if (!strcmp(ac[j].name, ac[i].name))
+                s = wx_error_set(WX_ERR_USAGE, "%s: line %d: channels[%d]: %s is listed twice (also "
+                                 "channels[%d])", path, ch->items[i]->line, i, name, j);
+        if (s != WX_OK) break;
         if (k < 0 || k >= mean.count || k >= sd.count) {
             s = wx_error_set(WX_ERR_USAGE, "%s: channel %s: statistics index %lld, but means has "
                              "%lld and stds %lld values", path, name, (long long)k,

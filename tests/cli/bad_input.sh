@@ -164,6 +164,9 @@ open(sys.argv[1], "wb").write(bytes(b))
 PY
 printf 'channels: [z500, t850, msl, t2m]\nmeans: [0, 0, 0, 0]\nstds: [1, 1, 1, 1]\n' > big_data.yaml
 "$W" -q import-weights big.safetensors --config model.yaml --data big_data.yaml --output big.ckpt >/dev/null
+printf 'channels: [z500, z500, msl, t2m]\nmeans: [0, 0, 0, 0]\nstds: [1, 1, 1, 1]\n' > dup_data.yaml
+run import-weights big.safetensors --config model.yaml --data dup_data.yaml --output dup.ckpt
+usage_error "import-weights --data with a channel twice" "dup_data.yaml: line 1: channels[1]: z500 is listed twice (also channels[0])"
 run forecast --model big.ckpt --init archive --time 2000-12-27T06:00 --steps 2 --output big.nc
 ok "forecast of a diverging model: exit 1, names channel, lead and the counts, no file (got $rc: $(cat "$T/err"))" \
    '[ $rc -eq 1 ] && grep -q "^wxcast: error: forecast output: z500 at lead +[0-9]* h: [0-9]* infinite and [0-9]* NaN values of 2048 (0 NaN at the first time): the model diverged; no output written" "$T/err" && [ ! -e big.nc ]'
