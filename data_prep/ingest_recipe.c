@@ -75,6 +75,12 @@ static wx_status load_sources(wx_recipe *r, const wx_yaml *list) {
     return WX_OK;
 }
 
+/* A value error of key `key` of `map`, prefixed with the recipe file and the key's line. */
+static wx_status at_key(wx_status st, const wx_yaml *map, const char *key) {
+    if (st == WX_OK) return st;
+    return wx_error_wrap(st, "%s: line %d: ", map->file, wx_yaml_key_line(map, key));
+}
+
 static wx_status load_var(wx_recipe *r, const wx_yaml *node, int i) {
     char path[48];
     snprintf(path, sizeof path, "variables[%d]", i);
@@ -116,7 +122,7 @@ static wx_status load_var(wx_recipe *r, const wx_yaml *node, int i) {
     const wx_yaml *acc = wx_yaml_get(node, "accumulate");
     if (acc) {
         WX_TRY(wx_cfg_str(node, var_fields, "accumulate", &s));
-        WX_TRY(wx_time_parse_duration(s, "accumulate", &v->accum_s));
+        WX_TRY(at_key(wx_time_parse_duration(s, "accumulate", &v->accum_s), node, "accumulate"));
         if (v->accum_s % 3600)
             return wx_error_set(WX_ERR_USAGE, "%s: line %d: %s.accumulate: '%s' must be whole hours",
                                 node->file, acc->line, path, s);
@@ -135,10 +141,10 @@ static wx_status load_window(const wx_yaml *m, const wx_cfg_field *f, const char
     WX_TRY(wx_cfg_validate(m, p, f));
     WX_TRY(wx_cfg_str(m, f, "start", &s));
     snprintf(what, sizeof what, "%s.start", p);
-    WX_TRY(wx_time_parse(s, what, a));
+    WX_TRY(at_key(wx_time_parse(s, what, a), m, "start"));
     WX_TRY(wx_cfg_str(m, f, "end", &s));
     snprintf(what, sizeof what, "%s.end", p);
-    WX_TRY(wx_time_parse(s, what, b));
+    WX_TRY(at_key(wx_time_parse(s, what, b), m, "end"));
     if (*b < *a)
         return wx_error_set(WX_ERR_USAGE, "%s: line %d: %s.end is before %s.start", m->file, m->line,
                             p, p);
@@ -160,7 +166,7 @@ static wx_status parse(wx_recipe *r, const char *output_override) {
     WX_TRY(load_window(dates, dates_fields, "dates", &r->start, &r->end));
     const char *s;
     WX_TRY(wx_cfg_str(dates, dates_fields, "step", &s));
-    WX_TRY(wx_time_parse_duration(s, "dates.step", &r->step));
+    WX_TRY(at_key(wx_time_parse_duration(s, "dates.step", &r->step), dates, "step"));
     const wx_yaml *g = wx_yaml_get(root, "grid");
     if (g && g->kind == WX_YAML_MAP) {
         WX_TRY(wx_cfg_validate(g, "grid", grid_fields));

@@ -51,6 +51,11 @@ sed -i 's/^statistics: .*/statistics: {start: "2015-01-01T00:00", end: "2015-01-
 "$WX" -q ingest "$T/so.yaml" > /dev/null 2> "$T/e2.txt"; rc=$?
 ok "statistics outside the dates: exit 2 at load, no archive ($(cat "$T/e2.txt"))" \
     '[ $rc -eq 2 ] && grep -q "statistics 2015-01-01T00:00 .. 2015-01-02T12:00 holds none of the dates 2017-01-01T00:00 .. 2017-01-02T12:00" "$T/e2.txt" && [ ! -e "$T/so" ]'
+recipe st0 "$DATA/era5-levels-members.grib"
+sed -i 's/step: "12h"/step: "0h"/' "$T/st0.yaml"
+"$WX" -q ingest "$T/st0.yaml" > /dev/null 2> "$T/e4.txt"; rc=$?
+ok "dates.step 0h: exit 2 naming the file and line ($(cat "$T/e4.txt"))" \
+    '[ $rc -eq 2 ] && grep -q "st0.yaml: line 6: dates.step: .0h. is not a duration" "$T/e4.txt"'
 recipe cn "$DATA/era5-levels-members.grib"
 sed -i 's/^statistics: .*/climatology: true/' "$T/cn.yaml"
 "$WX" -q ingest "$T/cn.yaml" > /dev/null 2> "$T/e3.txt"; rc=$?
