@@ -102,8 +102,9 @@ static wx_status setup(ingest_ctx *c) {
     m->grid = c->out;
     if (r->drop_south_pole) {
         if (fabs(wx_grid_lat(&c->out, c->out.nlat - 1) + 90) > 1e-6)
-            return wx_error_set(WX_ERR_USAGE, "drop_south_pole: the grid's last row is at %g, not -90",
-                                wx_grid_lat(&c->out, c->out.nlat - 1));
+            return wx_error_set(WX_ERR_USAGE, "%s: drop_south_pole: the grid's last row is at %g, "
+                                "not -90 (a regional or Gaussian grid has no pole row to drop)",
+                                r->path, wx_grid_lat(&c->out, c->out.nlat - 1));
         m->grid.nlat--;
     }
     m->start = r->start;

@@ -56,6 +56,11 @@ sed -i 's/step: "12h"/step: "0h"/' "$T/st0.yaml"
 "$WX" -q ingest "$T/st0.yaml" > /dev/null 2> "$T/e4.txt"; rc=$?
 ok "dates.step 0h: exit 2 naming the file and line ($(cat "$T/e4.txt"))" \
     '[ $rc -eq 2 ] && grep -q "st0.yaml: line 6: dates.step: .0h. is not a duration" "$T/e4.txt"'
+recipe dsp "$DATA/era5-2mt-2019-03-uk.grib" '  - {name: t2m, param: 2t}'
+sed -i -e 's/^member: 3/drop_south_pole: true/' -e 's/2017-01-01T00:00/2019-03-01T00:00/g' -e 's/2017-01-02T12:00/2019-03-01T12:00/g' "$T/dsp.yaml"
+"$WX" -q ingest "$T/dsp.yaml" > /dev/null 2> "$T/e5.txt"; rc=$?
+ok "drop_south_pole on a regional grid: exit 2 naming the recipe ($(cat "$T/e5.txt"))" \
+    '[ $rc -eq 2 ] && grep -q "dsp.yaml: drop_south_pole: the grid.s last row is at .*, not -90" "$T/e5.txt"'
 recipe cn "$DATA/era5-levels-members.grib"
 sed -i 's/^statistics: .*/climatology: true/' "$T/cn.yaml"
 "$WX" -q ingest "$T/cn.yaml" > /dev/null 2> "$T/e3.txt"; rc=$?
