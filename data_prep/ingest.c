@@ -135,23 +135,24 @@ static wx_status setup(ingest_ctx *c) {
     return WX_OK;
 }
 
+/* A shard file name of this format with an index past the archive m's last shard. */
+static int stray_shard(const char *fname, void *ctx) {
+    const wx_archive_meta *m = ctx;
+    int idx = -1, end = 0;
+    if (sscanf(fname, "shard-%d.wxr%n", &idx, &end) != 1 || fname[end] || idx < wx_archive_shard_count(m))
+        return 0;
+    char name[64];
+    wx_archive_shard_name(idx, name, sizeof name);
+    return !strcmp(name, fname); /* only names this format writes */
+}
+
 /* After the manifest: files an earlier ingest into this folder left that this archive does not
  * have (shards past its last one, a climatology.wxc it does not name), so the folder holds one
  * archive and no stale part of another. */
 static void remove_leftovers(const char *dir, const wx_archive_meta *m) {
     char path[8300];
-    DIR *d = opendir(dir);
-    for (struct dirent *e; d && (e = readdir(d));) {
-        int idx = -1, end = 0;
-        if (sscanf(e->d_name, "shard-%d.wxr%n", &idx, &end) != 1 || e->d_name[end] || idx < wx_archive_shard_count(m))
-            continue;
-        char name[64];
-        wx_archive_shard_name(idx, name, sizeof name);
-        if (strcmp(name, e->d_name)) continue; /* only names this format writes */
-        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        if (unlink(path) == 0) wx_log_info("ingest: removed %s, left by an earlier ingest with more shards", path);
-    }
-    if (d) closedir(d);
+    int n = wx_fs_unlink_matching(dir, stray_shard, (void *)m);
+    if (n) wx_log_info("ingest: removed %d shards past the last, left by an earlier ingest in %s", n, dir);
     snprintf(path, sizeof path, "%s/climatology.wxc", dir);
     if (strcmp(m->climatology, "climatology.wxc") && unlink(path) == 0)
         wx_log_info("ingest: removed %s, left by an earlier ingest (this archive has none)", path);

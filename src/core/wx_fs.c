@@ -1,5 +1,6 @@
 #include "core/wx_fs.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -188,6 +189,20 @@ wx_status wx_output_not_input(const char *out, const char *in, const char *what)
     if (so.st_dev != si.st_dev || so.st_ino != si.st_ino) return WX_OK;
     return wx_error_set(WX_ERR_USAGE, "%s %s is the input %s: it would be overwritten while it is "
                         "read; write to another file", what, out, in);
+}
+
+int wx_fs_unlink_matching(const char *dir, int (*match)(const char *name, void *ctx), void *ctx) {
+    DIR *d = opendir(dir);
+    if (!d) return 0;
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        if (!match(e->d_name, ctx)) continue;
+        char path[8192];
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        n += unlink(path) == 0;
+    }
+    closedir(d);
+    return n;
 }
 
 wx_status wx_output_dir_check(const char *path, const char *what) {

@@ -37,6 +37,9 @@ wx_status wx_output_path_check(const char *path, const char *what);
  * through another spelling or a link), which the command would overwrite while reading it;
  * WX_OK when either does not exist or `in` is NULL. */
 wx_status wx_output_not_input(const char *out, const char *in, const char *what);
+/* Unlinks the entries of folder `dir` whose names `match(name, ctx)` accepts (an earlier run's
+ * outputs); returns how many were removed (0 when dir does not exist). */
+int wx_fs_unlink_matching(const char *dir, int (*match)(const char *name, void *ctx), void *ctx);
 /* Whether `path` can be an output folder: absent (created later) or a folder. */
 wx_status wx_output_dir_check(const char *path, const char *what);
 

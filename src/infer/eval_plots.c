@@ -1,12 +1,11 @@
 /* eval's figures: RMSE/ACC against lead time with every model on one plot, and scorecards of
  * relative RMSE against a baseline (io/png_plot.h, io/png_scorecard.h). */
-#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
+#include "core/wx_fs.h"
 #include "infer/eval.h"
 #include "io/png_plot.h"
 #include "io/png_scorecard.h"
@@ -162,24 +161,17 @@ static wx_status write_card(const wx_eval_result *r, int mo, int base, const cha
     return st;
 }
 
+static int eval_product(const char *f, void *unused) {
+    (void)unused;
+    size_t len = strlen(f);
+    int png = len > 4 && !strcmp(f + len - 4, ".png");
+    return !strcmp(f, "scores.csv") || !strcmp(f, "scores.json") ||
+           (png && (!strncmp(f, "rmse_", 5) || !strncmp(f, "acc_", 4) ||
+                    (!strncmp(f, "scorecard_", 10) && strstr(f, "_vs_"))));
+}
+
 int wx_eval_remove_old_products(const char *dir) {
-    DIR *d = opendir(dir);
-    if (!d) return 0;
-    int n = 0;
-    for (struct dirent *e; (e = readdir(d));) {
-        const char *f = e->d_name;
-        size_t len = strlen(f);
-        int png = len > 4 && !strcmp(f + len - 4, ".png");
-        int ours = !strcmp(f, "scores.csv") || !strcmp(f, "scores.json") ||
-                   (png && (!strncmp(f, "rmse_", 5) || !strncmp(f, "acc_", 4) ||
-                            (!strncmp(f, "scorecard_", 10) && strstr(f, "_vs_"))));
-        if (!ours) continue;
-        char path[4096];
-        snprintf(path, sizeof path, "%s/%s", dir, f);
-        n += unlink(path) == 0;
-    }
-    closedir(d);
-    return n;
+    return wx_fs_unlink_matching(dir, eval_product, NULL);
 }
 
 wx_status wx_eval_write_scorecards(const wx_eval_result *r, const char *baseline, const char *dir,

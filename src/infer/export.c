@@ -4,11 +4,9 @@
  * layers (shared types: export_priv.h); the manifest comes last. */
 #include "infer/export.h"
 
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "core/wx_fs.h"
 #include "core/wx_log.h"
@@ -48,21 +46,11 @@ static wx_status check_opts(const wx_export_opts *o) {
 
 /* maps/ and wind/ are export's own: what an earlier export left there (other variables, leads or
  * grid) would otherwise stay beside the new manifest, in a folder meant to be published as it is.
- * Removes dir's files ending in `ext`; returns how many. */
-static int remove_own_files(const char *dir, const char *ext) {
-    DIR *d = opendir(dir);
-    if (!d) return 0;
-    int n = 0;
-    size_t le = strlen(ext);
-    for (struct dirent *e; (e = readdir(d));) {
-        size_t len = strlen(e->d_name);
-        if (len <= le || strcmp(e->d_name + len - le, ext)) continue;
-        char path[4600];
-        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        n += unlink(path) == 0;
-    }
-    closedir(d);
-    return n;
+ * Matches names ending in the extension ctx. */
+static int has_ext(const char *name, void *ctx) {
+    const char *ext = ctx;
+    size_t len = strlen(name), le = strlen(ext);
+    return len > le && !strcmp(name + len - le, ext);
 }
 
 wx_status wx_export_check_vars(const char *forecast, const char *vars, const char *what,
@@ -142,10 +130,10 @@ wx_status wx_export_run(const wx_export_opts *o, wx_export_result *r) {
     if ((st = wx_mkdir_p(o->output))) goto done;
     char dir[4200];
     snprintf(dir, sizeof dir, "%s/maps", o->output);
-    int stale = remove_own_files(dir, ".png");
+    int stale = wx_fs_unlink_matching(dir, has_ext, ".png");
     if ((st = wx_mkdir_p(dir))) goto done;
     snprintf(dir, sizeof dir, "%s/wind", o->output);
-    stale += remove_own_files(dir, ".json") + remove_own_files(dir, ".js");
+    stale += wx_fs_unlink_matching(dir, has_ext, ".json") + wx_fs_unlink_matching(dir, has_ext, ".js");
     if (nw > 0 && (st = wx_mkdir_p(dir))) goto done;
     if (stale) wx_log_info("export: removed %d maps and wind files of an earlier export in %s", stale, o->output);
 
