@@ -31,18 +31,70 @@ static wx_status n_check(const char *op, int64_t n) {
 __global__ static void to_bf16_kernel(__nv_bfloat16 *dst, const float *src, int64_t n) {
     WX_CUDA_FOR(i, n) dst[i] = __float2bfloat16(src[i]);
 }
+// Four at a time: src 16-byte and dst 8-byte aligned, n4 = n / 4 (the tail goes to the above).
+__global__ static void to_bf16_x4_kernel(__nv_bfloat162 *dst, const float4 *src, int64_t n4) {
+    WX_CUDA_FOR(i, n4) {
+        float4 v = src[i];
+        dst[2 * i] = __floats2bfloat162_rn(v.x, v.y);
+        dst[2 * i + 1] = __floats2bfloat162_rn(v.z, v.w);
+    }
+}
+
+// dst(n) = bf16(src(n)). The conversions are a memory-bound pass over every GEMM input, so the
+// aligned bulk moves 16 bytes per load.
+static wx_status to_bf16(wx_cuda_state *st, __nv_bfloat16 *dst, const float *src, int64_t n) {
+    int64_t n4 = ((uintptr_t)src % 16 == 0 && (uintptr_t)dst % 8 == 0) ? n / 4 : 0;
+    if (n4 > 0) {
+        to_bf16_x4_kernel<<<wx_cuda_blocks(n4), WX_CUDA_THREADS, 0, st->stream>>>(
+            (__nv_bfloat162 *)dst, (const float4 *)src, n4);
+        WX_CUDA_LAUNCHED("to_bf16_x4_kernel");
+    }
+    if (n > 4 * n4) {
+        to_bf16_kernel<<<wx_cuda_blocks(n - 4 * n4), WX_CUDA_THREADS, 0, st->stream>>>(
+            dst + 4 * n4, src + 4 * n4, n - 4 * n4);
+        WX_CUDA_LAUNCHED("to_bf16_kernel");
+    }
+    return WX_OK;
+}
 
 // Elements a row-major matrix with `rows` rows of `cols` used columns and leading dimension ld
 // spans in memory.
 static int64_t span(int64_t rows, int64_t cols, int64_t ld) { return (rows - 1) * ld + cols; }
 
+// Bf16 copies of a linear op's operands, carved from one BF16 scratch request (each operand
+// 256-byte aligned): converted once per op even when two GEMMs read the same operand (backward).
+typedef struct {
+    __nv_bfloat16 *p[3];
+} bf16_operands;
+
+static int64_t pad128(int64_t n) { return (n + 127) / 128 * 128; }
+
+// ops[i] = bf16(src[i]) for the n[i] > 0 (src[i] non-NULL) of three operands.
+static wx_status bf16_convert(wx_cuda_state *st, bf16_operands *o, const float *const src[3],
+                              const int64_t n[3]) {
+    int64_t total = 0;
+    for (int i = 0; i < 3; i++) total += src[i] ? pad128(n[i]) : 0;
+    __nv_bfloat16 *base;
+    WX_TRY(wx_cuda_scratch(st, WX_SCRATCH_BF16, sizeof(__nv_bfloat16) * (size_t)(total ? total : 1),
+                           (void **)&base));
+    for (int i = 0; i < 3; i++) {
+        o->p[i] = NULL;
+        if (!src[i]) continue;
+        o->p[i] = base;
+        WX_TRY(to_bf16(st, base, src[i], n[i]));
+        base += pad128(n[i]);
+    }
+    return WX_OK;
+}
+
 // Row-major C(m,n) = op(A)·op(B) + beta·C with op = transpose when ta / tb. cuBLAS is column-major,
 // and a row-major matrix is its transpose in column-major, so this is Cᵀ = op(B)ᵀ·op(A)ᵀ: the
 // operands swap places and keep their transpose flags. m, n, k ≥ 1 and all ≤ INT_MAX (checked by
-// the callers). In bf16 mode the inputs are rounded to bf16 and accumulated in fp32.
-static wx_status gemm_rm(wx_cuda_state *st, bool ta, bool tb, int64_t m, int64_t n, int64_t k,
-                         const float *a, int64_t lda, const float *b, int64_t ldb, float beta,
-                         float *c, int64_t ldc) {
+// the callers). a16 / b16: the operands already in bf16 (bf16 mode), else a / b in fp32.
+static wx_status gemm_rm_any(wx_cuda_state *st, bool ta, bool tb, int64_t m, int64_t n, int64_t k,
+                             const float *a, const __nv_bfloat16 *a16, int64_t lda, const float *b,
+                             const __nv_bfloat16 *b16, int64_t ldb, float beta, float *c,
+                             int64_t ldc) {
     const float alpha = 1.0f;
     cublasOperation_t opa = ta ? CUBLAS_OP_T : CUBLAS_OP_N, opb = tb ? CUBLAS_OP_T : CUBLAS_OP_N;
     if (st->precision == WX_CUDA_FP32) {
@@ -50,28 +102,32 @@ static wx_status gemm_rm(wx_cuda_state *st, bool ta, bool tb, int64_t m, int64_t
                                     a, (int)lda, &beta, c, (int)ldc));
         return WX_OK;
     }
-    int64_t na = ta ? span(k, m, lda) : span(m, k, lda);
-    int64_t nbm = tb ? span(n, k, ldb) : span(k, n, ldb);
-    int64_t na_pad = (na + 127) / 128 * 128; // keeps the second operand 256-byte aligned
-    __nv_bfloat16 *a16;
-    WX_TRY(wx_cuda_scratch(st, WX_SCRATCH_BF16, sizeof(__nv_bfloat16) * (size_t)(na_pad + nbm),
-                           (void **)&a16));
-    __nv_bfloat16 *b16 = a16 + na_pad;
-    to_bf16_kernel<<<wx_cuda_blocks(na), WX_CUDA_THREADS, 0, st->stream>>>(a16, a, na);
-    WX_CUDA_LAUNCHED("to_bf16_kernel (A)");
-    to_bf16_kernel<<<wx_cuda_blocks(nbm), WX_CUDA_THREADS, 0, st->stream>>>(b16, b, nbm);
-    WX_CUDA_LAUNCHED("to_bf16_kernel (B)");
     WX_CUBLAS_CHECK(cublasGemmEx(st->blas, opb, opa, (int)n, (int)m, (int)k, &alpha, b16,
                                  CUDA_R_16BF, (int)ldb, a16, CUDA_R_16BF, (int)lda, &beta, c,
                                  CUDA_R_32F, (int)ldc, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
     return WX_OK;
 }
 
+// The same from fp32 operands: in bf16 mode both are rounded to bf16 first (fp32 accumulation).
+static wx_status gemm_rm(wx_cuda_state *st, bool ta, bool tb, int64_t m, int64_t n, int64_t k,
+                         const float *a, int64_t lda, const float *b, int64_t ldb, float beta,
+                         float *c, int64_t ldc) {
+    if (st->precision == WX_CUDA_FP32)
+        return gemm_rm_any(st, ta, tb, m, n, k, a, NULL, lda, b, NULL, ldb, beta, c, ldc);
+    const float *src[3] = {a, b, NULL};
+    const int64_t len[3] = {ta ? span(k, m, lda) : span(m, k, lda),
+                            tb ? span(n, k, ldb) : span(k, n, ldb), 0};
+    bf16_operands o;
+    WX_TRY(bf16_convert(st, &o, src, len));
+    return gemm_rm_any(st, ta, tb, m, n, k, NULL, o.p[0], lda, NULL, o.p[1], ldb, beta, c, ldc);
+}
+
 // ---- linear ------------------------------------------------------------------------------
 
-// y(rows, cols)[r, :] = b(cols)
+// y(rows, cols)[r, :] = b(cols): one block per row (grid-stride), so no per-element division.
 __global__ static void bias_rows_kernel(float *y, const float *b, int64_t rows, int64_t cols) {
-    WX_CUDA_FOR(i, rows * cols) y[i] = b[i % cols];
+    for (int64_t r = blockIdx.x; r < rows; r += gridDim.x)
+        for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) y[r * cols + j] = b[j];
 }
 
 extern "C" wx_status wx_cuda_linear_forward(wx_ctx *ctx, float *y, const float *x, const float *w,
@@ -83,7 +139,8 @@ extern "C" wx_status wx_cuda_linear_forward(wx_ctx *ctx, float *y, const float *
     WX_TRY(wx_cuda_state_get(ctx, &st));
     if (b) {
         // Bias rows first, then the GEMM with beta = 1: no second pass over y.
-        bias_rows_kernel<<<wx_cuda_blocks(n * out), WX_CUDA_THREADS, 0, st->stream>>>(y, b, n, out);
+        bias_rows_kernel<<<wx_cuda_blocks(n * WX_CUDA_THREADS), WX_CUDA_THREADS, 0, st->stream>>>(
+            y, b, n, out);
         WX_CUDA_LAUNCHED("bias_rows_kernel");
     }
     if (in == 0) {
@@ -104,14 +161,22 @@ extern "C" wx_status wx_cuda_linear_backward(wx_ctx *ctx, float *dx, float *dw, 
     if (n == 0) return WX_OK;
     wx_cuda_state *st;
     WX_TRY(wx_cuda_state_get(ctx, &st));
-    if (dx && in > 0) {
-        if (out == 0)
-            WX_CUDA_CHECK(cudaMemsetAsync(dx, 0, sizeof(float) * (size_t)(n * in), st->stream));
-        else // dx = dy·w
-            WX_TRY(gemm_rm(st, false, false, n, in, out, dy, out, w, in, 0.0f, dx, in));
+    const bool want_dx = dx && in > 0 && out > 0, want_dw = dw && out > 0 && in > 0;
+    if (dx && in > 0 && out == 0)
+        WX_CUDA_CHECK(cudaMemsetAsync(dx, 0, sizeof(float) * (size_t)(n * in), st->stream));
+    // In bf16 mode dy, w and x are converted once for both GEMMs (dy is as large as the output).
+    bf16_operands o = {{NULL, NULL, NULL}};
+    if (st->precision != WX_CUDA_FP32 && (want_dx || want_dw)) {
+        const float *src[3] = {dy, want_dx ? w : NULL, want_dw ? x : NULL};
+        const int64_t len[3] = {n * out, out * in, n * in};
+        WX_TRY(bf16_convert(st, &o, src, len));
     }
-    if (dw && out > 0 && in > 0) // dw += dyᵀ·x
-        WX_TRY(gemm_rm(st, true, false, out, in, n, dy, out, x, in, 1.0f, dw, in));
+    if (want_dx) // dx = dy·w
+        WX_TRY(gemm_rm_any(st, false, false, n, in, out, dy, o.p[0], out, w, o.p[1], in, 0.0f, dx,
+                           in));
+    if (want_dw) // dw += dyᵀ·x
+        WX_TRY(gemm_rm_any(st, true, false, out, in, n, dy, o.p[0], out, x, o.p[2], in, 1.0f, dw,
+                           in));
     if (db) WX_TRY(wx_cuda_col_sum_acc(st, db, dy, n, out, 0));
     return WX_OK;
 }

@@ -156,30 +156,74 @@ extern "C" wx_status wx_cuda_layernorm_residual_backward(wx_ctx *ctx, float *ds,
 
 // ---- linear_gelu ---------------------------------------------------------------------------
 
-__global__ static void fused_gelu_fwd_kernel(float *g, const float *h, int64_t n) {
-    WX_CUDA_FOR(i, n) { float v = h[i]; g[i] = v * fused_phi_cdf(v); }
-}
-// dh = dg·GELU'(h), and g = GELU(h) when g is not NULL (Φ(h) shared).
-__global__ static void fused_gelu_bwd_kernel(float *dh, float *g, const float *dg, const float *h,
-                                             int64_t n) {
-    WX_CUDA_FOR(i, n) {
-        float v = h[i], cdf = fused_phi_cdf(v);
-        if (g) g[i] = v * cdf;
-        dh[i] = dg[i] * (cdf + v * fused_phi_pdf(v));
+__device__ __forceinline__ float gelu_of(float v) { return v * fused_phi_cdf(v); }
+
+// h(rows, cols) += b(cols) when b is given, then g = GELU(h): the bias of the GEMM and the
+// activation in one pass over h. One block per row (no per-element division); 16-byte accesses
+// when vec (cols % 4 == 0 and h, g, b 16-byte aligned).
+__global__ static void bias_gelu_fwd_kernel(float *h, float *g, const float *b, int64_t rows,
+                                            int64_t cols, int vec) {
+    for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+        float *hr = h + r * cols, *gr = g + r * cols;
+        if (vec) {
+            float4 *h4 = (float4 *)hr, *g4 = (float4 *)gr;
+            const float4 *b4 = (const float4 *)b;
+            for (int64_t j = threadIdx.x; j < cols / 4; j += blockDim.x) {
+                float4 v = h4[j];
+                if (b) {
+                    float4 a = b4[j];
+                    v.x += a.x, v.y += a.y, v.z += a.z, v.w += a.w;
+                    h4[j] = v;
+                }
+                g4[j] = make_float4(gelu_of(v.x), gelu_of(v.y), gelu_of(v.z), gelu_of(v.w));
+            }
+        } else {
+            for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) {
+                float v = hr[j];
+                if (b) hr[j] = v = v + b[j];
+                gr[j] = gelu_of(v);
+            }
+        }
     }
 }
+
+// dh = dg·GELU'(h), and g = GELU(h) when g is not NULL (Φ(h) shared). dh may alias dg.
+__device__ __forceinline__ void gelu_bwd_one(float *dh, float *g, float dg, float v) {
+    float cdf = fused_phi_cdf(v);
+    if (g) *g = v * cdf;
+    *dh = dg * (cdf + v * fused_phi_pdf(v));
+}
+__global__ static void fused_gelu_bwd_kernel(float *dh, float *g, const float *dg, const float *h,
+                                             int64_t n) {
+    WX_CUDA_FOR(i, n) gelu_bwd_one(dh + i, g ? g + i : NULL, dg[i], h[i]);
+}
+// The same four at a time (every pointer 16-byte aligned; n4 = n / 4, the tail to the above).
+__global__ static void fused_gelu_bwd_x4_kernel(float4 *dh, float4 *g, const float4 *dg,
+                                                const float4 *h, int64_t n4) {
+    WX_CUDA_FOR(i, n4) {
+        float4 v = h[i], d = dg[i], o, gg;
+        gelu_bwd_one(&o.x, &gg.x, d.x, v.x), gelu_bwd_one(&o.y, &gg.y, d.y, v.y);
+        gelu_bwd_one(&o.z, &gg.z, d.z, v.z), gelu_bwd_one(&o.w, &gg.w, d.w, v.w);
+        dh[i] = o;
+        if (g) g[i] = gg;
+    }
+}
+
+static bool aligned16(const void *p) { return (uintptr_t)p % 16 == 0; }
 
 extern "C" wx_status wx_cuda_linear_gelu_forward(wx_ctx *ctx, float *h, float *g, const float *x,
                                                  const float *w, const float *b, int64_t n,
                                                  int64_t in, int64_t out) {
     // h(N,out), g(N,out), x(N,in), w(out,in), b(out) nullable
-    WX_TRY(wx_cuda_linear_forward(ctx, h, x, w, b, n, in, out)); // checks the dimensions
+    // The GEMM alone (beta = 0); its bias goes into the GELU pass below.
+    WX_TRY(wx_cuda_linear_forward(ctx, h, x, w, NULL, n, in, out)); // checks the dimensions
     if (n == 0 || out == 0) return WX_OK;
     wx_cuda_state *st;
     WX_TRY(wx_cuda_state_get(ctx, &st));
-    fused_gelu_fwd_kernel<<<wx_cuda_blocks(n * out), WX_CUDA_THREADS, 0, st->stream>>>(g, h,
-                                                                                       n * out);
-    WX_CUDA_LAUNCHED("fused_gelu_fwd_kernel");
+    int vec = out % 4 == 0 && aligned16(h) && aligned16(g) && (!b || aligned16(b));
+    bias_gelu_fwd_kernel<<<fused_row_blocks(n), WX_CUDA_THREADS, 0, st->stream>>>(
+        h, g, b, n, out, vec);
+    WX_CUDA_LAUNCHED("bias_gelu_fwd_kernel");
     return WX_OK;
 }
 
@@ -197,9 +241,19 @@ extern "C" wx_status wx_cuda_linear_gelu_backward(wx_ctx *ctx, float *dx, float 
     if (n > 0 && out > 0) {
         wx_cuda_state *st;
         WX_TRY(wx_cuda_state_get(ctx, &st));
-        fused_gelu_bwd_kernel<<<wx_cuda_blocks(n * out), WX_CUDA_THREADS, 0, st->stream>>>(
-            dh, g, dg, h, n * out);
-        WX_CUDA_LAUNCHED("fused_gelu_bwd_kernel");
+        const int64_t len = n * out;
+        int64_t n4 = aligned16(dh) && aligned16(dg) && aligned16(h) && (!g || aligned16(g))
+                         ? len / 4 : 0;
+        if (n4 > 0) {
+            fused_gelu_bwd_x4_kernel<<<wx_cuda_blocks(n4), WX_CUDA_THREADS, 0, st->stream>>>(
+                (float4 *)dh, (float4 *)g, (const float4 *)dg, (const float4 *)h, n4);
+            WX_CUDA_LAUNCHED("fused_gelu_bwd_x4_kernel");
+        }
+        if (len > 4 * n4) {
+            fused_gelu_bwd_kernel<<<wx_cuda_blocks(len - 4 * n4), WX_CUDA_THREADS, 0, st->stream>>>(
+                dh + 4 * n4, g ? g + 4 * n4 : NULL, dg + 4 * n4, h + 4 * n4, len - 4 * n4);
+            WX_CUDA_LAUNCHED("fused_gelu_bwd_kernel");
+        }
     }
     return wx_cuda_linear_backward(ctx, dx, dw, db, dh, x, w, n, in, out);
 }

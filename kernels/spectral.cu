@@ -2,10 +2,14 @@
 // the CPU's (torch's) irfft2 semantics. The AFNO filter is in spectral_afno.cu. Contract:
 // src/ops/spectral.inc; reference: src/ops/spectral.c.
 //
-// One cuFFT plan per (H, W, C, direction), made on first use and cached in the CUDA state: a 2-D
-// transform batched over the C channels with the channels-last strides (stride C, distance 1),
-// executed once per batch item. cuFFT is unnormalised, so the orthonormal scaling is a kernel of
-// ours, fused with the per-column weights the backward passes need (derivations in spectral.c).
+// cuFFT is fastest on contiguous signals batched over everything at once, and the model's tensors
+// are channels-last (B, H, W, C): a transform batched over C with stride C, called once per batch
+// item, ran at a third of the speed (measured on an H200, docs/benchmarks.md). So each op moves the
+// data to channel-planar (B·C, H, W) with a tiled transpose, runs one cuFFT call over all B·C
+// planes, and transposes back. The transposes that touch the spectrum also do the work that needs
+// a pass over it anyway: the orthonormal scaling with the per-column weights of the backward
+// passes, and the Hermitian projection of torch's irfft2 (derivations in spectral.c). One plan per
+// (H, W, B·C, direction), made on first use and cached; every plan shares one work area.
 #include <limits.h>
 #include <math.h>
 #include <stdint.h>
@@ -31,12 +35,12 @@ static wx_status check_complex_aligned(const char *op, const float *z) {
     return WX_OK;
 }
 
-static wx_status plan_get(wx_cuda_state *st, const char *op, int64_t h, int64_t w, int64_t c,
-                          int r2c, cufftHandle *out) {
+static wx_status plan_get(wx_cuda_state *st, const char *op, int64_t h, int64_t w, int64_t batch,
+                          int r2c, const wx_cuda_fft_plan **out) {
     for (int i = 0; i < st->nplans; i++) {
         const wx_cuda_fft_plan *p = &st->plans[i];
-        if (p->h == h && p->w == w && p->c == c && p->r2c == r2c) {
-            *out = p->plan;
+        if (p->h == h && p->w == w && p->batch == batch && p->r2c == r2c) {
+            *out = p;
             return WX_OK;
         }
     }
@@ -48,107 +52,162 @@ static wx_status plan_get(wx_cuda_state *st, const char *op, int64_t h, int64_t 
         st->plans = grown;
         st->cap_plans = cap;
     }
-    // Real (H, W) and complex (H, Wf) grids, each element C apart, channel j starting at j.
-    int n[2] = {(int)h, (int)w}, rembed[2] = {(int)h, (int)w}, cembed[2] = {(int)h, (int)(w / 2 + 1)};
+    // `batch` contiguous planes: real (H, W), complex (H, W/2+1) (cuFFT's default layout).
+    long long n[2] = {(long long)h, (long long)w};
     cufftHandle plan;
     WX_CUFFT_CHECK(cufftCreate(&plan));
     size_t work = 0;
-    cufftResult r =
-        r2c ? cufftMakePlanMany(plan, 2, n, rembed, (int)c, 1, cembed, (int)c, 1, CUFFT_R2C, (int)c,
-                                &work)
-            : cufftMakePlanMany(plan, 2, n, cembed, (int)c, 1, rembed, (int)c, 1, CUFFT_C2R, (int)c,
-                                &work);
+    // The work area comes from FFT_WORK scratch at each run: plans for several batch sizes do not
+    // each hold their own (it is as large as the data).
+    cufftResult r = cufftSetAutoAllocation(plan, 0);
+    if (r == CUFFT_SUCCESS)
+        r = cufftMakePlanMany64(plan, 2, n, NULL, 1, 0, NULL, 1, 0, r2c ? CUFFT_R2C : CUFFT_C2R,
+                                (long long)batch, &work);
     if (r == CUFFT_SUCCESS) r = cufftSetStream(plan, st->stream);
     if (r != CUFFT_SUCCESS) {
         (void)cufftDestroy(plan);
         return wx_error_set(WX_ERR_RUN, "%s: cuFFT could not plan a %s transform of %lldx%lld over "
-                            "%lld channels: %s (%d)", op, r2c ? "r2c" : "c2r", (long long)h,
-                            (long long)w, (long long)c, wx_cufft_status_string(r), (int)r);
+                            "%lld planes: %s (%d)", op, r2c ? "r2c" : "c2r", (long long)h,
+                            (long long)w, (long long)batch, wx_cufft_status_string(r), (int)r);
     }
     wx_cuda_fft_plan *e = &st->plans[st->nplans++];
-    e->h = h, e->w = w, e->c = c, e->r2c = r2c, e->plan = plan;
-    *out = plan;
+    e->h = h, e->w = w, e->batch = batch, e->r2c = r2c, e->work = work, e->plan = plan;
+    *out = e;
+    return WX_OK;
+}
+
+// Points the plan at the shared work area, grown to what it needs.
+static wx_status plan_work(wx_cuda_state *st, const wx_cuda_fft_plan *p) {
+    void *work;
+    WX_TRY(wx_cuda_scratch(st, WX_SCRATCH_FFT_WORK, p->work, &work));
+    WX_CUFFT_CHECK(cufftSetWorkArea(p->plan, work));
     return WX_OK;
 }
 
 // kx = 0 and (W even) kx = W/2 stand for themselves; every other kx < Wf also for W − kx.
 __device__ __forceinline__ bool is_interior(int64_t kx, int64_t w) { return kx > 0 && 2 * kx != w; }
 
-// X(total complex values, layout (…, Wf, C, 2)) *= s, interior columns × si instead.
-__global__ static void r2c_scale_kernel(float *X, int64_t total, int64_t wf, int64_t c, int64_t w,
-                                        float s, float si) {
-    WX_CUDA_FOR(e, total) {
-        int64_t kx = (e / (2 * c)) % wf;
-        X[e] *= is_interior(kx, w) ? si : s;
-    }
-}
+// ---- tiled transposes ------------------------------------------------------------------------
 
-// z = one sample's spectrum prepared for a C2R that gives torch's irfft2: interior columns
-// scaled by si; the kx = 0 and Nyquist columns projected onto Hermitian symmetry in ky,
-// Z[ky] ← (Z[ky] + conj Z[−ky]) / 2, and scaled by s (half_s = s / 2). See c2r_run in spectral.c.
-__global__ static void c2r_prepare_kernel(float *z, const float *xb, int64_t h, int64_t w,
-                                          int64_t wf, int64_t c, float si, float half_s) {
-    WX_CUDA_FOR(e, h * wf * c * 2) {
-        int64_t row = e / (2 * c), jj = e % (2 * c);
-        int64_t ky = row / wf, kx = row % wf;
-        if (is_interior(kx, w)) {
-            z[e] = si * xb[e];
-        } else {
-            float mir = xb[(((h - ky) % h) * wf + kx) * c * 2 + jj];
-            z[e] = (jj % 2 == 0) ? half_s * (xb[e] + mir) : half_s * (xb[e] - mir);
+#define TILE 32
+#define TILE_ROWS 8 // threads per block: TILE × TILE_ROWS
+
+// out(nb, K, R) from in(nb, R, K): out[b][k][r] = ld(in + b·R·K, r, k), through a shared tile so
+// that both the reads (along k) and the writes (along r) are coalesced. Grid: x over K tiles,
+// y over R tiles (grid-stride beyond the y limit), z over nb.
+template <typename T, typename Load>
+__global__ static void transpose_kernel(T *out, const T *in, int64_t R, int64_t K, Load ld) {
+    __shared__ T tile[TILE][TILE + 1];
+    const int64_t plane = R * K;
+    const T *ib = in + (int64_t)blockIdx.z * plane;
+    T *ob = out + (int64_t)blockIdx.z * plane;
+    const int64_t k0 = (int64_t)blockIdx.x * TILE;
+    for (int64_t r0 = (int64_t)blockIdx.y * TILE; r0 < R; r0 += (int64_t)gridDim.y * TILE) {
+        for (int i = threadIdx.y; i < TILE; i += TILE_ROWS) {
+            int64_t r = r0 + i, k = k0 + threadIdx.x;
+            if (r < R && k < K) tile[i][threadIdx.x] = ld(ib, r, k);
         }
+        __syncthreads();
+        for (int i = threadIdx.y; i < TILE; i += TILE_ROWS) {
+            int64_t k = k0 + i, r = r0 + threadIdx.x;
+            if (k < K && r < R) ob[k * R + r] = tile[threadIdx.x][i];
+        }
+        __syncthreads(); // the tile is refilled for the next r0
     }
 }
 
-// X[b] = scale·r2c(x[b]), interior columns further × `interior`.
+// A plain copy of in[r][k].
+template <typename T> struct load_plain {
+    __device__ T operator()(const T *in, int64_t r, int64_t k) const { return in[r * K + k]; }
+    int64_t K;
+};
+
+// r2c's output: in = planar spectrum (C, H·Wf) of one sample, r = channel, k = ky·Wf + kx; scaled
+// by s, interior columns by si.
+struct load_r2c_scaled {
+    __device__ float2 operator()(const float2 *in, int64_t r, int64_t k) const {
+        float2 v = in[r * hwf + k];
+        float f = is_interior((int)k % (int)wf, w) ? si : s; // k < H·Wf ≤ INT_MAX
+        return make_float2(f * v.x, f * v.y);
+    }
+    int64_t hwf, wf, w;
+    float s, si;
+};
+
+// c2r's input: in = channels-last spectrum (H·Wf, C) of one sample, r = ky·Wf + kx, k = channel.
+// Interior columns × si; the kx = 0 and Nyquist columns projected onto Hermitian symmetry in ky,
+// Z[ky] ← (Z[ky] + conj Z[−ky]) / 2, and × s (half_s = s / 2). See c2r_run in spectral.c.
+struct load_c2r_prepared {
+    __device__ float2 operator()(const float2 *in, int64_t r, int64_t k) const {
+        float2 v = in[r * c + k];
+        int ky = (int)r / (int)wf, kx = (int)r - ky * (int)wf; // r < H·Wf ≤ INT_MAX
+        if (is_interior(kx, w)) return make_float2(si * v.x, si * v.y);
+        float2 m = in[(((h - ky) % h) * wf + kx) * c + k];
+        return make_float2(half_s * (v.x + m.x), half_s * (v.y - m.y));
+    }
+    int64_t h, wf, w, c;
+    float si, half_s;
+};
+
+template <typename T, typename Load>
+static wx_status transpose(wx_cuda_state *st, const char *op, T *out, const T *in, int64_t nb,
+                           int64_t R, int64_t K, Load ld) {
+    if (nb > 65535)
+        return wx_error_set(WX_ERR_USAGE, "%s: batch %lld exceeds the 65535 the transposes take",
+                            op, (long long)nb);
+    int64_t ty = (R + TILE - 1) / TILE;
+    dim3 grid((unsigned)((K + TILE - 1) / TILE), (unsigned)(ty < 65535 ? ty : 65535),
+              (unsigned)nb);
+    transpose_kernel<<<grid, dim3(TILE, TILE_ROWS), 0, st->stream>>>(out, in, R, K, ld);
+    WX_CUDA_LAUNCHED("transpose_kernel");
+    return WX_OK;
+}
+
+// X(B,H,Wf,C,2) = scale·rfft2(x(B,H,W,C)), interior columns further × `interior`.
 static wx_status r2c_run(wx_ctx *ctx, const char *op, float *X, const float *x, int64_t b,
                          int64_t h, int64_t w, int64_t c, double interior) {
     WX_TRY(check_sizes(op, b, h, w, c));
     WX_TRY(check_complex_aligned(op, X));
     wx_cuda_state *st;
     WX_TRY(wx_cuda_state_get(ctx, &st));
-    int64_t wf = w / 2 + 1, nreal = h * w * c, ncplx = h * wf * c;
-    cufftHandle plan;
-    WX_TRY(plan_get(st, op, h, w, c, 1, &plan));
-    // cuFFT does not promise to leave the input of a multi-dimensional transform untouched and x
-    // is const: transform from a scratch copy of each sample.
-    float *xs;
-    WX_TRY(wx_cuda_scratch(st, WX_SCRATCH_OP, sizeof(float) * (size_t)nreal, (void **)&xs));
-    for (int64_t bi = 0; bi < b; bi++) {
-        WX_CUDA_CHECK(cudaMemcpyAsync(xs, x + bi * nreal, sizeof(float) * (size_t)nreal,
-                                      cudaMemcpyDeviceToDevice, st->stream));
-        WX_CUFFT_CHECK(cufftExecR2C(plan, (cufftReal *)xs, (cufftComplex *)(X + bi * ncplx * 2)));
-    }
+    const int64_t wf = w / 2 + 1, hw = h * w, hwf = h * wf;
+    const wx_cuda_fft_plan *plan;
+    WX_TRY(plan_get(st, op, h, w, b * c, 1, &plan));
+    float *xp;   // (B, C, H, W) real planes; also keeps the const x untouched by cuFFT
+    float2 *zp;  // (B, C, H, Wf) spectra
+    WX_TRY(wx_cuda_scratch(st, WX_SCRATCH_OP, sizeof(float) * (size_t)(b * c * hw), (void **)&xp));
+    WX_TRY(wx_cuda_scratch(st, WX_SCRATCH_FFT, sizeof(float2) * (size_t)(b * c * hwf),
+                           (void **)&zp));
+    WX_TRY(transpose(st, op, xp, x, b, hw, c, load_plain<float>{c}));
+    WX_TRY(plan_work(st, plan));
+    WX_CUFFT_CHECK(cufftExecR2C(plan->plan, (cufftReal *)xp, (cufftComplex *)zp));
     const float s = (float)(1.0 / sqrt((double)h * (double)w));
     const float si = (float)(interior / sqrt((double)h * (double)w));
-    int64_t total = b * ncplx * 2;
-    r2c_scale_kernel<<<wx_cuda_blocks(total), WX_CUDA_THREADS, 0, st->stream>>>(X, total, wf, c, w,
-                                                                               s, si);
-    WX_CUDA_LAUNCHED("r2c_scale_kernel");
-    return WX_OK;
+    return transpose(st, op, (float2 *)X, zp, b, c, hwf, load_r2c_scaled{hwf, wf, w, s, si});
 }
 
-// y[b] = C2R of the prepared spectrum (torch irfft2 semantics), interior columns × `interior`.
+// y(B,H,W,C) = C2R of the prepared spectrum (torch irfft2 semantics), interior columns × `interior`.
 static wx_status c2r_run(wx_ctx *ctx, const char *op, float *y, const float *X, int64_t b,
                          int64_t h, int64_t w, int64_t c, double interior) {
     WX_TRY(check_sizes(op, b, h, w, c));
+    WX_TRY(check_complex_aligned(op, X));
     wx_cuda_state *st;
     WX_TRY(wx_cuda_state_get(ctx, &st));
-    int64_t wf = w / 2 + 1, nreal = h * w * c, ncplx = h * wf * c;
-    cufftHandle plan;
-    WX_TRY(plan_get(st, op, h, w, c, 0, &plan));
-    // C2R overwrites its input: it runs on the prepared scratch copy, never on X.
-    float *z;
-    WX_TRY(wx_cuda_scratch(st, WX_SCRATCH_OP, sizeof(float) * 2 * (size_t)ncplx, (void **)&z));
+    const int64_t wf = w / 2 + 1, hw = h * w, hwf = h * wf;
+    const wx_cuda_fft_plan *plan;
+    WX_TRY(plan_get(st, op, h, w, b * c, 0, &plan));
+    float2 *zp; // (B, C, H, Wf) prepared spectra (C2R overwrites them: never X itself)
+    float *yp;  // (B, C, H, W) real planes
+    WX_TRY(wx_cuda_scratch(st, WX_SCRATCH_FFT, sizeof(float2) * (size_t)(b * c * hwf),
+                           (void **)&zp));
+    WX_TRY(wx_cuda_scratch(st, WX_SCRATCH_OP, sizeof(float) * (size_t)(b * c * hw), (void **)&yp));
     const float si = (float)(interior / sqrt((double)h * (double)w));
     const float half_s = (float)(0.5 / sqrt((double)h * (double)w));
-    for (int64_t bi = 0; bi < b; bi++) {
-        c2r_prepare_kernel<<<wx_cuda_blocks(ncplx * 2), WX_CUDA_THREADS, 0, st->stream>>>(
-            z, X + bi * ncplx * 2, h, w, wf, c, si, half_s);
-        WX_CUDA_LAUNCHED("c2r_prepare_kernel");
-        WX_CUFFT_CHECK(cufftExecC2R(plan, (cufftComplex *)z, (cufftReal *)(y + bi * nreal)));
-    }
-    return WX_OK;
+    WX_TRY(transpose(st, op, zp, (const float2 *)X, b, hwf, c,
+                     load_c2r_prepared{h, wf, w, c, si, half_s}));
+    WX_TRY(plan_work(st, plan));
+    WX_CUFFT_CHECK(cufftExecC2R(plan->plan, (cufftComplex *)zp, (cufftReal *)yp));
+    return transpose(st, op, y, yp, b, c, hw, load_plain<float>{hw});
 }
 
 // X(B,H,Wf,C,2) = rfft2(x(B,H,W,C)), norm="ortho".

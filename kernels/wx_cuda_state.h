@@ -15,12 +15,22 @@
 
 /* Scratch slots, one per role, so that a helper never reuses memory its caller still holds:
  * an op carves its temporaries from OP, the GEMM helper converts to bf16 in BF16, reductions keep
- * their partial sums in REDUCE. */
-enum { WX_SCRATCH_OP = 0, WX_SCRATCH_BF16 = 1, WX_SCRATCH_REDUCE = 2, WX_SCRATCH_COUNT = 3 };
+ * their partial sums in REDUCE; the FFTs keep their channel-planar spectra in FFT and give cuFFT
+ * one work area, FFT_WORK, shared by every plan. */
+enum {
+    WX_SCRATCH_OP = 0,
+    WX_SCRATCH_BF16 = 1,
+    WX_SCRATCH_REDUCE = 2,
+    WX_SCRATCH_FFT = 3,
+    WX_SCRATCH_FFT_WORK = 4,
+    WX_SCRATCH_COUNT = 5
+};
 
+/* A cuFFT plan of `batch` contiguous (H, W) transforms (batch = B·C) in one direction. */
 typedef struct {
-    int64_t h, w, c;
+    int64_t h, w, batch;
     int r2c;
+    size_t work; /* bytes of work area it needs (FFT_WORK scratch; no auto-allocation) */
     cufftHandle plan;
 } wx_cuda_fft_plan;
 
@@ -33,7 +43,7 @@ struct wx_cuda_state {
     void *scratch[WX_SCRATCH_COUNT];
     size_t scratch_bytes[WX_SCRATCH_COUNT];
     int *flag; /* one device int for validation kernels */
-    /* cuFFT plans, made once per (H, W, C, direction) and reused */
+    /* cuFFT plans, made once per (H, W, B·C, direction) and reused */
     wx_cuda_fft_plan *plans;
     int nplans, cap_plans;
     /* AFNO kept modes: host copy of the last mask and the device list of kept indices */

@@ -33,7 +33,7 @@ if [ "$cuda_build" -eq 0 ]; then
 elif [ "$gpus" -eq 0 ]; then
     fails 1 "cuda without a GPU" "key 'device': device 'cuda'" "no CUDA device"
 else
-    fails 1 "cuda with a GPU: trains there, stops at the missing archive" "no-archive" "manifest"
+    fails 1 "cuda with a GPU: trains there, stops at the missing archive" "no-archive" "does not exist"
 fi
 [ ! -e "$T/checkpoints" ]; check "nothing written" $?
 

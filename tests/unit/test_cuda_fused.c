@@ -112,6 +112,42 @@ static void test_linear_gelu(int64_t n, int64_t in, int64_t out, int bias, uint6
     free(dw), free(db), free(g2);
 }
 
+/* bf16 GEMM inputs (the training precision): the GEMM, its bias and the GELU against the fp32 CPU
+ * within the bf16 bound (1e-2, as test_cuda_ops' bf16 linear). */
+static void test_linear_gelu_bf16(uint64_t seed) {
+    const int64_t n = 48, in = 40, out = 64;
+    float *x = rnd(n * in, seed, -1, 1), *w = rnd(out * in, seed + 1, -1, 1);
+    float *b = rnd(out, seed + 2, -1, 1), *dg = rnd(n * out, seed + 3, -1, 1);
+    float *h = zeros(n * out), *g = zeros(n * out), *dh = zeros(n * out), *dx = zeros(n * in);
+    float *dw = zeros(out * in), *db = zeros(out), *g2 = zeros(n * out);
+    cuda_ok(cpu->linear_gelu_forward(ctx, h, g, x, w, b, n, in, out), "cpu fwd");
+    cuda_ok(cpu->linear_gelu_backward(ctx, dx, dw, db, dh, g2, dg, h, x, w, n, in, out), "cpu bwd");
+    float *gx = dev_in(x, F(n * in), "x"), *gw = dev_in(w, F(out * in), "w");
+    float *gb = dev_in(b, F(out), "b"), *gdg = dev_in(dg, F(n * out), "dg");
+    float *gh = dev_in(h, F(n * out), "h (CPU's)");
+    float *dw0 = zeros(out * in), *db0 = zeros(out);
+    dev_output *H = dev_out("bf16 linear_gelu h", n * out, NULL);
+    dev_output *G = dev_out("bf16 linear_gelu g", n * out, NULL);
+    dev_output *DX = dev_out("bf16 linear_gelu dx", n * in, NULL);
+    dev_output *DW = dev_out("bf16 linear_gelu dw", out * in, dw0);
+    dev_output *DB = dev_out("bf16 linear_gelu db", out, db0);
+    dev_output *DH = dev_out("bf16 linear_gelu dh", n * out, NULL);
+    cuda_ok(wx_cuda_set_precision(ctx, WX_CUDA_BF16), "set bf16");
+    GPU_RUNS("linear_gelu bf16", {
+        cuda_ok(cu->linear_gelu_forward(ctx, H->dev, G->dev, gx, gw, gb, n, in, out), "fwd");
+        cuda_ok(cu->linear_gelu_backward(ctx, DX->dev, DW->dev, DB->dev, DH->dev, NULL, gdg, gh,
+                                         gx, gw, n, in, out), "bwd");
+    });
+    cuda_ok(wx_cuda_set_precision(ctx, WX_CUDA_FP32), "set fp32");
+    expect(H, h, 1e-2), expect(G, g, 1e-2);
+    expect(DH, dh, TOL);                      /* element-wise from the CPU's h */
+    expect(DX, dx, 1e-2), expect(DW, dw, 1e-2);
+    expect(DB, db, TOL);                      /* a column sum of dh */
+    case_end("linear_gelu bf16");
+    free(x), free(w), free(b), free(dg), free(h), free(g), free(dh), free(dx), free(dw), free(db);
+    free(g2), free(dw0), free(db0);
+}
+
 /* ---- host-side checks ----------------------------------------------------------------------- */
 
 static void test_table(void) {
@@ -155,6 +191,8 @@ int main(void) {
     test_layernorm_residual(37, 256, 0, 0, 200);  /* r and z NULL: plain LN + dres */
     test_linear_gelu(37, 53, 29, 1, 300);
     test_linear_gelu(64, 64, 48, 0, 400);
+    test_linear_gelu(40, 32, 96, 1, 500); /* bias with out % 4 == 0: the 16-byte bias+GELU path */
+    test_linear_gelu_bf16(500);
     wx_ctx_destroy(ctx);
     return wx_test_summary();
 }

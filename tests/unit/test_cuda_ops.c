@@ -78,19 +78,24 @@ static void test_linear_bf16(int exact_inputs) {
         for (int64_t i = 0; i < out * in; i++) w[i] = roundf(w[i] * 64) / 64;
         for (int64_t i = 0; i < n * out; i++) dy[i] = roundf(dy[i] * 64) / 64;
     }
-    float *y = zeros(n * out), *dx = zeros(n * in), *dw = zeros(out * in);
-    cuda_ok(cpu->linear_forward(ctx, y, x, w, NULL, n, in, out), "cpu linear");
-    cuda_ok(cpu->linear_backward(ctx, dx, dw, NULL, dy, x, w, n, in, out), "cpu linear bwd");
+    /* with a bias: the bias pass and the backward's shared bf16 copy of dy are in this path */
+    float *bias = rnd(out, 904, -1, 1);
+    if (exact_inputs)
+        for (int64_t i = 0; i < out; i++) bias[i] = roundf(bias[i] * 64) / 64;
+    float *y = zeros(n * out), *dx = zeros(n * in), *dw = zeros(out * in), *db = zeros(out);
+    cuda_ok(cpu->linear_forward(ctx, y, x, w, bias, n, in, out), "cpu linear");
+    cuda_ok(cpu->linear_backward(ctx, dx, dw, db, dy, x, w, n, in, out), "cpu linear bwd");
     float *gx = dev_in(x, F(n * in), "x"), *gw = dev_in(w, F(out * in), "w");
-    float *gdy = dev_in(dy, F(n * out), "dy");
-    float *dw0 = zeros(out * in);
+    float *gdy = dev_in(dy, F(n * out), "dy"), *gb = dev_in(bias, F(out), "b");
+    float *dw0 = zeros(out * in), *db0 = zeros(out);
     dev_output *Y = dev_out("bf16 linear y", n * out, NULL);
     dev_output *DX = dev_out("bf16 linear dx", n * in, NULL);
     dev_output *DW = dev_out("bf16 linear dw", out * in, dw0);
+    dev_output *DB = dev_out("bf16 linear db", out, db0);
     cuda_ok(wx_cuda_set_precision(ctx, WX_CUDA_BF16), "set bf16");
     GPU_RUNS("linear bf16", {
-        cuda_ok(cu->linear_forward(ctx, Y->dev, gx, gw, NULL, n, in, out), "cuda linear");
-        cuda_ok(cu->linear_backward(ctx, DX->dev, DW->dev, NULL, gdy, gx, gw, n, in, out),
+        cuda_ok(cu->linear_forward(ctx, Y->dev, gx, gw, gb, n, in, out), "cuda linear");
+        cuda_ok(cu->linear_backward(ctx, DX->dev, DW->dev, DB->dev, gdy, gx, gw, n, in, out),
                 "cuda linear bwd");
     });
     cuda_ok(wx_cuda_set_precision(ctx, WX_CUDA_FP32), "set fp32");
@@ -98,6 +103,7 @@ static void test_linear_bf16(int exact_inputs) {
     expect(Y, y, tol);
     expect(DX, dx, tol);
     expect(DW, dw, tol);
+    expect(DB, db, TOL); /* a column sum of the fp32 dy: no rounding */
     if (!exact_inputs) { /* the bf16 path must really round: fp32 would be within 1e-4 */
         double worst = 0, scale = 0;
         for (int64_t i = 0; i < n * out; i++) {
@@ -108,7 +114,7 @@ static void test_linear_bf16(int exact_inputs) {
                  worst, scale);
     }
     case_end("linear bf16");
-    free(x), free(w), free(dy), free(y), free(dx), free(dw), free(dw0);
+    free(x), free(w), free(dy), free(y), free(dx), free(dw), free(dw0), free(bias), free(db), free(db0);
 }
 
 static void test_layernorm(void) {
@@ -524,6 +530,7 @@ int main(void) {
     test_patch_ops();
     test_fft(2, 12, 18, 5, 300); /* W even: a Nyquist column */
     test_fft(1, 9, 15, 3, 400);  /* H and W odd */
+    test_fft(3, 20, 36, 70, 410); /* several 32x32 transpose tiles each way, partial edges */
     test_afno(2, 500);           /* a mixed mask ... */
     test_afno(2, 501);           /* ... another one (the kept-mode cache must follow) */
     test_afno(1, 502);           /* all modes */
