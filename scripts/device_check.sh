@@ -262,9 +262,10 @@ prebuilt_setup_and_test() {
   ldd "$BUILD/tests/test_cuda_ops" | grep "not found" && return 1
   local ctest_bin; ctest_bin=$(command -v ctest || true)
   if [ -n "$ctest_bin" ]; then
+    # -V: every check's line goes to the log; the per-test counts and ctest's verdicts are shown
     run_step "ctest -L cuda" $(( $(left) < 180 ? $(left) - 30 : 150 )) "$LOGS/ctest.log" \
-      ctest --test-dir "$BUILD" -L cuda --output-on-failure || status=1
-    cat "$LOGS/ctest.log" 2>/dev/null
+      ctest --test-dir "$BUILD" -L cuda -V || status=1
+    grep -E "passed, [0-9]+ failed|FAIL|Test +#|tests passed|tests failed" "$LOGS/ctest.log"
     run_step "ctest cli on the GPU" 60 "$LOGS/ctest_cli.log" ctest --test-dir "$BUILD" \
       -R '^cli_(cuda_device|cuda_module|forecast_device)$' --output-on-failure || status=1
     cat "$LOGS/ctest_cli.log" 2>/dev/null
