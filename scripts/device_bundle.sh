@@ -3,9 +3,9 @@
 # machine, and packs it into .device-bundle/ (ignored by git; it travels with the working tree):
 #   build.tar.xz  the CUDA build (sm_90, Release, no MPI): wxcast, the CUDA module, the `cuda`
 #                 tests, the CLI tests' CTest files and bench_cuda, at their paths in this tree
-#   libs.tar.xz   every shared library those programs load that a bare CUDA image may lack
+#   libs.tar.xz   libs/: every shared library those programs load that a bare CUDA image may lack
 #                 (OpenBLAS, FFTW, netCDF, eccodes, libyaml, libpng and what they pull in), found
-#                 with ldd. Not bundled: glibc and the C++ runtime (the GPU machine's are newer and
+#                 with ldd; bin/: ncdump (the end-to-end test reads forecast files with it). Not bundled: glibc and the C++ runtime (the GPU machine's are newer and
 #                 compatible), and the CUDA libraries (the GPU machine's match its driver).
 #   source_dir, build_dir, made   where it was built (CMake's paths are absolute), and when/what
 # Why: a GPU machine lent for minutes has CUDA but often none of the Debian packages and no
@@ -21,13 +21,16 @@ targets=$(ls tests/unit/test_cuda_*.c | sed 's|.*/\(test_cuda_[a-z0-9_]*\)\.c|\1
 cmake --build "$BUILD" -j"$(nproc)" --target wxcast $targets bench_cuda >/dev/null
 bins=("$BUILD/wxcast" "$BUILD/libwxcast_cuda.so" "$BUILD/tests/bench_cuda")
 for t in $targets; do bins+=("$BUILD/tests/$t"); done
-rm -rf "$DEST" && mkdir -p "$DEST/libs"
+# only what this script writes: other files a session keeps there (its run scripts) stay
+rm -rf "$DEST/libs" "$DEST/bin" "$DEST/build.tar.xz" "$DEST/libs.tar.xz"
+mkdir -p "$DEST/libs" "$DEST/bin"
+cp -L "$(command -v ncdump)" "$DEST/bin/"
 # ldd gives the whole closure; keep what a bare image may lack
-for b in "${bins[@]}"; do ldd "$b"; done | awk '$3 ~ /^\// {print $3}' | sort -u |
+for b in "${bins[@]}" "$DEST/bin/ncdump"; do ldd "$b"; done | awk '$3 ~ /^\// {print $3}' | sort -u |
   grep -vE '/(libc|libm|libpthread|libdl|librt|libresolv|ld-linux[^/]*|libstdc\+\+|libgcc_s)\.so|/lib(cudart|cublas|cublasLt|cufft|nccl|wxcast_cuda)\.so' |
   while read -r lib; do cp -L "$lib" "$DEST/libs/"; done
-tar -cJf "$DEST/libs.tar.xz" -C "$DEST" libs
-rm -rf "$DEST/libs"
+tar -cJf "$DEST/libs.tar.xz" -C "$DEST" libs bin
+rm -rf "$DEST/libs" "$DEST/bin"
 tar -cJf "$DEST/build.tar.xz" "${bins[@]}" "$BUILD/generated" $(find "$BUILD" -name CTestTestfile.cmake)
 echo "$PWD" >"$DEST/source_dir"
 echo "$BUILD" >"$DEST/build_dir"

@@ -164,7 +164,7 @@ full_build_and_test() {
   # one not built would count as failed
   local targets=$(ls tests/unit/test_cuda_*.c | sed 's|.*/\(test_cuda_[a-z0-9_]*\)\.c|\1|')
   run_step "build cuda tests" $(( $(left) < 300 ? $(left) - 90 : 210 )) "$LOGS/build.log" \
-    cmake --build "$BUILD" -j"$JOBS" --target $targets bench_cuda \
+    cmake --build "$BUILD" -j"$JOBS" --target $targets bench_cuda wxcast \
     || { grep -E "error|warning" "$LOGS/build.log" | head -30; return 1; }
   grep -E "\.cu.*warning" "$LOGS/build.log" 2>/dev/null | head -10
   run_step "ctest -L cuda" $(( $(left) < 180 ? $(left) - 30 : 150 )) "$LOGS/ctest.log" \
@@ -176,6 +176,7 @@ full_build_and_test() {
   fi
   TEST_BIN=$BUILD/tests/test_cuda_ops
   BENCH_BIN=$BUILD/tests/bench_cuda
+  WXCAST_BIN=$BUILD/wxcast
 }
 # Only what the CUDA tests need (ops, CUDA units, harness), compiled directly: needs no netCDF,
 # eccodes, libyaml or libpng, and no other part of the tree to build.
@@ -244,9 +245,10 @@ prebuilt_setup_and_test() {
       { row "source path" "FAILED" 0 "cannot link $src"; return 1; }
   fi
   tar -xJf "$BUNDLE/build.tar.xz" -C "$ROOT" || { row "unpack build" "FAILED" 0 ""; return 1; }
-  local libs=/tmp/wx_bundle_libs
-  rm -rf $libs && mkdir -p $libs && tar -xJf "$BUNDLE/libs.tar.xz" -C $libs --strip-components=1 ||
+  local libs=/tmp/wx_bundle/libs
+  rm -rf /tmp/wx_bundle && mkdir -p /tmp/wx_bundle && tar -xJf "$BUNDLE/libs.tar.xz" -C /tmp/wx_bundle ||
     { row "unpack libraries" "FAILED" 0 ""; return 1; }
+  export PATH=$PATH:/tmp/wx_bundle/bin
   # This machine's CUDA libraries, wherever its toolkit or Python wheels put them.
   local dirs=() missing=() lib d
   for lib in libcudart.so.13 libcublas.so.13 libcublasLt.so.13 libcufft.so.12 libnccl.so.2; do
@@ -283,6 +285,7 @@ prebuilt_setup_and_test() {
   fi
   TEST_BIN=$BUILD/tests/test_cuda_ops
   BENCH_BIN=$BUILD/tests/bench_cuda
+  WXCAST_BIN=$BUILD/wxcast
 }
 if [ $PREBUILT = 1 ]; then
   prebuilt_setup_and_test || exit 1
@@ -291,6 +294,18 @@ elif [ $FORCE_LEAN = 0 ] && [ ${#missing_full[@]} -eq 0 ] && command -v cmake >/
 else
   [ ${#missing_full[@]} -gt 0 ] && say "full build impossible (missing ${missing_full[*]}): lean build"
   lean_build_and_test || exit 1
+fi
+
+# ---- the product end to end, trained on the GPU -------------------------------------------------
+# tests/cli/e2e_tiny.sh with WX_E2E_DEVICE=cuda: `wxcast demo` on a tiny synthetic world (synth,
+# ingest, FourCastNet trained on the GPU in bf16, 72 h rollouts scored on the CPU); it asserts
+# that the model beats persistence. Needs the full or prebuilt build (wxcast) and ncdump.
+if [ -n "$GPU" ] && [ $BUILD_ONLY = 0 ] && [ -x "${WXCAST_BIN:-}" ] && command -v ncdump >/dev/null; then
+  case $WXCAST_BIN in /*) ;; *) WXCAST_BIN=$ROOT/$WXCAST_BIN ;; esac
+  run_step "e2e tiny, trained on GPU" $(( $(left) < 200 ? $(left) - 100 : 150 )) "$LOGS/e2e.log" \
+    env WX_E2E_DEVICE=cuda WX_E2E_PRECISION=bf16 bash tests/cli/e2e_tiny.sh "$WXCAST_BIN" "$ROOT" \
+    || status=1
+  grep -E "FAIL|RMSE at 24 h|passed, " "$LOGS/e2e.log"
 fi
 
 # ---- GPU benchmarks ------------------------------------------------------------------------------

@@ -16,6 +16,7 @@
 #include "io/png_map.h"
 #include "train/checkpoint.h"
 #include "train/trainer.h"
+#include "backend/wx_backend.h"
 
 static const char *const config_files[] = {"synth.yaml", "recipe.yaml", "model.yaml", "train.yaml",
                                            "demo.yaml", "recipe_graphcast.yaml",
@@ -348,6 +349,26 @@ wx_status wx_demo_check_model(const char *which) {
     return wx_error_set(WX_ERR_USAGE, "demo: --model %s: expected fourcastnet, graphcast or both", which);
 }
 
+/* A training config's device, checked before the synthetic world is made: `device: cuda` on a
+ * machine without a GPU (or a build without CUDA) fails now with train's own message, not after
+ * the minutes of synth and ingest. The rest of the config is checked when training loads it
+ * (its archive does not exist yet). */
+static wx_status check_train_device(const char *path) {
+    wx_yaml *root;
+    WX_TRY(wx_yaml_load_file(path, &root));
+    const wx_yaml *dev = wx_yaml_get(root, "device");
+    const char *name = NULL;
+    wx_status st = dev ? wx_yaml_as_string(dev, "device", &name) : WX_OK;
+    if (st == WX_OK && name && strcmp(name, "cpu") != 0) {
+        char what[4400];
+        snprintf(what, sizeof what, "%s: line %d: key 'device'", path, dev->line);
+        const wx_backend *be;
+        st = wx_backend_by_name(name, what, &be);
+    }
+    wx_yaml_free(root);
+    return st;
+}
+
 wx_status wx_demo_run(wx_demo_opts *o) {
     memset(o->stage_s, 0, sizeof o->stage_s);
     const char *which = o->model ? o->model : "fourcastnet";
@@ -380,6 +401,10 @@ wx_status wx_demo_run(wx_demo_opts *o) {
     if (st == WX_OK && gc)
         dms[nm++] = (demo_model){"graphcast", "GraphCast", "recipe_graphcast.yaml",
                                  "archive_graphcast", "train_graphcast.yaml", d.gc_finetune};
+    for (int i = 0; i < nm && st == WX_OK; i++) {
+        snprintf(path, sizeof path, "%s/%s", o->output, dms[i].train);
+        st = check_train_device(path);
+    }
     if (st == WX_OK) st = run(o, &d, dms, nm);
     wx_yaml_free(d.root);
     return st;

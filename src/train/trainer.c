@@ -416,9 +416,10 @@ wx_status wx_train_run(const wx_train_config *c, const wx_train_opts *o, wx_trai
                                        (long long)o->max_steps, o->resume, (long long)t.st.step,
                                        (long long)t.total, (long long)t.st.step));
     if (s == WX_OK) {
-        wx_log_info("training %s: %lld parameters, %lld training and %lld validation samples, "
-                    "%lld batches of %lld per epoch, %lld steps (%lld done)",
-                    wx_train_stage_name(c->stage), (long long)wx_params_total(t.m->params),
+        wx_log_info("training %s on %s%s: %lld parameters, %lld training and %lld validation "
+                    "samples, %lld batches of %lld per epoch, %lld steps (%lld done)",
+                    wx_train_stage_name(c->stage), c->device, c->bf16 ? " (bf16 GEMM inputs)" : "",
+                    (long long)wx_params_total(t.m->params),
                     (long long)t.ds.ntrain, (long long)t.ds.nvalid, (long long)t.bpe,
                     (long long)c->batch_size, (long long)t.total, (long long)t.st.step);
         int buckets = wx_grad_sync_buckets(t.sync);

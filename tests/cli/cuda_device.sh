@@ -3,7 +3,8 @@
 # error (exit 2) naming the key and line; an unknown device is a config error listing the
 # choices; device: cuda exits with one "wxcast: error:" line: 2 in a build without CUDA and 1 on a
 # CUDA build with no GPU visible (naming the device), before any data is read; with a GPU the run
-# starts on it and stops at the missing archive (exit 1 naming it). Nothing is written.
+# starts on it and stops at the missing archive (exit 1 naming it). Nothing is written. Without a
+# GPU, `wxcast demo` with device: cuda in its train.yaml fails the same way before making anything.
 # Usage: cuda_device.sh WXCAST SRCDIR
 set -u
 W="$1"
@@ -36,5 +37,19 @@ else
     fails 1 "cuda with a GPU: trains there, stops at the missing archive" "no-archive" "does not exist"
 fi
 [ ! -e "$T/checkpoints" ]; check "nothing written" $?
+
+# wxcast demo checks its train configs' device before making the world (minutes of synth and
+# ingest): without a GPU it fails at once, naming train.yaml's line, with no world written.
+if [ "$cuda_build" -eq 0 ] || [ "$gpus" -eq 0 ]; then
+    mkdir "$T/democfg" && cp "$SRC"/configs/demo/*.yaml "$T/democfg/"
+    printf 'device: cuda\n' >>"$T/democfg/train.yaml"
+    run demo --output "$T/demo" --configs "$T/democfg"
+    if [ "$cuda_build" -eq 0 ]; then
+        fails 2 "demo, device: cuda in a build without CUDA" "train.yaml: line" "key 'device'"
+    else
+        fails 1 "demo, device: cuda without a GPU" "train.yaml: line" "key 'device'" "no CUDA device"
+    fi
+    [ ! -e "$T/demo/world" ] && [ ! -e "$T/demo/archive" ]; check "demo: no world or archive made" $?
+fi
 
 checks_summary

@@ -8,7 +8,7 @@
 # Asserts on the numbers in scores.json: the model's 24 h latitude-weighted RMSE of z500 beats
 # persistence's, every score is finite, persistence's RMSE grows with lead and its ACC is below 1;
 # and on the products: the forecast file read back with ncdump (13 times, lead 0 = the archive
-# record), the map and plot PNGs. Usage: e2e_tiny.sh WXCAST SRCDIR
+# record), the map and plot PNGs. Usage: e2e_tiny.sh WXCAST SRCDIR (WX_E2E_DEVICE=cuda: train on the GPU)
 set -u
 W=$1
 T=$(mktemp -d /tmp/wx_cli_e2e.XXXXXX); trap '[ "${KEEP:-0}" = 1 ] || rm -rf "$T"' EXIT
@@ -39,10 +39,16 @@ pretrain:
   optimizer: {lr: 1.0e-3, betas: [0.9, 0.95], weight_decay: 0.01, warmup: 50, lr_min: 1.0e-5, grad_clip: 1.0}
   loss: {type: lat_weighted_mse}
 Y
+# WX_E2E_DEVICE=cuda (scripts/device_check.sh on a GPU machine): the same run trained on the GPU,
+# in WX_E2E_PRECISION (default fp32); the rollouts and scores stay on the CPU.
+if [ -n "${WX_E2E_DEVICE:-}" ]; then
+    printf 'device: %s\nprecision: %s\n' "$WX_E2E_DEVICE" "${WX_E2E_PRECISION:-fp32}" >>train.yaml
+fi
 cd "$T"
 "$W" demo --output "$T/d" --configs "$T/cfg" > out.txt 2> err.txt
 rc=$?
 ok "demo exits 0 (rc $rc: $(tail -2 err.txt))" '[ $rc -eq 0 ]'
+ok "trained on ${WX_E2E_DEVICE:-cpu}" 'grep -q "training pretrain on ${WX_E2E_DEVICE:-cpu}" err.txt'
 cat out.txt | sed -n '/^Scores/,$p'
 D="$T/d"
 tiny_e2e_scores s.txt "$D/scores.json"
