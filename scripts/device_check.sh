@@ -115,7 +115,8 @@ say "missing for the lean build: ${missing_lean[*]:-none}; for the full build al
 
 deb_pkgs=(build-essential cmake pkg-config libopenblas-dev libfftw3-dev libnetcdf-dev
           libeccodes-dev libyaml-dev libpng-dev zlib1g-dev)
-if [ $DRY = 0 ] && { [ ${#missing_lean[@]} -gt 0 ] || [ ${#missing_full[@]} -gt 0 ]; }; then
+# --lean needs only the lean set: no install attempt (and its timeout) for the full build's packages
+if [ $DRY = 0 ] && { [ ${#missing_lean[@]} -gt 0 ] || { [ $FORCE_LEAN = 0 ] && [ ${#missing_full[@]} -gt 0 ]; }; }; then
   if command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
     say "trying: apt-get install ${deb_pkgs[*]} (fails fast without a network)"
     run_step "apt-get install" 90 "$LOGS/apt.log" bash -c \
