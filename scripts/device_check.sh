@@ -250,6 +250,10 @@ prebuilt_setup_and_test() {
   rm -rf /tmp/wx_bundle && mkdir -p /tmp/wx_bundle && tar -xJf "$BUNDLE/libs.tar.xz" -C /tmp/wx_bundle ||
     { row "unpack libraries" "FAILED" 0 ""; return 1; }
   export PATH=$PATH:/tmp/wx_bundle/bin
+  if [ -d /tmp/wx_bundle/eccodes/definitions ]; then
+    export ECCODES_DEFINITION_PATH=/tmp/wx_bundle/eccodes/definitions
+    export ECCODES_SAMPLES_PATH=/tmp/wx_bundle/eccodes/samples
+  fi
   # This machine's CUDA libraries, wherever its toolkit or Python wheels put them.
   local dirs=() missing=() lib d
   for lib in libcudart.so.13 libcublas.so.13 libcublasLt.so.13 libcufft.so.12 libnccl.so.2; do
@@ -298,15 +302,19 @@ else
 fi
 
 # ---- the product end to end, trained on the GPU -------------------------------------------------
-# tests/cli/e2e_tiny.sh with WX_E2E_DEVICE=cuda: `wxcast demo` on a tiny synthetic world (synth,
-# ingest, FourCastNet trained on the GPU in bf16, 72 h rollouts scored on the CPU); it asserts
-# that the model beats persistence. Needs the full or prebuilt build (wxcast) and ncdump.
+# tests/cli/e2e_tiny.sh and e2e_tiny_gc.sh with WX_E2E_DEVICE=cuda: `wxcast demo` on a tiny
+# synthetic world (synth, ingest, FourCastNet / GraphCast trained on the GPU in bf16, 72 h
+# rollouts scored on the CPU), each asserting that the model beats persistence; GraphCast's then
+# runs `wxcast forecast --device cuda` (NetCDF, GRIB2) and `wxcast daily` with device: cuda. Needs
+# the full or prebuilt build (wxcast), ncdump and grib_ls.
 if [ -n "$GPU" ] && [ $BUILD_ONLY = 0 ] && [ -x "${WXCAST_BIN:-}" ] && command -v ncdump >/dev/null; then
   case $WXCAST_BIN in /*) ;; *) WXCAST_BIN=$ROOT/$WXCAST_BIN ;; esac
-  run_step "e2e tiny, trained on GPU" $(( $(left) < 200 ? $(left) - 100 : 150 )) "$LOGS/e2e.log" \
-    env WX_E2E_DEVICE=cuda WX_E2E_PRECISION=bf16 bash tests/cli/e2e_tiny.sh "$WXCAST_BIN" "$ROOT" \
-    || status=1
-  grep -E "FAIL|RMSE at 24 h|passed, " "$LOGS/e2e.log"
+  for t in e2e_tiny e2e_tiny_gc; do
+    run_step "$t, trained on GPU" $(( $(left) < 200 ? $(left) - 100 : 150 )) "$LOGS/$t.log" \
+      env WX_E2E_DEVICE=cuda WX_E2E_PRECISION=bf16 bash tests/cli/$t.sh "$WXCAST_BIN" "$ROOT" \
+      || status=1
+    grep -E "FAIL|RMSE at 24 h|passed, " "$LOGS/$t.log"
+  done
 fi
 
 # ---- GPU benchmarks ------------------------------------------------------------------------------

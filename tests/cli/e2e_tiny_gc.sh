@@ -11,7 +11,8 @@
 # folder with one analysis file per time (the 00 UTC run takes 18 UTC from the day before's file;
 # without that file, one error line naming it). Measured 78 s user CPU (5.8 min
 # wall at a load average of ~25 on the shared 2 cores); labelled slow. Usage: e2e_tiny_gc.sh WXCAST
-# SRCDIR
+# SRCDIR. WX_E2E_DEVICE=cuda (scripts/device_check.sh on a GPU machine): GraphCast trained on the GPU
+# in WX_E2E_PRECISION (default fp32), and `wxcast forecast` and `daily` run there too (fp32).
 set -u
 W=$1
 T=$(mktemp -d /tmp/wx_cli_e2e_gc.XXXXXX); trap '[ "${KEEP:-0}" = 1 ] || rm -rf "$T"' EXIT
@@ -48,9 +49,14 @@ pretrain:
   optimizer: {lr: 1.0e-2, betas: [0.9, 0.95], weight_decay: 0.1, warmup: 20, lr_min: 1.0e-4, grad_clip: 32}
   loss: {type: graphcast}
 Y
+dev=${WX_E2E_DEVICE:-cpu}
+if [ "$dev" != cpu ]; then
+    printf 'device: %s\nprecision: %s\n' "$dev" "${WX_E2E_PRECISION:-fp32}" >>cfg/train_graphcast.yaml
+fi
 "$W" demo --model graphcast --output "$T/d" --configs "$T/cfg" > out.txt 2> err.txt
 rc=$?
 ok "demo --model graphcast exits 0 (rc $rc: $(tail -2 err.txt))" '[ $rc -eq 0 ]'
+ok "trained on $dev" 'grep -q "training pretrain on $dev" err.txt'
 sed -n '/^Scores/,$p' out.txt
 D="$T/d"
 tiny_e2e_scores s.txt "$D/scores.json"
@@ -65,7 +71,7 @@ ok "RMSE plot written" '[ -s "$D/rmse_z500.png" ] && [ -s "$D/z500_forecast_vs_t
 
 CK="$D/checkpoints/graphcast/pretrain/best.ckpt"
 "$W" -q forecast --model "$CK" --init "$D/archive_graphcast" --time 2002-01-05T00:00 --steps 4 \
-    --output f.nc --grib g > fo.txt 2> fe.txt
+    --output f.nc --grib g --device "$dev" > fo.txt 2> fe.txt
 rc=$?
 ok "forecast from the GraphCast checkpoint exits 0 (rc $rc: $(tail -2 fe.txt))" '[ $rc -eq 0 ]'
 ok "5 times in the NetCDF (lead 0..24 h)" 'ncdump -h f.nc | grep -q "time = UNLIMITED ; // (5 currently)"'
@@ -73,7 +79,7 @@ ok "5 times in the NetCDF (lead 0..24 h)" 'ncdump -h f.nc | grep -q "time = UNLI
 ok "lead 0 = the archive record" '[ -n "$(tiny_e2e_values a.nc z500)" ] && [ "$(tiny_e2e_values f.nc z)" = "$(tiny_e2e_values a.nc z500)" ]'
 ok "GRIB2 product: 3 fields x 5 times" '[ "$(grib_ls -p shortName g/forecast_20020105T00_pl.grib2 2>/dev/null | grep -c "^[zuv] ")" = 15 ]'
 # The window from a file: f.nc's first two times (00 and 06 UTC) start a forecast at 06 UTC.
-"$W" -q forecast --model "$CK" --init f.nc --steps 1 --output r.nc > ro.txt 2> re.txt
+"$W" -q forecast --model "$CK" --init f.nc --steps 1 --output r.nc --device "$dev" > ro.txt 2> re.txt
 rc=$?
 ok "forecast from the file's first two times exits 0 (rc $rc: $(tail -2 re.txt))" '[ $rc -eq 0 ]'
 ok "it starts at 06 UTC" 'ncdump -v time -t r.nc | grep -q "2002-01-05 06"'
@@ -93,6 +99,7 @@ model: $CK
 lead: 12h
 output: products
 maps: {enabled: false}
+device: $dev
 Y
 "$W" daily ops/daily.yaml --date 2002-01-05 > do.txt 2> de.txt
 rc=$?
@@ -105,7 +112,7 @@ ok "its 12 h z500 equals the forecast from the archive's window" '[ -n "$(tiny_e
 "$W" -q forecast --model "$CK" --init ops/drop/an_20020105_00.nc --steps 1 --output p1.nc > /dev/null 2> pe.txt
 rc=$?
 ok "one-time file without --init-prev: exit 2 asking for it (rc $rc: $(cat pe.txt))" '[ $rc -eq 2 ] && [ $(wc -l < pe.txt) -eq 1 ] && grep -q "give the state one step earlier with --init-prev" pe.txt && grep -q "analyses 6h apart" pe.txt'
-"$W" -q forecast --model "$CK" --init ops/drop/an_20020105_00.nc --init-prev ops/drop/an_20020104_18.nc --time 2002-01-05T00:00 --steps 2 --output p2.nc > /dev/null 2> pe2.txt
+"$W" -q forecast --model "$CK" --init ops/drop/an_20020105_00.nc --init-prev ops/drop/an_20020104_18.nc --time 2002-01-05T00:00 --steps 2 --output p2.nc --device "$dev" > /dev/null 2> pe2.txt
 rc=$?
 ok "with --init-prev: the forecast from the archive's window (rc $rc: $(cat pe2.txt))" '[ $rc -eq 0 ] && [ "$(tiny_e2e_values p2.nc z 4225)" = "$(tiny_e2e_values f.nc z 4225)" ]'
 rm ops/drop/an_20020104_18.nc
