@@ -2,7 +2,8 @@
 # scripts/device_check.sh's logic on a machine without a GPU: it stops at once with "no GPU
 # visible" and exit 3 (building nothing); --dry-run prints every step with its timeout and both
 # tables and exits 0 without building; an unknown option exits 2. On a GPU machine only the
-# dry run and the option check run here (the real check is the script itself).
+# dry run and the option check run here (the real check is the script itself). --prebuilt without
+# a bundle exits 2 naming it; --prebuilt --dry-run prints the prebuilt plan.
 # Usage: cuda_device_check.sh WXCAST SRCDIR
 set -u
 SRC=$(cd "$2" && pwd)
@@ -36,4 +37,14 @@ max=$(sed -n 's/^.* dry-run .*timeout \([0-9]*\)s$/\1/p' "$T/dry" | sort -n | ta
 bash "$SRC/scripts/device_check.sh" --bogus >"$T/bad" 2>&1
 rc=$?
 [ $rc -eq 2 ] && grep -q "unknown option '--bogus'" "$T/bad"; check "unknown option: exit 2 (got $rc)" $?
+# --prebuilt runs what scripts/device_bundle.sh packed; without that bundle it says so (exit 2)
+WX_DEVICE_BUNDLE="$T/no-bundle" bash "$SRC/scripts/device_check.sh" --prebuilt >"$T/pb" 2>&1
+rc=$?
+[ $rc -eq 2 ] && grep -q "needs $T/no-bundle/build.tar.xz: run scripts/device_bundle.sh first" "$T/pb"
+check "--prebuilt without a bundle: exit 2 naming it (got $rc: $(head -1 "$T/pb"))" $?
+OUT="$T/out3" bash "$SRC/scripts/device_check.sh" --prebuilt --dry-run >"$T/pbdry" 2>&1
+rc=$?
+[ $rc -eq 0 ] && grep -q "^build mode .*prebuilt" "$T/pbdry" && grep -q "^ctest -L cuda .*dry-run" "$T/pbdry"
+check "--prebuilt --dry-run: exit 0, the prebuilt plan (got $rc)" $?
+[ ! -e "$T/build" ]; check "--prebuilt dry run: nothing built" $?
 checks_summary
