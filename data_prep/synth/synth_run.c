@@ -303,8 +303,9 @@ static wx_status run(const wx_yaml *root, wx_synth_opts *opts, out_state *o, wx_
     snprintf(o->dir, sizeof o->dir, "%s", outdir);
     snprintf(opts->output_dir, sizeof opts->output_dir, "%s", outdir);
     if (24 % step_h)
-        return wx_error_set(WX_ERR_USAGE, "%s: output_step_hours: %lld does not divide 24",
-                            root->file, (long long)step_h);
+        return wx_error_set(WX_ERR_USAGE, "%s: line %d: key 'output_step_hours': %lld does not "
+                            "divide 24 (expected 1, 2, 3, 4, 6, 8, 12 or 24)", root->file,
+                            wx_yaml_key_line(root, "output_step_hours"), (long long)step_h);
     WX_TRY(parse_lists(root, o));
     WX_TRY(wx_grid_make((int)nlat, (int)nlon, 90.0, 180.0 / (nlat - 1), 0.0, 360.0 / nlon, &o->grid));
 

@@ -387,6 +387,10 @@ printf 'truncation: 21\nnlat: 17\nnlon: 32\nstart_year: 2000\ndays: 5\nspin_up_d
 run synth ke.yaml --output keout
 usage_error "synth ke_spectrum in a missing folder: before the run" "ke.yaml: line 8: ke_spectrum nodir/ke.txt: folder nodir does not exist"
 ok "synth refused before writing anything" '[ ! -e keout ]'
+printf 'truncation: 21\nnlat: 17\nnlon: 32\nstart_year: 2000\ndays: 5\noutput_step_hours: 5\n' > step5.yaml
+run synth step5.yaml --output step5out
+usage_error "synth output_step_hours 5" "step5.yaml: line 6: key 'output_step_hours': 5 does not divide 24"
+ok "synth output_step_hours 5: nothing written" '[ ! -e step5out ]'
 run demo --model foo --output demo1
 usage_error "demo --model foo" "demo: --model foo: expected fourcastnet, graphcast or both"
 ok "demo --model foo: no banner on stdout, no folder" '[ ! -s "$T/out" ] && [ ! -e demo1 ]'
