@@ -186,7 +186,12 @@ wx_status wx_nc_writer_open_ext(wx_nc_writer *w, const char *path, const wx_nc_l
     double *buf = wx_malloc(sizeof(double) * (L->grid.nlat > L->grid.nlon ? L->grid.nlat : L->grid.nlon));
     for (int j = 0; j < L->grid.nlat; j++) buf[j] = wx_grid_lat(&L->grid, j);
     int rc = nc_put_var_double(ncid, vy, buf);
-    for (int i = 0; rc == NC_NOERR && i < L->grid.nlon; i++) buf[i] = wx_grid_lon(&L->grid, i);
+    /* A regional grid across the meridian (lon0 350, ten columns past 360) is written as the CDS
+     * delivers it, -10 .. 2: still increasing, and within [-180, 360) as readers expect; wxcast's
+     * readers fold lon0 back into [0, 360). */
+    double lon_shift = wx_grid_lon(&L->grid, L->grid.nlon - 1) >= 360.0 - 1e-9 ? -360.0 : 0.0;
+    for (int i = 0; rc == NC_NOERR && i < L->grid.nlon; i++)
+        buf[i] = wx_grid_lon(&L->grid, i) + lon_shift;
     if (rc == NC_NOERR) rc = nc_put_var_double(ncid, vx, buf);
     free(buf);
     NC_TRY(rc, "write coordinates");

@@ -244,6 +244,28 @@ EOR
 ok "a regional source and a spacing no multiple of 0.25: exit 2 naming the recipe ($(cat "$T/regerr.txt"))" \
     '[ $rc -eq 2 ] && grep -q "reg.yaml: grid.resolution 0.4: expected a multiple of the source spacing 0.25 x 0.25 degrees (the source is not global)" "$T/regerr.txt"'
 
+# A regional source across the meridian (the CDS's UK file, longitudes -10 .. 2): its dump keeps
+# -10 .. 2 (not 350 .. 362), and that file ingests back onto the same grid.
+cat > "$T/uk.yaml" <<EOR
+sources: ["$DATA/era5-2mt-2019-03-uk.grib"]
+variables: [{name: t2m, param: 2t}]
+dates: {start: "2019-03-01T00:00", end: "2019-03-01T00:00", step: "6h"}
+output: uk
+EOR
+"$WX" -q ingest "$T/uk.yaml" >/dev/null 2>&1 && "$WX" -q dump "$T/uk" --output "$T/uk.nc" >/dev/null 2>&1
+lons=$(ncdump -v longitude "$T/uk.nc" 2>/dev/null | sed -n '/^ longitude =/,/;/p' | tr -d ' ;\n' | sed 's/^longitude=//')
+ok "UK dump longitudes -10 .. 2 ($(echo "$lons" | cut -c1-20)...$(echo "$lons" | rev | cut -c1-12 | rev))" \
+    '[ "${lons%%,*}" = "-10" ] && [ "${lons##*,}" = "2" ]'
+cat > "$T/uk2.yaml" <<EOR
+sources: ["$T/uk.nc"]
+variables: [{name: t2m, param: t2m}]
+dates: {start: "2019-03-01T00:00", end: "2019-03-01T00:00", step: "6h"}
+output: uk2
+EOR
+"$WX" -q ingest "$T/uk2.yaml" >/dev/null 2>"$T/uk2err.txt"; st=$?
+ok "the dump ingests back onto the same grid (status $st: $(cat "$T/uk2err.txt"))" \
+    '[ $st -eq 0 ] && [ "$("$WX" inspect "$T/uk" | grep -i "^grid")" = "$("$WX" inspect "$T/uk2" | grep -i "^grid")" ] && "$WX" inspect "$T/uk2" | grep -qi "^grid.*lon 350"'
+
 # Climatology size rule: 2 hourly 0.25-degree records with statistics would make a 366-day
 # climatology (one hour kept: every 6 h from 00 UTC) of 3.0 GB for 17 MB of records: skipped with
 # one warning when the recipe leaves `climatology:` unset; a bad hour step is a usage error.
