@@ -155,6 +155,24 @@ fi   # PREBUILT = 0
 # ---- build and the cuda tests --------------------------------------------------------------------
 status=0
 TEST_BIN=
+# In a CMake build folder ($BUILD, full or prebuilt): the `cuda` label (-V: every check's line goes
+# to the log; the per-test counts and ctest's verdicts are shown), then the CLI tests whose
+# behaviour changes with a GPU present; sets the programs the later steps run.
+cmake_build_tests() {
+  run_step "ctest -L cuda" $(( $(left) < 180 ? $(left) - 30 : 150 )) "$LOGS/ctest.log" \
+    ctest --test-dir "$BUILD" -L cuda -V || status=1
+  grep -E "passed, [0-9]+ failed|FAIL|Test +#|tests passed|tests failed" "$LOGS/ctest.log"
+  if [ -n "$GPU" ] && grep -q "Skipped\|Not Run" "$LOGS/ctest.log" 2>/dev/null; then
+    say "a cuda test skipped although nvidia-smi sees a GPU"; row "cuda tests ran" "FAILED" 0 "skipped"
+    status=1
+  fi
+  run_step "ctest cli on the GPU" 60 "$LOGS/ctest_cli.log" ctest --test-dir "$BUILD" \
+    -R '^cli_(cuda_device|cuda_module|forecast_device)$' --output-on-failure || status=1
+  cat "$LOGS/ctest_cli.log" 2>/dev/null
+  TEST_BIN=$BUILD/tests/test_cuda_ops
+  BENCH_BIN=$BUILD/tests/bench_cuda
+  WXCAST_BIN=$BUILD/wxcast
+}
 # The whole project through CMake (the product build, label `cuda`). Returns 1 if it cannot build.
 full_build_and_test() {
   row "build mode" "full" 0 "CMake, WX_CUDA=ON, sm_90"
@@ -168,16 +186,7 @@ full_build_and_test() {
     cmake --build "$BUILD" -j"$JOBS" --target $targets bench_cuda wxcast \
     || { grep -E "error|warning" "$LOGS/build.log" | head -30; return 1; }
   grep -E "\.cu.*warning" "$LOGS/build.log" 2>/dev/null | head -10
-  run_step "ctest -L cuda" $(( $(left) < 180 ? $(left) - 30 : 150 )) "$LOGS/ctest.log" \
-    ctest --test-dir "$BUILD" -L cuda --output-on-failure || status=1
-  cat "$LOGS/ctest.log" 2>/dev/null
-  if [ -n "$GPU" ] && grep -q "Skipped" "$LOGS/ctest.log" 2>/dev/null; then
-    say "a cuda test skipped although nvidia-smi sees a GPU"; row "cuda tests ran" "FAILED" 0 "skipped"
-    status=1
-  fi
-  TEST_BIN=$BUILD/tests/test_cuda_ops
-  BENCH_BIN=$BUILD/tests/bench_cuda
-  WXCAST_BIN=$BUILD/wxcast
+  cmake_build_tests
 }
 # Only what the CUDA tests need (ops, CUDA units, harness), compiled directly: needs no netCDF,
 # eccodes, libyaml or libpng, and no other part of the tree to build.
@@ -267,30 +276,17 @@ prebuilt_setup_and_test() {
   row "runtime libraries" "$([ ${#missing[@]} = 0 ] && echo ok || echo FAILED)" 0 \
     "${missing[*]:-bundle + $cudalibs}"
   ldd "$BUILD/tests/test_cuda_ops" | grep "not found" && return 1
-  local ctest_bin; ctest_bin=$(command -v ctest || true)
-  if [ -n "$ctest_bin" ]; then
-    # -V: every check's line goes to the log; the per-test counts and ctest's verdicts are shown
-    run_step "ctest -L cuda" $(( $(left) < 180 ? $(left) - 30 : 150 )) "$LOGS/ctest.log" \
-      ctest --test-dir "$BUILD" -L cuda -V || status=1
-    grep -E "passed, [0-9]+ failed|FAIL|Test +#|tests passed|tests failed" "$LOGS/ctest.log"
-    run_step "ctest cli on the GPU" 60 "$LOGS/ctest_cli.log" ctest --test-dir "$BUILD" \
-      -R '^cli_(cuda_device|cuda_module|forecast_device)$' --output-on-failure || status=1
-    cat "$LOGS/ctest_cli.log" 2>/dev/null
-  else
+  if command -v ctest >/dev/null; then
+    cmake_build_tests
+  else # the test programs one by one
     local t rc
     for t in "$BUILD"/tests/test_cuda_*; do
       run_step "test $(basename "$t")" 120 "$LOGS/$(basename "$t").log" "$t"
       rc=$?; [ $rc = 0 ] || status=1
       tail -20 "$LOGS/$(basename "$t").log"
     done
+    TEST_BIN=$BUILD/tests/test_cuda_ops BENCH_BIN=$BUILD/tests/bench_cuda WXCAST_BIN=$BUILD/wxcast
   fi
-  if [ -n "$GPU" ] && grep -q "Skipped\|Not Run" "$LOGS/ctest.log" 2>/dev/null; then
-    say "a cuda test skipped although nvidia-smi sees a GPU"; row "cuda tests ran" "FAILED" 0 "skipped"
-    status=1
-  fi
-  TEST_BIN=$BUILD/tests/test_cuda_ops
-  BENCH_BIN=$BUILD/tests/bench_cuda
-  WXCAST_BIN=$BUILD/wxcast
 }
 if [ $PREBUILT = 1 ]; then
   prebuilt_setup_and_test || exit 1
