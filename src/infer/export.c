@@ -46,11 +46,50 @@ static wx_status check_opts(const wx_export_opts *o) {
 
 /* maps/ and wind/ are export's own: what an earlier export left there (other variables, leads or
  * grid) would otherwise stay beside the new manifest, in a folder meant to be published as it is.
- * Matches names ending in the extension ctx. */
-static int has_ext(const char *name, void *ctx) {
-    const char *ext = ctx;
-    size_t len = strlen(name), le = strlen(ext);
-    return len > le && !strcmp(name + len - le, ext);
+ * They are removed only after the new export is complete, so that a failed export leaves the
+ * earlier one whole (its manifest names only files that still exist). */
+typedef struct {
+    int wind;            /* 0: maps/ (*.png), 1: wind/ (*.json and its *.js twin) */
+    const char **keep;   /* this export's files, relative to the output ("maps/x.png") */
+    int nkeep;
+} stale_ctx;
+
+static int is_stale(const char *name, void *ctx) {
+    const stale_ctx *k = ctx;
+    const char *ext = strrchr(name, '.');
+    if (!ext || ext == name) return 0;
+    char rel[600];
+    if (!k->wind) {
+        if (strcmp(ext, ".png")) return 0;
+        snprintf(rel, sizeof rel, "maps/%s", name);
+    } else {
+        if (strcmp(ext, ".json") && strcmp(ext, ".js")) return 0;
+        snprintf(rel, sizeof rel, "wind/%.*s.json", (int)(ext - name), name);
+    }
+    for (int i = 0; i < k->nkeep; i++)
+        if (!strcmp(k->keep[i], rel)) return 0;
+    return 1;
+}
+
+/* Removes the earlier exports' maps and wind files that this export did not write. */
+static void remove_stale(const char *output, const wx_viewer_var *vars, int nv,
+                         const wx_viewer_wind *w, int nw, int nl) {
+    const char **keep = wx_calloc((size_t)(nv + nw) * (size_t)nl + 1, sizeof(char *));
+    int n = 0;
+    for (int v = 0; v < nv; v++)
+        for (int k = 0; k < nl; k++)
+            if (vars[v].files[k]) keep[n++] = vars[v].files[k];
+    for (int l = 0; l < nw; l++)
+        for (int k = 0; k < nl; k++)
+            if (w[l].files[k]) keep[n++] = w[l].files[k];
+    char dir[4200];
+    stale_ctx maps = {0, keep, n}, wind = {1, keep, n};
+    snprintf(dir, sizeof dir, "%s/maps", output);
+    int stale = wx_fs_unlink_matching(dir, is_stale, &maps);
+    snprintf(dir, sizeof dir, "%s/wind", output);
+    stale += wx_fs_unlink_matching(dir, is_stale, &wind);
+    if (stale) wx_log_info("export: removed %d maps and wind files of an earlier export in %s", stale, output);
+    free(keep);
 }
 
 wx_status wx_export_check_vars(const char *forecast, const char *vars, const char *what,
@@ -130,12 +169,9 @@ wx_status wx_export_run(const wx_export_opts *o, wx_export_result *r) {
     if ((st = wx_mkdir_p(o->output))) goto done;
     char dir[4200];
     snprintf(dir, sizeof dir, "%s/maps", o->output);
-    int stale = wx_fs_unlink_matching(dir, has_ext, ".png");
     if ((st = wx_mkdir_p(dir))) goto done;
     snprintf(dir, sizeof dir, "%s/wind", o->output);
-    stale += wx_fs_unlink_matching(dir, has_ext, ".json") + wx_fs_unlink_matching(dir, has_ext, ".js");
     if (nw > 0 && (st = wx_mkdir_p(dir))) goto done;
-    if (stale) wx_log_info("export: removed %d maps and wind files of an earlier export in %s", stale, o->output);
 
     jobs = wx_malloc(sizeof(render_job) * (size_t)((nv + nw) * nl + 1));
     for (int v = 0; v < nv; v++)
@@ -159,6 +195,7 @@ wx_status wx_export_run(const wx_export_opts *o, wx_export_result *r) {
                             base_name(o->forecast), s.has_init, s.init, nl,
                             s.lead_s, s.valid, -180, nv, vars, nw, w};
     st = wx_viewer_write_manifest(o->output, &m);
+    if (st == WX_OK) remove_stale(o->output, vars, nv, w, nw, nl);
     r->nvars = nv, r->nleads = nl;
 done:
     for (int v = 0; v < nv; v++) {

@@ -70,6 +70,25 @@ left=$(ls "$tmp/again/maps" | tr '\n' ' ')
     ok "re-export of a subset into a used folder: no stale maps or wind files ($left)" ||
     bad "stale files after a subset re-export: maps $left, wind $(ls "$tmp/again/wind" 2>/dev/null | wc -l)"
 
+# A failed export leaves the earlier one whole: a subset re-export whose one map is blocked (a
+# folder where its PNG would go) fails with one error line, and the full export's manifest and every
+# map and wind file it names are still there (they used to be removed before drawing).
+cp -r "$out" "$tmp/keep"
+blocked=$(ls "$tmp/keep/maps" | grep '^2t_' | head -1)
+rm "$tmp/keep/maps/$blocked" && mkdir "$tmp/keep/maps/$blocked"
+st=0
+"$WX" -q export "$tmp/fc.nc" --output "$tmp/keep" --vars t2m --no-wind --width 240 --no-coast \
+    > /dev/null 2> "$tmp/keep.err" || st=$?
+missing=0
+for f in $(grep -o '"\(maps\|wind\)/[^"]*"' "$tmp/keep/manifest.json" | tr -d '"'); do
+    [ "$f" = "maps/$blocked" ] || [ -f "$tmp/keep/$f" ] || missing=$((missing + 1))
+done
+[ $st -ne 0 ] && [ "$(grep -c '^wxcast: error:' "$tmp/keep.err")" -eq 1 ] &&
+    cmp -s "$tmp/keep/manifest.json" "$out/manifest.json" && [ $missing -eq 0 ] &&
+    [ "$(ls "$tmp/keep/wind" | wc -l)" -eq "$(ls "$out/wind" | wc -l)" ] &&
+    ok "failed re-export ($(head -c 90 "$tmp/keep.err")): the earlier manifest and all its files kept" ||
+    bad "failed re-export: status $st, $missing files of the earlier manifest missing, err: $(cat "$tmp/keep.err")"
+
 # Subsets: variables by id or NetCDF name, leads by hours and ranges.
 "$WX" -q export "$tmp/fc.nc" --output "$tmp/sub" --vars t2m,z500 --leads 0,12-24/12 --no-wind \
     --width 240 --no-coast > /dev/null
