@@ -12,7 +12,7 @@
  *   parameters after AdamW: Adam's first step moves each parameter by ~lr·sign(g), so a gradient
  *   within rounding of 0 may flip its step: at most 2·lr anywhere, and fewer than 1 in 1000
  *   parameters further than 1e-3·lr from the CPU's.
- * These bounds are from the op tests' analysis, not yet measured on a GPU.
+ * These bounds are from the op tests' analysis; the test passed on an H200 (2026-11-30).
  *
  * GraphCast: on the CUDA backend it takes the ops path (models/graphcast_ops.h: every MLP through
  * backend ops, graphs and tapes in device memory). A tiny GraphCast training step (forward,
