@@ -17,13 +17,18 @@
 
 #include "wx_cuda_state.h"
 
+// The transposes index one sample's plane in int (H·W·C ≤ INT_MAX) and take the batch as
+// gridDim.z (≤ 65535); checked before any device work.
 static wx_status check_sizes(const char *op, int64_t b, int64_t h, int64_t w, int64_t c) {
     if (b < 1 || h < 1 || w < 1 || c < 1)
         return wx_error_set(WX_ERR_USAGE, "%s: sizes B=%lld H=%lld W=%lld C=%lld, expected all >= 1",
                             op, (long long)b, (long long)h, (long long)w, (long long)c);
     if (h > INT_MAX / w || h * w > INT_MAX / c)
-        return wx_error_set(WX_ERR_USAGE, "%s: H·W·C = %lld·%lld·%lld exceeds cuFFT's int range", op,
-                            (long long)h, (long long)w, (long long)c);
+        return wx_error_set(WX_ERR_USAGE, "%s: H·W·C = %lld·%lld·%lld exceeds %d per sample", op,
+                            (long long)h, (long long)w, (long long)c, INT_MAX);
+    if (b > 65535)
+        return wx_error_set(WX_ERR_USAGE, "%s: batch %lld exceeds 65535 samples per call", op,
+                            (long long)b);
     return WX_OK;
 }
 
@@ -35,12 +40,13 @@ static wx_status check_complex_aligned(const char *op, const float *z) {
     return WX_OK;
 }
 
+// *out = a copy of the plan's entry (st->plans grows by realloc: no pointer into it is kept).
 static wx_status plan_get(wx_cuda_state *st, const char *op, int64_t h, int64_t w, int64_t batch,
-                          int r2c, const wx_cuda_fft_plan **out) {
+                          int r2c, wx_cuda_fft_plan *out) {
     for (int i = 0; i < st->nplans; i++) {
         const wx_cuda_fft_plan *p = &st->plans[i];
         if (p->h == h && p->w == w && p->batch == batch && p->r2c == r2c) {
-            *out = p;
+            *out = *p;
             return WX_OK;
         }
     }
@@ -72,7 +78,7 @@ static wx_status plan_get(wx_cuda_state *st, const char *op, int64_t h, int64_t 
     }
     wx_cuda_fft_plan *e = &st->plans[st->nplans++];
     e->h = h, e->w = w, e->batch = batch, e->r2c = r2c, e->work = work, e->plan = plan;
-    *out = e;
+    *out = *e;
     return WX_OK;
 }
 
@@ -152,9 +158,7 @@ struct load_c2r_prepared {
 template <typename T, typename Load>
 static wx_status transpose(wx_cuda_state *st, const char *op, T *out, const T *in, int64_t nb,
                            int64_t R, int64_t K, Load ld) {
-    if (nb > 65535)
-        return wx_error_set(WX_ERR_USAGE, "%s: batch %lld exceeds the 65535 the transposes take",
-                            op, (long long)nb);
+    (void)op; // nb ≤ 65535: check_sizes
     int64_t ty = (R + TILE - 1) / TILE;
     dim3 grid((unsigned)((K + TILE - 1) / TILE), (unsigned)(ty < 65535 ? ty : 65535),
               (unsigned)nb);
@@ -171,7 +175,7 @@ static wx_status r2c_run(wx_ctx *ctx, const char *op, float *X, const float *x, 
     wx_cuda_state *st;
     WX_TRY(wx_cuda_state_get(ctx, &st));
     const int64_t wf = w / 2 + 1, hw = h * w, hwf = h * wf;
-    const wx_cuda_fft_plan *plan;
+    wx_cuda_fft_plan plan;
     WX_TRY(plan_get(st, op, h, w, b * c, 1, &plan));
     float *xp;   // (B, C, H, W) real planes; also keeps the const x untouched by cuFFT
     float2 *zp;  // (B, C, H, Wf) spectra
@@ -179,8 +183,8 @@ static wx_status r2c_run(wx_ctx *ctx, const char *op, float *X, const float *x, 
     WX_TRY(wx_cuda_scratch(st, WX_SCRATCH_FFT, sizeof(float2) * (size_t)(b * c * hwf),
                            (void **)&zp));
     WX_TRY(transpose(st, op, xp, x, b, hw, c, load_plain<float>{c}));
-    WX_TRY(plan_work(st, plan));
-    WX_CUFFT_CHECK(cufftExecR2C(plan->plan, (cufftReal *)xp, (cufftComplex *)zp));
+    WX_TRY(plan_work(st, &plan));
+    WX_CUFFT_CHECK(cufftExecR2C(plan.plan, (cufftReal *)xp, (cufftComplex *)zp));
     const float s = (float)(1.0 / sqrt((double)h * (double)w));
     const float si = (float)(interior / sqrt((double)h * (double)w));
     return transpose(st, op, (float2 *)X, zp, b, c, hwf, load_r2c_scaled{hwf, wf, w, s, si});
@@ -194,7 +198,7 @@ static wx_status c2r_run(wx_ctx *ctx, const char *op, float *y, const float *X, 
     wx_cuda_state *st;
     WX_TRY(wx_cuda_state_get(ctx, &st));
     const int64_t wf = w / 2 + 1, hw = h * w, hwf = h * wf;
-    const wx_cuda_fft_plan *plan;
+    wx_cuda_fft_plan plan;
     WX_TRY(plan_get(st, op, h, w, b * c, 0, &plan));
     float2 *zp; // (B, C, H, Wf) prepared spectra (C2R overwrites them: never X itself)
     float *yp;  // (B, C, H, W) real planes
@@ -205,8 +209,8 @@ static wx_status c2r_run(wx_ctx *ctx, const char *op, float *y, const float *X, 
     const float half_s = (float)(0.5 / sqrt((double)h * (double)w));
     WX_TRY(transpose(st, op, zp, (const float2 *)X, b, hwf, c,
                      load_c2r_prepared{h, wf, w, c, si, half_s}));
-    WX_TRY(plan_work(st, plan));
-    WX_CUFFT_CHECK(cufftExecC2R(plan->plan, (cufftComplex *)zp, (cufftReal *)yp));
+    WX_TRY(plan_work(st, &plan));
+    WX_CUFFT_CHECK(cufftExecC2R(plan.plan, (cufftComplex *)zp, (cufftReal *)yp));
     return transpose(st, op, y, yp, b, c, hw, load_plain<float>{hw});
 }
 

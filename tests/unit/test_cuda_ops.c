@@ -489,6 +489,27 @@ static void test_table(void) {
 #undef WX_OP_FWD
 }
 
+/* The FFT ops' argument checks come before any device work (dummy pointers are safe), with or
+ * without a GPU: a batch past the transposes' 65535, a sample past INT_MAX elements, a complex
+ * array that is not 8-byte aligned. */
+static void test_fft_arguments(void) {
+    wx_ctx *c = wx_ctx_create(1);
+    double buf[4] = {0}; /* 8-byte aligned; buf + 1 float is not */
+    float *f = (float *)buf;
+    wx_status s = wx_backend_cuda()->rfft2_forward(c, f, f, 70000, 2, 2, 1);
+    WX_CHECK(s == WX_ERR_USAGE && strstr(wx_error_message(), "rfft2: batch 70000 exceeds 65535"),
+             "rfft2 batch 70000: status %d, '%s'", s, wx_error_message());
+    s = wx_backend_cuda()->irfft2_backward(c, f, f, 1, 50000, 50000, 1);
+    WX_CHECK(s == WX_ERR_USAGE && strstr(wx_error_message(), "irfft2_backward: H·W·C = 50000·50000·1"),
+             "irfft2_backward 50000x50000: status %d, '%s'", s, wx_error_message());
+    s = wx_backend_cuda()->irfft2_forward(c, f, f + 1, 1, 2, 2, 1);
+    WX_CHECK(s == WX_ERR_USAGE && strstr(wx_error_message(), "irfft2: complex array at") &&
+             strstr(wx_error_message(), "not 8-byte aligned"),
+             "irfft2 of a misaligned spectrum: status %d, '%s'", s, wx_error_message());
+    WX_CHECK(c->cuda == NULL, "argument checks made no CUDA state");
+    wx_ctx_destroy(c);
+}
+
 static void test_no_device(void) {
     wx_ctx *c = wx_ctx_create(1);
     float dummy = 0;
@@ -507,6 +528,7 @@ static void test_no_device(void) {
 
 int main(void) {
     test_table();
+    test_fft_arguments();
     int count = 0;
     WX_CHECK(wx_cuda_device_count(&count) == WX_OK, "device count: %s", wx_error_message());
     if (count == 0) {
@@ -531,6 +553,8 @@ int main(void) {
     test_fft(2, 12, 18, 5, 300); /* W even: a Nyquist column */
     test_fft(1, 9, 15, 3, 400);  /* H and W odd */
     test_fft(3, 20, 36, 70, 410); /* several 32x32 transpose tiles each way, partial edges */
+    test_fft(1, 20, 36, 70, 420); /* the same planes at batch 1 after 3: its own plan, shared work */
+    test_fft(1, 64, 65600, 1, 430); /* H·Wf > 65535·32: the transposes' grid-y stride loop */
     test_afno(2, 500);           /* a mixed mask ... */
     test_afno(2, 501);           /* ... another one (the kept-mode cache must follow) */
     test_afno(1, 502);           /* all modes */
