@@ -341,6 +341,34 @@ static void make_channels(const wx_archive_meta *m, wx_eval_result *r, ectx *x) 
     }
 }
 
+/* Another archive's climatology is read slab by slab in the truth's channel order and on its
+ * points: its channels (name, parameter, level) and grid must be the truth's, in the same order,
+ * or every anomaly and the climatology baseline would silently pair the wrong fields. */
+static wx_status check_clim_archive(const char *cdir, const wx_archive_meta *m, const char *truth) {
+    wx_archive *ca;
+    wx_archive_opts ao = {.threads = 1};
+    WX_TRY(wx_archive_open(cdir, &ao, &ca));
+    const wx_archive_meta *cm = wx_archive_meta_of(ca);
+    wx_status st = WX_OK;
+    if (!wx_grid_same(&cm->grid, &m->grid, 1e-6)) {
+        char a[160], b[160];
+        wx_grid_describe(&cm->grid, a, sizeof a), wx_grid_describe(&m->grid, b, sizeof b);
+        st = wx_error_set(WX_ERR_USAGE, "--climatology %s: its grid (%s) is not the truth's "
+                          "(%s, %s)", cdir, a, truth, b);
+    }
+    for (int c = 0; c < m->nchan && c < cm->nchan && st == WX_OK; c++) {
+        const wx_archive_channel *p = &cm->chan[c], *q = &m->chan[c];
+        if (strcmp(p->name, q->name) || strcmp(p->param, q->param) || p->kind != q->kind ||
+            p->level != q->level)
+            st = wx_error_set(WX_ERR_USAGE, "--climatology %s: channel %d is %s (%s, level %g), "
+                              "the truth's (%s) is %s (%s, level %g): expected the truth's "
+                              "channels in its order", cdir, c, p->name, p->param, p->level, truth,
+                              q->name, q->param, q->level);
+    }
+    wx_archive_close(ca);
+    return st;
+}
+
 wx_status wx_eval_run(const wx_eval_opts *o, wx_eval_result *r) {
     memset(r, 0, sizeof *r);
     WX_TRY(wx_eval_check_opts(o));
@@ -371,6 +399,7 @@ wx_status wx_eval_run(const wx_eval_opts *o, wx_eval_result *r) {
                               m->grid.nlat, m->grid.nlon);
             goto out;
         }
+        if (o->climatology && (st = check_clim_archive(o->climatology, m, o->truth))) goto out;
     }
     /* The regions' masks (a land region without a land-sea mask is a usage error), before any
      * scoring. */

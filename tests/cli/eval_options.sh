@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # wxcast eval's options on the tiny world (tests/cli/lib/tiny_fcn_world.sh):
 #  1. every usage error (unknown --baseline, --baseline persistence with --no-baselines,
-#     --climatology with --no-climatology, a file listed twice, an unknown --convention) exits 2
-#     with one "wxcast: error:" line before any scoring, and leaves no output folder;
+#     --climatology with --no-climatology, a file listed twice, an unknown --convention, a
+#     --climatology archive whose channels are not the truth's in its order) exits 2 with one
+#     "wxcast: error:" line before any scoring, and leaves no output folder;
 #  2. two models from different initial times (00 and 06 UTC): baselines on each model's own
 #     initial time (rows persistence@MODEL, n 1, not a pooled n 2), scorecards against them;
 #  3. --convention fourcastnet runs and says so in scores.json;
@@ -38,6 +39,19 @@ run "${E[@]}" --forecast det=f0.nc --no-climatology --climatology archive
 usage_error "--climatology with --no-climatology" "--no-climatology" "contradict"
 run "${E[@]}" --forecast det=f0.nc,f0.nc
 usage_error "a file listed twice" "f0.nc is listed twice"
+# --climatology from another archive: its channels must be the truth's, in its order (the
+# climatology is read slab by slab in that order); the same recipe with climatology is accepted.
+sed -e 's/^output: archive$/output: clim_same/' -e '$a climatology: true' recipe.yaml > r_same.yaml
+awk '/name: z500/ {z = $0; next} /name: t850/ {print; print z; next} {print}' recipe.yaml |
+    sed -e 's/^output: archive$/output: clim_rev/' -e '$a climatology: true' > r_rev.yaml
+"$W" -q ingest r_same.yaml >/dev/null 2>&1 && "$W" -q ingest r_rev.yaml >/dev/null 2>&1
+check "archives with climatology in the truth's and in another channel order" $?
+run "${E[@]}" --forecast det=f0.nc --climatology clim_rev
+usage_error "--climatology with the channels in another order" "--climatology clim_rev: channel 0 is t850 (t, level 850)" "z500 (z, level 500): expected the truth's channels in its order"
+ok "--climatology in another order: no output folder" '[ ! -e o ]'
+run "${E[@]}" --forecast det=f0.nc --climatology clim_same
+check "--climatology with the truth's channels is accepted (rc $rc: $err)" $rc
+rm -rf o
 run "${E[@]}" --forecast det=f0.nc --convention nvidia
 usage_error "unknown --convention" "--convention nvidia" "wb2" "fourcastnet"
 ok "usage errors: no output folder" '[ ! -e o ]'
