@@ -137,15 +137,29 @@ wx_status wx_forecast_init_from_file(const char *path, const wx_rollout *r, int 
             if (matches(f, &meta->chan[c]) && (!f->has_time || f->valid == *time) && f->member <= 0)
                 field[c] = i;
         }
+        /* A second such field (a file with an extra axis, e.g. WeatherBench2's
+         * prediction_timedelta, whose slices the reader gives one valid time) would make the
+         * start ambiguous: refuse rather than take the first. */
+        for (int i = field[c] + 1; field[c] >= 0 && i < nf && st == WX_OK; i++) {
+            const wx_field_info *f = info_at(&ss, i);
+            if (matches(f, &meta->chan[c]) && (!f->has_time || f->valid == *time) && f->member <= 0) {
+                char t[32];
+                wx_time_format(*time, t);
+                st = wx_error_set(WX_ERR_RUN, "%s: two fields of model channel %s at %s (an extra "
+                                  "dimension besides time, level and member, such as a lead-time "
+                                  "axis?): expected one analysis field per time", path,
+                                  meta->chan[c].name, t);
+            }
+        }
         if (field[c] < 0 && need[c]) {
             char t[32];
             wx_time_format(*time, t);
             /* what the file does hold of that channel, so a wrong --time is plain */
             int nt = 0;
             wx_time t0 = 0, t1 = 0;
-            for (int i = 0; i < nf; i++) {
+            for (int i = 0; i < nf; i++) { /* one field per time: members after the first skipped */
                 const wx_field_info *f = info_at(&ss, i);
-                if (!matches(f, &meta->chan[c]) || !f->has_time) continue;
+                if (!matches(f, &meta->chan[c]) || !f->has_time || f->member > 0) continue;
                 if (!nt || f->valid < t0) t0 = f->valid;
                 if (!nt || f->valid > t1) t1 = f->valid;
                 nt++;

@@ -83,5 +83,23 @@ ok "bad packing: exit 2" '[ $? -eq 2 ] && grep -q "expected simple or ccsds" err
 ok "archive without --time: exit 2" '[ $? -eq 2 ] && grep -q "time is required" err.txt'
 "$W" forecast --model $CK --init archive --time 2000-12-27T06:00 --steps 1 --output x.grib >/dev/null 2>err.txt
 ok "--output x.grib: exit 2 pointing to --grib DIR, nothing written" '[ $? -eq 2 ] && grep -q "^wxcast: error: --output x.grib: --output writes a NetCDF file; for GRIB2 give --grib DIR" err.txt && [ ! -e x.grib ]'
+# A WeatherBench2-layout file (time = the initial time, plus a prediction_timedelta axis): its
+# slices share one valid time, so the start is ambiguous: exit 1 naming the channel, no output.
+"$W" -q dump archive --output d.nc --start 2000-12-27T06:00 --end 2000-12-27T06:00 >/dev/null 2>&1
+$PY - <<'EOP'
+import numpy as np, xarray as xr
+ds = xr.open_dataset("d.nc")
+lead = xr.DataArray(np.array([12, 24], dtype="timedelta64[h]").astype("timedelta64[ns]"),
+                    dims="prediction_timedelta", name="prediction_timedelta")
+xr.concat([ds, ds + 1.0], dim=lead).to_netcdf("wb2.nc")
+EOP
+"$W" forecast --model $CK --init wb2.nc --steps 1 --output x.nc >/dev/null 2>err.txt; st=$?
+ok "WB2 layout (a lead axis): exit 1, two fields of one channel at one time ($(cat err.txt))" \
+    '[ $st -eq 1 ] && [ $(wc -l < err.txt) -eq 1 ] && grep -q "wb2.nc: two fields of model channel z500 at 2000-12-27T06:00" err.txt && [ ! -e x.nc ]'
+# An ensemble file at a time it lacks: the times it holds are counted once, not once per member
+E5="$S/../shared/data/era5/era5-levels-members.grib"
+"$W" forecast --model $CK --init "$E5" --time 2017-01-03T00:00 --steps 1 --output x.nc >/dev/null 2>err.txt; st=$?
+ok "10-member ERA5 file at a missing time: 4 times, not 40 ($(cat err.txt))" \
+    '[ $st -eq 2 ] && grep -q "no field for model channel z500 at 2017-01-03T00:00 (the file holds it at 4 times, 2017-01-01T00:00 .. 2017-01-02T12:00)" err.txt'
 ls -A . g | grep -q "tmp" && { echo "FAIL: temporary left"; fail=$((fail+1)); }
 checks_summary
