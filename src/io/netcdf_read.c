@@ -1,6 +1,8 @@
 #include "io/netcdf_read.h"
 #include "io/netcdf_classic.h"
+#include "core/wx_log.h"
 
+#include <ctype.h>
 #include <math.h>
 #include <netcdf.h>
 #include <stdio.h>
@@ -196,6 +198,59 @@ static int varies_in_time(int ncid, int varid, int ndims, const size_t *len, con
     return differ;
 }
 
+/* A units string reduced for comparison: no blanks, "**" and "^" dropped, lower case ("m**2
+ * s**-2" and "m2 s-2" both give "m2s-2"). */
+static void units_key(const char *u, char *out, size_t cap) {
+    size_t n = 0;
+    for (const char *p = u; *p && n + 1 < cap; p++) {
+        if (*p == ' ' || *p == '*' || *p == '^') continue;
+        out[n++] = (char)tolower((unsigned char)*p);
+    }
+    out[n] = 0;
+}
+
+/* How a catalogue parameter is read from a variable whose `units` attribute is `units`: *scale and
+ * *add convert the stored values to the catalogue's units (values · scale + add); returns 0 when
+ * the units are the catalogue's (or absent, or another spelling of them), 1 for a known
+ * conversion, -1 for units it does not know (the caller warns: read as they are). Known: temperatures in degrees Celsius, geopotential as height in metres, pressures in
+ * hPa, precipitation in mm (kg m-2). */
+static int units_conversion(const wx_catalogue_entry *e, const char *units, double *scale, double *add) {
+    static const char *const celsius[] = {"degc", "deg_c", "degreec", "degree_c", "degrees_c",
+                                          "celsius", "degree_celsius", "degrees_celsius", "°c", "c",
+                                          NULL};
+    static const char *const kelvin[] = {"k", "kelvin", "degk", "deg_k", "degreesk", NULL};
+    static const char *const metres_per_s[] = {"ms-1", "m/s", "meterspersecond", "metre/second",
+                                               "meter/second", NULL};
+    static const char *const fraction[] = {"(0-1)", "1", "~", "fraction", "0-1", NULL};
+    char u[256], a[256], b[256];
+    *scale = 0, *add = 0;
+    units_key(units, u, sizeof u);
+    units_key(e->units, a, sizeof a);
+    units_key(e->cf_units, b, sizeof b);
+    if (!u[0] || !strcmp(u, a) || !strcmp(u, b)) return 0;
+    if (!strcmp(a, "k")) {
+        if (in_list(u, kelvin)) return 0;
+        if (in_list(u, celsius)) return *add = 273.15, 1;
+    }
+    if (!strcmp(a, "ms-1") && in_list(u, metres_per_s)) return 0;
+    if (!strcmp(a, "(0-1)") && in_list(u, fraction)) return 0;
+    if (!strcmp(a, "m2s-2") && (!strcmp(u, "m2/s2") || !strcmp(u, "m2.s-2"))) return 0;
+    if (!strcmp(a, "m2s-2") && (!strcmp(u, "m") || !strcmp(u, "gpm") || !strcmp(u, "metres") ||
+                                !strcmp(u, "meters")))
+        return *scale = 9.80665, 1; /* geopotential height: 1 gpm = g0 m2 s-2 */
+    if (!strcmp(a, "pa") && (!strcmp(u, "hpa") || !strcmp(u, "mbar") || !strcmp(u, "millibars") ||
+                             !strcmp(u, "mb")))
+        return *scale = 100, 1;
+    if (!strcmp(a, "m") && e->accumulated && (!strcmp(u, "mm") || !strcmp(u, "kgm-2")))
+        return *scale = 1e-3, 1; /* 1 kg m-2 of water = 1 mm */
+    if (!strcmp(a, "kgm-2") && !strcmp(u, "mm")) return 0;
+    if (!strcmp(a, "m2s-2") && (!strcmp(u, "jkg-1") || !strcmp(u, "j/kg"))) return 0;
+    if (!strcmp(a, "%") && !strcmp(u, "percent")) return 0;
+    if (!strcmp(a, "kgkg-1") && (!strcmp(u, "kg/kg") || !strcmp(u, "1"))) return 0;
+    if (!strcmp(a, "pas-1") && !strcmp(u, "pa/s")) return 0;
+    return -1;
+}
+
 static wx_status scan_var(wx_source *s, nc_impl *im, int varid, int *dimax) {
     int ncid = im->ncid, ndims, dims[NC_MAX_VAR_DIMS];
     char name[NC_MAX_NAME + 1];
@@ -323,6 +378,21 @@ static wx_status scan_var(wx_source *s, nc_impl *im, int varid, int *dimax) {
         own_step = wx_time_cf_value(&cf, times[no]) - wx_time_cf_value(&cf, times[0]);
     double name_level = sc_level;
     if (!e && pos[AX_LEVEL] < 0 && im->wxcast_file) e = wx_catalogue_split_level(name, &name_level);
+    /* The variable's own units: a known other unit is converted on read (a t2m in degC would
+     * otherwise be scored 273.15 K off); units that cannot be converted are refused. */
+    double u_scale = 0, u_add = 0;
+    if (st == WX_OK && e) {
+        char units[256] = "";
+        get_text_att(ncid, varid, "units", units, sizeof units);
+        int how = units_conversion(e, units, &u_scale, &u_add);
+        if (how < 0)
+            wx_log_warn("%s: units '%s' for %s are not the expected '%s' nor one wxcast converts "
+                        "(degC for K, m for geopotential, hPa for Pa, mm for m of precipitation): "
+                        "read as they are", where, units, e->short_name, e->units);
+        else if (how > 0)
+            wx_log_info("%s: units '%s' converted to %s's '%s'", where, units, e->short_name, e->units);
+        if (conv != 0 && u_scale != 0) u_scale *= conv; /* gh in another unit: both factors */
+    }
     for (size_t t = 0; st == WX_OK && t < nt; t++)
         for (size_t l = 0; l < nl; l++)
             for (size_t m = 0; m < nm; m++)
@@ -331,7 +401,8 @@ static wx_status scan_var(wx_source *s, nc_impl *im, int varid, int *dimax) {
                     f->msg = s->count;
                     snprintf(f->name, sizeof f->name, "%.63s", name);
                     f->entry = e;
-                    f->scale = conv;
+                    f->scale = u_scale != 0 ? u_scale : conv;
+                    f->add = u_add;
                     snprintf(f->param, sizeof f->param, "%.63s", e ? e->short_name : name);
                     f->kind = pos[AX_LEVEL] >= 0 || name_level > 0 ? WX_LEVEL_PRESSURE
                               : e ? e->level_kind : WX_LEVEL_SINGLE;

@@ -85,9 +85,11 @@ wx_status wx_source_read(wx_source *s, int i, wx_missing_policy policy, float *v
 #pragma omp critical(wx_netcdf)
         st = wx_netcdf_read(s, i, policy, values);
     }
-    if (st == WX_OK && f->scale != 0) { /* a converted parameter (gh -> z); NaN stays NaN */
+    if (st == WX_OK && (f->scale != 0 || f->add != 0)) {
+        /* a converted parameter (gh -> z) or unit (degC -> K); NaN stays NaN */
         size_t n = (size_t)f->grid.nlat * (size_t)f->grid.nlon;
-        for (size_t k = 0; k < n; k++) values[k] = (float)(f->scale * values[k]);
+        double a = f->scale != 0 ? f->scale : 1;
+        for (size_t k = 0; k < n; k++) values[k] = (float)(a * values[k] + f->add);
     }
     return st;
 }

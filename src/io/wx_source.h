@@ -21,6 +21,7 @@ typedef struct {
     const wx_catalogue_entry *entry; /* NULL when the catalogue does not know it */
     double scale;        /* 0: values as stored; else the read multiplies them by it, a field the
                             catalogue converts to `entry` (gh in gpm read as z: 9.80665) */
+    double add;          /* then adds this (NetCDF t2m in degC read as K: 273.15); 0 mostly */
     wx_level_kind kind;
     double level;        /* hPa for pressure levels, 0 otherwise */
     int has_time;        /* 0: the source gives no valid time (static, or an unknown axis) */

@@ -96,6 +96,32 @@ EOP
 "$W" forecast --model $CK --init wb2.nc --steps 1 --output x.nc >/dev/null 2>err.txt; st=$?
 ok "WB2 layout (a lead axis): exit 1, two fields of one channel at one time ($(cat err.txt))" \
     '[ $st -eq 1 ] && [ $(wc -l < err.txt) -eq 1 ] && grep -q "wb2.nc: two fields of model channel z500 at 2000-12-27T06:00" err.txt && [ ! -e x.nc ]'
+# Units: an analysis with t2m in degC and z500 as geopotential height in m starts the same forecast
+# as the file in the catalogue's units (converted on read, one info line each); units wxcast does
+# not know are read as they are, with a warning naming the variable.
+$PY - <<'EOP'
+import xarray as xr
+ds = xr.open_dataset("d.nc")
+ds["t2m"] = ds["t2m"] - 273.15
+ds["t2m"].attrs["units"] = "degC"
+ds["z500"] = ds["z500"] / 9.80665
+ds["z500"].attrs["units"] = "m"
+ds.to_netcdf("units.nc")
+ds = xr.open_dataset("d.nc")
+ds["msl"].attrs["units"] = "furlongs"
+ds.to_netcdf("odd.nc")
+EOP
+"$W" forecast --model $CK --init d.nc --steps 2 --output u0.nc >/dev/null 2>/dev/null
+"$W" forecast --model $CK --init units.nc --steps 2 --output u1.nc >/dev/null 2>err.txt; st=$?
+d=$($PY -c "
+import xarray as xr, numpy as np
+a, b = xr.open_dataset('u0.nc'), xr.open_dataset('u1.nc')
+print(max(float(np.abs(a[v] - b[v]).max() / np.abs(a[v]).max()) for v in ('t2m', 'z', 'msl')))" 2>&1)
+ok "degC and gpm read as K and m2 s-2: the same forecast within 1e-6 (rel. diff $d; $(head -c 120 err.txt))" \
+    '[ $st -eq 0 ] && awk -v d="$d" "BEGIN{exit !(d+0 < 1e-6)}" && grep -q "variable .t2m.: units .degC. converted to 2t.s .K." err.txt && grep -q "variable .z500.: units .m. converted to z.s" err.txt'
+"$W" forecast --model $CK --init odd.nc --steps 1 --output u2.nc >/dev/null 2>err.txt; st=$?
+ok "unknown units: a warning naming them, read as they are ($(head -c 160 err.txt))" \
+    '[ $st -eq 0 ] && grep -q "warning: .*odd.nc: variable .msl.: units .furlongs. for msl are not the expected .Pa." err.txt'
 # An ensemble file at a time it lacks: the times it holds are counted once, not once per member
 E5="$S/../shared/data/era5/era5-levels-members.grib"
 "$W" forecast --model $CK --init "$E5" --time 2017-01-03T00:00 --steps 1 --output x.nc >/dev/null 2>err.txt; st=$?
