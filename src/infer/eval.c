@@ -73,6 +73,7 @@ typedef struct {
     int *members;           /* [nmodels] members of the model's files (0: deterministic, -1: none
                                read yet); one model's files must agree */
     const char **members_file; /* [nmodels] the file that set it */
+    char *warned_vars, *warned_times; /* [nmodels] a drop of that kind was reported (once each) */
 } ectx;
 
 /* The sums of (model, chan, lead): out[0] global, out[1 + k] region k. Valid until the next call
@@ -165,9 +166,13 @@ static wx_status eval_file(ectx *x, const char *path, int model, wx_time init, b
     float *fcs = x->npairs ? wx_malloc(sizeof(float) * (size_t)R) : NULL; /* this valid time's fields */
     char *have = wx_calloc((size_t)m->nchan + 1, 1);
     int seeps = 0; /* this file's precipitation is scored with SEEPS */
+    char skipped[512] = ""; /* forecast variables no truth channel matches (reported once) */
     for (int i = 0; i < nf; i++) {
         const wx_field_info *f = wx_source_info(src, i);
         int c = wx_eval_match_channel(m, f);
+        if (c < 0 && f->has_time && !strstr(skipped, f->name) && strlen(skipped) + strlen(f->name) + 3 < sizeof skipped)
+            snprintf(skipped + strlen(skipped), sizeof skipped - strlen(skipped), "%s%s",
+                     skipped[0] ? ", " : "", f->name);
         if (c < 0 || !f->has_time) continue;
         if (!wx_grid_same(&f->grid, &m->grid, 1e-6)) {
             char a[160], b[160];
@@ -186,6 +191,11 @@ static wx_status eval_file(ectx *x, const char *path, int model, wx_time init, b
         st = wx_error_set(WX_ERR_RUN, "%s: no field matches a channel of the truth archive "
                                       "(names, level kinds and levels differ)", path);
         goto done;
+    }
+    if (skipped[0] && !x->warned_vars[model]) {
+        x->warned_vars[model] = 1;
+        wx_log_warn("%s: no channel of the truth archive for %s: not scored (reported once for "
+                    "model '%s')", path, skipped, r->models[model]);
     }
     qsort(jobs, (size_t)nj, sizeof(job), job_cmp);
     /* One model's rows pool its files: an ensemble of another size (the fair spread-skill factor
@@ -210,7 +220,10 @@ static wx_status eval_file(ectx *x, const char *path, int model, wx_time init, b
         pers = wx_malloc(sizeof(float) * (size_t)R);
         if ((st = wx_eval_grid_truth(&x->eg, x->ar, pi, pers))) goto done;
     }
+    int nskip = 0, ntimes = 0; /* valid times without a truth record, of all */
+    wx_time skip0 = 0, skip1 = 0;
     for (int k = 0, kend; k < nj; k = kend) { /* one valid time: jobs k..kend-1 */
+        ntimes++;
         wx_time valid = jobs[k].valid;
         for (kend = k + 1; kend < nj && jobs[kend].valid == valid;) kend++;
         int64_t lead = valid - init;
@@ -219,7 +232,11 @@ static wx_status eval_file(ectx *x, const char *path, int model, wx_time init, b
             goto done;
         }
         int64_t ti = (valid - m->start) / m->step;
-        if ((valid - m->start) % m->step || ti < 0 || ti >= m->count) continue; /* no truth */
+        if ((valid - m->start) % m->step || ti < 0 || ti >= m->count) { /* no truth */
+            if (!nskip++) skip0 = valid;
+            skip1 = valid;
+            continue;
+        }
         if ((st = wx_eval_grid_truth(&x->eg, x->ar, ti, truth))) goto done;
         /* a valid hour the climatology does not hold (hourly forecasts, 6-hourly climatology):
          * no ACC and no climatology baseline at that hour */
@@ -282,6 +299,15 @@ static wx_status eval_file(ectx *x, const char *path, int model, wx_time init, b
                 add(x, base_row(r, bl, 1), d, lead, WX_EVAL_ADD_VECTOR, 0, cl + u * P, cl + v * P,
                     ou, ov);
         }
+    }
+    if (nskip && !x->warned_times[model]) {
+        x->warned_times[model] = 1;
+        char a[32], b[32], c0[32], c1[32];
+        wx_time_format(skip0, a), wx_time_format(skip1, b);
+        wx_time_format(m->start, c0), wx_time_format(m->start + (m->count - 1) * m->step, c1);
+        wx_log_warn("%s: %d of its %d valid times (%s .. %s) have no record in the truth archive "
+                    "(%s .. %s every %lld h): not scored (reported once for model '%s')", path,
+                    nskip, ntimes, a, b, c0, c1, (long long)(m->step / 3600), r->models[model]);
     }
 done:
     free(jobs), free(fc), free(ens), free(truth), free(pers), free(cl), free(fcs), free(have);
@@ -482,6 +508,7 @@ wx_status wx_eval_run(const wx_eval_opts *o, wx_eval_result *r) {
     }
     x.members = wx_malloc(sizeof(int) * (size_t)nm);
     x.members_file = wx_calloc((size_t)nm, sizeof(char *));
+    x.warned_vars = wx_calloc((size_t)nm, 1), x.warned_times = wx_calloc((size_t)nm, 1);
     for (int i = 0; i < nm; i++) x.members[i] = -1;
     for (int f = 0; f < o->nfiles && st == WX_OK; f++) {
         int mo = model_index(r, o->models[f]);
@@ -507,6 +534,7 @@ wx_status wx_eval_run(const wx_eval_opts *o, wx_eval_result *r) {
     if (st == WX_OK) wx_eval_warn_non_finite(r);
 out:
     free(x.cells.s), free(x.done.s), free(x.rcells.s), free(x.pair), free(x.members), free(x.members_file);
+    free(x.warned_vars), free(x.warned_times);
     free(inits), free(sorted), free(set), free(off), free(bl), free(cmean), free(w), free(lsm), free(masks);
     if (x.clim) wx_climatology_close(x.clim);
     wx_eval_seeps_close(&x.sp);

@@ -69,6 +69,23 @@ ok "scorecards of det and ens against their own persistence" \
 ok "scores.json: per-model baselines, 2 initial times" \
     'grep -q "\"initial_times\":2" o2/scores.json && grep -q "\"baselines\":\"per_model\"" o2/scores.json'
 
+# Forecasts past the archive's end and variables the truth lacks are not scored, with one warning
+# each per model (they used to be dropped without a word).
+run forecast --model $CK --init archive --time 2001-01-03T06:00 --steps 4 --output late.nc
+check "forecast from 2001-01-03T06 (rc $rc: $err)" $rc
+"$W" eval --truth archive --output o_late --forecast late=late.nc,f0.nc > /dev/null 2> late.err
+st=$?
+ok "leads past the archive: one warning naming them ($(grep warning late.err | head -c 200))" \
+    '[ $st -eq 0 ] && [ $(grep -c "warning: late.nc: 2 of its 5 valid times (2001-01-04T00:00 .. 2001-01-04T06:00) have no record in the truth archive (2000-12-23T00:00 .. 2001-01-03T18:00 every 6 h): not scored" late.err) -eq 1 ] && [ $(grep -c warning late.err) -eq 1 ]'
+if /usr/bin/python3 -c "import netCDF4" 2>/dev/null; then
+    cp f0.nc ren.nc
+    /usr/bin/python3 -c "import netCDF4; d = netCDF4.Dataset('ren.nc', 'a'); d.renameVariable('msl', 'sp'); d.close()"
+    "$W" eval --truth archive --output o_ren --forecast ren.nc > /dev/null 2> ren.err
+    st=$?
+    ok "a variable the truth lacks: one warning naming it ($(grep warning ren.err | head -c 160))" \
+        '[ $st -eq 0 ] && grep -q "warning: ren.nc: no channel of the truth archive for sp: not scored" ren.err'
+fi
+
 # 3. NVlabs' convention.
 run eval --truth archive --output o3 --forecast det=f0.nc,f6.nc --convention fourcastnet
 check "--convention fourcastnet (rc $rc: $err)" $rc
