@@ -6,7 +6,9 @@
  * multiple of WX_GC_CHUNK_ALIGN: the GEMM kernels work on fixed row blocks from a call's first
  * row, and a row's bits can depend on its place in a block (seen with OpenBLAS's sgemm), so
  * chunks start where the unchunked call has a block boundary and every row meets the same
- * kernels, the same ops in the same order as on the unchunked path. An edge set's embedded edges
+ * kernels, the same ops in the same order as on the unchunked path. (OpenBLAS's AVX-512 builds
+ * also switch to small-matrix kernels below a call size, so there a short chunk's rows can
+ * differ in the last bits: docs/graphcast.md.) An edge set's embedded edges
  * (g2m, m2g: they feed nothing but the edge MLP) and its MLP outputs exist for one chunk only;
  * the node projections are made once per node set as before; the sums over each receiver's
  * edges continue from chunk to chunk in the receivers' CSR order (below); the processor's edge
