@@ -2,7 +2,8 @@
  * and lead time, accumulated over a set of initial times.
  *
  * Latitude weights are WB2's cell areas, w_j = sin φ_{j+½} − sin φ_{j−½} with ±90° as the outer
- * bounds, normalised to mean 1: wx_grid_area_weights (src/meteo/wx_grid.h) computes exactly that,
+ * bounds (on a global grid; a regional grid's rows end half a spacing out), normalised to mean 1:
+ * wx_grid_area_weights (src/meteo/wx_grid.h) computes exactly that,
  * for either row order (the weights are symmetric under the flip WB2 makes to increasing latitude,
  * so fields stay in the archive's north→south order here). ⟨X⟩ is Σ w_j X_ji / Σ w_j over the
  * points where the truth (and the climatology, for ACC) is finite, one point set for all terms of

@@ -48,11 +48,16 @@ void wx_grid_describe(const wx_grid *g, char *buf, int len) {
 
 void wx_grid_area_weights(const wx_grid *g, double *w) {
     const double d2r = M_PI / 180.0;
+    /* WB2's outer bounds at ±90° are for the globe (its outer rows are the poles, or within one
+     * spacing of them). On a regional grid they would give the edge rows the whole cap beyond
+     * (the 50°N row of a 58..50°N box 88 % of the weight): there every row's cell ends half a
+     * spacing out. */
+    const int global = wx_grid_is_global(g);
     double sum = 0;
     for (int j = 0; j < g->nlat; j++) {
         double lat = wx_grid_lat(g, j);
-        double hi = j == 0 ? 90.0 : lat + 0.5 * g->dlat;
-        double lo = j == g->nlat - 1 ? -90.0 : lat - 0.5 * g->dlat;
+        double hi = j == 0 && global ? 90.0 : lat + 0.5 * g->dlat;
+        double lo = j == g->nlat - 1 && global ? -90.0 : lat - 0.5 * g->dlat;
         if (hi > 90) hi = 90;
         if (lo < -90) lo = -90;
         w[j] = fabs(sin(hi * d2r) - sin(lo * d2r));

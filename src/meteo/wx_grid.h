@@ -28,8 +28,9 @@ int wx_grid_same(const wx_grid *a, const wx_grid *b, double tol);
 /* "721x1440 lat 90..-90 step 0.25, lon 0..359.75 step 0.25" into buf. */
 void wx_grid_describe(const wx_grid *g, char *buf, int len);
 
-/* Cell-area latitude weights (WeatherBench 2): bounds are midpoints between rows, clamped to
- * ±90; w_j = |sin φ_{j+½} − sin φ_{j−½}|, normalised to mean 1.
+/* Cell-area latitude weights (WeatherBench 2): bounds are midpoints between rows and, on a global
+ * grid, ±90 outside the outer rows (a regional grid's outer rows end half a spacing out);
+ * w_j = |sin φ_{j+½} − sin φ_{j−½}|, normalised to mean 1. Used by eval and the training losses.
  * w: [nlat] */
 void wx_grid_area_weights(const wx_grid *g, double *w);
 

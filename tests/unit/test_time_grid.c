@@ -76,6 +76,23 @@ int main(void) {
     WX_CHECK(fabs(w[30] - 2 * cos(60 * r) * sin(0.5 * r) / mean) < 1e-12, "60N weight");
     WX_CHECK(fabs(w[30] - w[150]) < 1e-12, "symmetric");
 
+    /* A regional grid (58..50°N, 1°): each row's cell ends half a spacing out, so the weights go
+     * as the rows' own band areas; with WB2's ±90° outer bounds (meant for the globe) the 50°N
+     * row took the whole cap south of 50.5°N, 88 % of the weight. */
+    wx_grid uk;
+    double wu[9], band[9], bsum = 0;
+    wx_grid_make(9, 13, 58, 1.0, 350, 1.0, &uk);
+    wx_grid_area_weights(&uk, wu);
+    for (int j = 0; j < 9; j++) {
+        double lat = 58 - j;
+        band[j] = sin((lat + 0.5) * r) - sin((lat - 0.5) * r);
+        bsum += band[j];
+    }
+    int bands_ok = 1;
+    for (int j = 0; j < 9; j++) bands_ok &= fabs(wu[j] - band[j] / (bsum / 9)) < 1e-12;
+    WX_CHECK(!wx_grid_is_global(&uk) && bands_ok && wu[8] / 9 < 0.13 && wu[8] > wu[0],
+             "regional weights are the rows' bands: 50N %.4f, 58N %.4f (mean 1)", wu[8], wu[0]);
+
     /* The ingest recipe's coarse grid (values: test_regrid) */
     wx_grid f, c;
     WX_CHECK(wx_grid_global(0.5, &f) == WX_OK && wx_grid_coarse_shape(&f, 1.0, &c) == WX_OK &&
