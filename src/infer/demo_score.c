@@ -147,6 +147,7 @@ wx_status wx_demo_score(wx_demo_score_opts *o, wx_demo_scores *out) {
         z.map_in = wx_calloc((size_t)z.r->nin, sizeof(int));
         z.map_out = wx_calloc((size_t)z.r->nout, sizeof(int));
         st = wx_rollout_match_archive(z.r, z.m, z.map_in, z.map_out);
+        if (st != WX_OK) st = wx_error_wrap(st, "%s: ", o->archive);
     }
     if (st == WX_OK && (z.r->step_s % z.m->step != 0 || o->init_every_s % z.m->step != 0))
         st = wx_error_set(WX_ERR_USAGE, "demo: the model step (%llds) and init_every (%llds) must be "

@@ -283,7 +283,8 @@ wx_status wx_forecast_run_ext(wx_forecast_opts *o, wx_forecast_ext *xo) {
         if (st == WX_OK) m = &fmeta;
     }
     int *map_in = wx_calloc((size_t)r->nin, sizeof(int)), *map_out = wx_calloc((size_t)r->nout, sizeof(int));
-    if (st == WX_OK) st = wx_rollout_match_archive(r, m, map_in, map_out);
+    if (st == WX_OK && (st = wx_rollout_match_archive(r, m, map_in, map_out)) != WX_OK)
+        st = wx_error_wrap(st, "--init %s: ", o->init);
     size_t P = m ? (size_t)wx_archive_points(m) : 0, hw = (size_t)(r->h * r->w);
     size_t R = m ? P * (size_t)m->nchan : 0;
     const float *newest = rec ? rec + (size_t)(W - 1) * R : NULL;

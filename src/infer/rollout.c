@@ -255,9 +255,8 @@ wx_status wx_rollout_match_archive(const wx_rollout *r, const wx_archive_meta *m
                     size_t l = strlen(have);
                     snprintf(have + l, sizeof have - l, "%s%s", c ? ", " : "", m->chan[c].name);
                 }
-                return wx_error_set(WX_ERR_USAGE, "the archive has no channel '%s' (model %s "
-                                    "channel %d); it has: %s", ch[i].name, k ? "output" : "input",
-                                    i, have);
+                return wx_error_set(WX_ERR_USAGE, "no channel '%s' (model %s channel %d); the "
+                                    "data hold: %s", ch[i].name, k ? "output" : "input", i, have);
             }
         }
     }
@@ -270,7 +269,7 @@ wx_status wx_rollout_match_archive(const wx_rollout *r, const wx_archive_meta *m
         char a[160], b[160];
         wx_grid_describe(&m->grid, a, sizeof a);
         wx_grid_describe(&r->grid, b, sizeof b);
-        return wx_error_set(WX_ERR_USAGE, "the archive grid (%s) is not the model grid (%s)", a, b);
+        return wx_error_set(WX_ERR_USAGE, "the data's grid (%s) is not the model grid (%s)", a, b);
     }
     return WX_OK;
 }

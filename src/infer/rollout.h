@@ -103,7 +103,8 @@ void wx_rollout_close(wx_rollout *r);
 
 /* Archive channel index of every input channel (map_in [nin]) and output channel (map_out
  * [nout], nullable), matched by name, and a check that the archive grid is the model grid or the
- * model grid plus one more (south-pole) row. WX_ERR_USAGE names the missing channel or the grids. */
+ * model grid plus one more (south-pole) row. WX_ERR_USAGE names the missing channel or the grids;
+ * callers prefix the data's source (archive path, --init files). */
 wx_status wx_rollout_match_archive(const wx_rollout *r, const wx_archive_meta *m, int *map_in,
                                    int *map_out);
 

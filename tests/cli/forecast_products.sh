@@ -122,6 +122,13 @@ ok "degC and gpm read as K and m2 s-2: the same forecast within 1e-6 (rel. diff 
 "$W" forecast --model $CK --init odd.nc --steps 1 --output u2.nc >/dev/null 2>err.txt; st=$?
 ok "unknown units: a warning naming them, read as they are ($(head -c 160 err.txt))" \
     '[ $st -eq 0 ] && grep -q "warning: .*odd.nc: variable .msl.: units .furlongs. for msl are not the expected .Pa." err.txt'
+# An analysis on another grid: exit 2 naming the file and both grids, no output.
+$PY -c "
+import xarray as xr
+xr.open_dataset('d.nc').isel(longitude=slice(0, None, 2)).to_netcdf('half.nc')"
+"$W" forecast --model $CK --init half.nc --steps 1 --output x.nc >/dev/null 2>err.txt; st=$?
+ok "an analysis on another grid: exit 2 naming the file and the grids ($(cat err.txt))" \
+    '[ $st -eq 2 ] && [ $(wc -l < err.txt) -eq 1 ] && grep -q "^wxcast: error: --init half.nc: the data.s grid (.*) is not the model grid (" err.txt && [ ! -e x.nc ]'
 # An ensemble file at a time it lacks: the times it holds are counted once, not once per member
 E5="$S/../shared/data/era5/era5-levels-members.grib"
 "$W" forecast --model $CK --init "$E5" --time 2017-01-03T00:00 --steps 1 --output x.nc >/dev/null 2>err.txt; st=$?
