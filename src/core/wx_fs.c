@@ -50,6 +50,11 @@ wx_status wx_atomic_open(wx_atomic_file *f, const char *path) {
         free(dir);
         return wx_error_set(WX_ERR_USAGE, "%s: output path names a folder, not a file", path);
     }
+    wx_status made = wx_mkdir_parent(path);
+    if (made != WX_OK) {
+        free(dir);
+        return made;
+    }
     size_t n = strlen(dir) + strlen(name) + 48;
     f->tmp = wx_malloc(n);
     snprintf(f->tmp, n, "%s/.%s.tmp.%ld", dir, name, (long)getpid());
@@ -127,6 +132,16 @@ void wx_atomic_abort(wx_atomic_file *f) {
     release(f);
 }
 
+wx_status wx_mkdir_parent(const char *path) {
+    char *dir;
+    const char *name;
+    split_path(path, &dir, &name);
+    struct stat sb;
+    wx_status st = stat(dir, &sb) != 0 && errno == ENOENT ? wx_mkdir_p(dir) : WX_OK;
+    free(dir);
+    return st;
+}
+
 wx_status wx_mkdir_p(const char *path) {
     if (!path[0]) return wx_error_set(WX_ERR_USAGE, "empty folder name");
     char *p = wx_strdup(path);
@@ -154,6 +169,39 @@ wx_status wx_mkdir_p(const char *path) {
     return WX_OK;
 }
 
+/* Whether folder `dir` can receive new entries: it exists, is a folder and is writable, or it
+ * is absent and its nearest existing ancestor is (wx_mkdir_p makes the rest when writing).
+ * Usage errors naming `what` and `path` (the output named on the command line). */
+static wx_status folder_writable(const char *dir, const char *what, const char *path) {
+    char *p = wx_strdup(dir);
+    struct stat sb;
+    wx_status s = WX_OK;
+    for (;;) {
+        if (stat(p, &sb) == 0) {
+            if (!S_ISDIR(sb.st_mode))
+                s = wx_error_set(WX_ERR_USAGE, "%s %s: %s is not a folder", what, path, p);
+            else if (access(p, W_OK | X_OK) != 0)
+                s = wx_error_set(WX_ERR_USAGE, "%s %s: cannot write in folder %s: %s", what, path,
+                                 p, strerror(errno));
+            break;
+        }
+        if (errno != ENOENT && errno != ENOTDIR) { /* ENOTDIR: a file above; found going up */
+            s = wx_error_set(WX_ERR_USAGE, "%s %s: folder %s: %s", what, path, p, strerror(errno));
+            break;
+        }
+        char *slash = strrchr(p, '/');
+        if (!slash) { /* a relative path whose first part is absent: the working folder */
+            strcpy(p, ".");
+        } else if (slash == p) {
+            p[1] = 0;
+        } else {
+            *slash = 0;
+        }
+    }
+    free(p);
+    return s;
+}
+
 wx_status wx_output_path_check(const char *path, const char *what) {
     struct stat sb;
     if (!path[0]) return wx_error_set(WX_ERR_USAGE, "%s: empty file name", what);
@@ -170,15 +218,7 @@ wx_status wx_output_path_check(const char *path, const char *what) {
     char *dir;
     const char *name;
     split_path(path, &dir, &name);
-    wx_status s = WX_OK;
-    if (stat(dir, &sb) != 0)
-        s = wx_error_set(WX_ERR_USAGE, "%s %s: folder %s %s", what, path, dir,
-                         errno == ENOENT ? "does not exist" : strerror(errno));
-    else if (!S_ISDIR(sb.st_mode))
-        s = wx_error_set(WX_ERR_USAGE, "%s %s: %s is not a folder", what, path, dir);
-    else if (access(dir, W_OK | X_OK) != 0)
-        s = wx_error_set(WX_ERR_USAGE, "%s %s: cannot write in folder %s: %s", what, path, dir,
-                         strerror(errno));
+    wx_status s = folder_writable(dir, what, path);
     free(dir);
     return s;
 }
@@ -210,7 +250,7 @@ wx_status wx_output_dir_check(const char *path, const char *what) {
     if (!path[0]) return wx_error_set(WX_ERR_USAGE, "%s: empty folder name", what);
     if (stat(path, &sb) == 0 && !S_ISDIR(sb.st_mode))
         return wx_error_set(WX_ERR_USAGE, "%s %s: is a file, expected a folder", what, path);
-    return WX_OK;
+    return folder_writable(path, what, path);
 }
 
 wx_status wx_file_size(const char *path, int64_t *size) {

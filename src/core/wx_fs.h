@@ -18,7 +18,8 @@ typedef struct {
     int reg;    /* clean-up registry slot + 1 (0: none) */
 } wx_atomic_file;
 
-/* Creates the temporary "<dir>/.<name>.tmp.<pid>" next to `path` (the folder must exist). */
+/* Creates the temporary "<dir>/.<name>.tmp.<pid>" next to `path`, making <dir> (and its parents)
+ * when absent. */
 wx_status wx_atomic_open(wx_atomic_file *f, const char *path);
 /* fflush, fsync, fclose, rename onto the final name, fsync of the folder. On failure the
  * temporary is removed. Either way `f` is released. */
@@ -30,8 +31,9 @@ void wx_atomic_abort(wx_atomic_file *f);
  * link (the link is replaced, its target untouched). A device, FIFO, socket or folder is a usage
  * error: the rename that makes outputs atomic would replace it (as root, /dev/null itself). */
 wx_status wx_output_replaceable(const char *path);
-/* Whether `path` can be an output file: replaceable (above), its folder exists and is a folder.
- * Usage errors naming `what` ("--output") and the path. */
+/* Whether `path` can be an output file: replaceable (above), its folder a writable folder or
+ * absent under one (wx_atomic_open makes it). Usage errors naming `what` ("--output") and the
+ * path, so a command refuses before any work. */
 wx_status wx_output_path_check(const char *path, const char *what);
 /* A usage error when output `out` is the same file as input `in` (same device and inode: also
  * through another spelling or a link), which the command would overwrite while reading it;
@@ -40,7 +42,8 @@ wx_status wx_output_not_input(const char *out, const char *in, const char *what)
 /* Unlinks the entries of folder `dir` whose names `match(name, ctx)` accepts (an earlier run's
  * outputs); returns how many were removed (0 when dir does not exist). */
 int wx_fs_unlink_matching(const char *dir, int (*match)(const char *name, void *ctx), void *ctx);
-/* Whether `path` can be an output folder: absent (created later) or a folder. */
+/* Whether `path` can be an output folder: a writable folder, or absent (created later) under a
+ * writable one. */
 wx_status wx_output_dir_check(const char *path, const char *what);
 
 /* Clean-up of interrupted and failed runs (core/wx_fs_cleanup.c). The SIGINT/SIGTERM/SIGHUP
@@ -61,6 +64,8 @@ void wx_fs_created_dirs_remove(void);
 wx_status wx_path_join(const char *dir, const char *p, char *out, size_t cap);
 /* Creates `path` and its missing parents (mode 0777 & ~umask); an existing folder is fine. */
 wx_status wx_mkdir_p(const char *path);
+/* The folder of file `path` (and its parents) when absent: outputs make their folder. */
+wx_status wx_mkdir_parent(const char *path);
 /* Size in bytes of a regular file. */
 wx_status wx_file_size(const char *path, int64_t *size);
 /* Reads a whole file into a new buffer (free() it) with a NUL after the last byte. */

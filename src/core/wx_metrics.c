@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/wx_fs.h"
 #include "core/wx_json.h"
 
 struct wx_metrics {
@@ -15,6 +16,7 @@ struct wx_metrics {
 
 static wx_status open_mode(wx_metrics **out, const char *path, const char *mode) {
     *out = NULL;
+    WX_TRY(wx_mkdir_parent(path));
     FILE *fp = fopen(path, mode);
     if (!fp) return wx_error_set(WX_ERR_RUN, "%s: cannot open metrics file: %s", path, strerror(errno));
     wx_metrics *m = wx_calloc(1, sizeof *m);

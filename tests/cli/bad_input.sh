@@ -6,7 +6,8 @@
 #  2. conflicting or meaningless forecast/train options exit 2 naming the options;
 #  3. daily's `lead:` that the model's step does not divide exits 2 at load naming file, line, key
 #     and both durations in hours, before any folder is made; forecast --lead says hours too;
-#  4. an --output that is a folder, or in a missing folder, is refused before the run;
+#  4. an --output that is a folder, or under a file, is refused before the run; one in a missing
+#     folder makes it;
 #  5. inspect of a missing path / an empty file, eval of a GRIB2 file, --stage precip without a precip
 #     section say what is wrong;
 #  6. dump into the archive being read is refused and the archive stays intact;
@@ -248,15 +249,22 @@ run "${F[@]}" --steps 1 --output dirout
 usage_error "forecast --output FOLDER" "dirout" "is a folder"
 run dump archive --output dirout
 usage_error "dump --output FOLDER" "dirout" "is a folder"
-run "${F[@]}" --steps 1 --output nonexist/dir/x.nc
-usage_error "forecast --output in a missing folder" "nonexist/dir" "does not exist"
-run dump archive --output nonexist/dir/x.nc
-usage_error "dump --output in a missing folder" "nonexist/dir" "does not exist"
+: > plain_file
+run "${F[@]}" --steps 1 --output plain_file/dir/x.nc
+usage_error "forecast --output under a file" "plain_file/dir/x.nc" "plain_file is not a folder"
+run dump archive --output plain_file/x.nc
+usage_error "dump --output under a file" "plain_file/x.nc" "plain_file is not a folder"
 run export-weights $CK --output dirout
 usage_error "export-weights --output FOLDER" "dirout" "is a folder"
-run train train.yaml --metrics nonexist/m.jsonl
-usage_error "train --metrics in a missing folder" "nonexist" "does not exist"
-: > plain_file
+run train train.yaml --metrics plain_file/m.jsonl
+usage_error "train --metrics under a file" "plain_file/m.jsonl" "plain_file is not a folder"
+run eval --forecast f.nc --truth archive --output plain_file/scores
+usage_error "eval --output under a file: before scoring" "plain_file/scores" "plain_file is not a folder"
+# Outputs in missing folders make them, as the folder outputs (eval, export, --grib) do.
+run dump archive --output new1/sub/x.nc --start 2000-12-27T06:00 --end 2000-12-27T06:00
+ok "dump --output in a missing folder: made ($err)" '[ $rc -eq 0 ] && [ -f new1/sub/x.nc ]'
+run "${F[@]}" --steps 1 --output new2/x.nc
+ok "forecast --output in a missing folder: made ($err)" '[ $rc -eq 0 ] && [ -f new2/x.nc ]'
 run export f.nc --output plain_file
 usage_error "export --output FILE" "plain_file" "is a file, expected a folder"
 ok "nothing written in dirout ($(ls -A dirout))" 'only dirout ""'
@@ -383,9 +391,9 @@ daily_cfg 12h prodth
 run daily ops/daily.yaml --date 2000-12-27 --threads 99999
 usage_error "daily --threads 99999" "daily: option '--threads 99999'" "0..1024"
 ok "refused daily leaves no folder" '[ ! -e ops/prodth ]'
-printf 'truncation: 21\nnlat: 17\nnlon: 32\nstart_year: 2000\ndays: 5\nspin_up_days: 0\nformats: [netcdf]\nke_spectrum: nodir/ke.txt\n' > ke.yaml
+printf 'truncation: 21\nnlat: 17\nnlon: 32\nstart_year: 2000\ndays: 5\nspin_up_days: 0\nformats: [netcdf]\nke_spectrum: plain_file/ke.txt\n' > ke.yaml
 run synth ke.yaml --output keout
-usage_error "synth ke_spectrum in a missing folder: before the run" "ke.yaml: line 8: ke_spectrum nodir/ke.txt: folder nodir does not exist"
+usage_error "synth ke_spectrum under a file: before the run" "ke.yaml: line 8: ke_spectrum plain_file/ke.txt: plain_file is not a folder"
 ok "synth refused before writing anything" '[ ! -e keout ]'
 printf 'truncation: 21\nnlat: 17\nnlon: 32\nstart_year: 2000\ndays: 5\noutput_step_hours: 5\n' > step5.yaml
 run synth step5.yaml --output step5out

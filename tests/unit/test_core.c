@@ -187,11 +187,21 @@ static void test_atomic_files(void) {
     wx_atomic_abort(&f);
     WX_CHECK(access(path2, F_OK) != 0 && count_entries(dir) == 1, "aborted new file absent");
 
-    char missing[320];
-    snprintf(missing, sizeof missing, "%s/nope/x.txt", root);
-    WX_CHECK(wx_atomic_open(&f, missing) == WX_ERR_RUN && strstr(wx_error_message(), missing),
-             "open in a missing folder fails naming the path: %s", wx_error_message());
+    /* A missing folder is made (mkdir -p); under a file the open fails naming the path. */
+    char missing[320], under[320];
+    snprintf(missing, sizeof missing, "%s/nope/deeper/x.txt", root);
     WX_CHECK(wx_read_file(missing, &buf, &len) == WX_ERR_RUN, "read of a missing file fails");
+    WX_CHECK(wx_atomic_open(&f, missing) == WX_OK && wx_atomic_commit(&f) == WX_OK &&
+                 access(missing, F_OK) == 0,
+             "open in a missing folder makes it: %s", wx_error_message());
+    unlink(missing);
+    *strrchr(missing, '/') = 0;
+    rmdir(missing);
+    *strrchr(missing, '/') = 0;
+    rmdir(missing);
+    snprintf(under, sizeof under, "%s/x.txt", path);
+    WX_CHECK(wx_atomic_open(&f, under) == WX_ERR_RUN && strstr(wx_error_message(), under),
+             "open under a file fails naming the path: %s", wx_error_message());
 
     unlink(path);
     for (int i = 0; i < 3; i++) {
