@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "io/netcdf_open.h"
+
 void wx_coastline_path(char res, char *buf, int len) {
     const char *dir = getenv("WX_GSHHG_DIR");
     if (!dir || !*dir) dir = "/usr/share/gmt-gshhg";
@@ -46,12 +48,13 @@ static wx_status get_ints(int nc, const char *path, const char *name, int n, int
 
 wx_status wx_coastline_load(const char *path, int max_level, wx_coastline *out) {
     memset(out, 0, sizeof *out);
-    int nc, rc = nc_open(path, NC_NOWRITE, &nc);
-    if (rc != NC_NOERR)
-        return wx_error_set(WX_ERR_RUN,
-                            "%s: %s (coastlines come from Debian's gmt-gshhg-low; install it or set "
-                            "WX_GSHHG_DIR)",
-                            path, nc_strerror(rc));
+    int nc;
+    if (wx_nc_open_read(path, &nc, NULL) != WX_OK) {
+        char msg[1024]; /* the message is rebuilt in the buffer it lives in */
+        snprintf(msg, sizeof msg, "%s", wx_error_message());
+        return wx_error_set(WX_ERR_RUN, "%s (coastlines come from Debian's gmt-gshhg-low; install "
+                            "it or set WX_GSHHG_DIR)", msg);
+    }
     int bin_min = 0, nx = 0, ny = 0, nbin = 0, nseg = 0, npts = 0;
     int *first_seg = NULL, *nseg_bin = NULL, *info = NULL, *first_pt = NULL, *dx = NULL,
         *dy = NULL;

@@ -7,14 +7,16 @@
 #include <string.h>
 #include <sys/types.h>
 
+#include "io/netcdf_open.h"
+
 wx_status wx_forecast_file_ref_time(const char *path, wx_time *out, int *found) {
     *found = 0;
-    int nc, id, rc = nc_open(path, NC_NOWRITE, &nc);
-    if (rc == NC_ENOTNC)
+    int nc, id, rc;
+    wx_status st = wx_nc_open_read(path, &nc, &rc);
+    if (st != WX_OK && rc == NC_ENOTNC)
         return wx_error_set(WX_ERR_RUN, "%s: not a NetCDF file (expected a NetCDF forecast file as "
                             "`wxcast forecast --output` writes; GRIB2 forecasts are not read)", path);
-    if (rc != NC_NOERR)
-        return wx_error_set(WX_ERR_RUN, "%s: %s (expected a NetCDF forecast file)", path, nc_strerror(rc));
+    if (st != WX_OK) return st;
     if (nc_inq_varid(nc, "forecast_reference_time", &id) != NC_NOERR) {
         nc_close(nc);
         return WX_OK;
@@ -52,9 +54,10 @@ static int att_text(int nc, int var, const char *name, char *buf, size_t len) {
 
 wx_status wx_forecast_file_is_spread(const char *path, int *yes) {
     *yes = 0;
-    int nc, nvars, rc = nc_open(path, NC_NOWRITE, &nc);
-    if (rc == NC_ENOTNC) return WX_OK; /* GRIB: no spread files of that format */
-    if (rc != NC_NOERR) return wx_error_set(WX_ERR_RUN, "%s: %s", path, nc_strerror(rc));
+    int nc, nvars, rc;
+    wx_status st = wx_nc_open_read(path, &nc, &rc);
+    if (st != WX_OK && rc == NC_ENOTNC) return WX_OK; /* GRIB: no spread files of that format */
+    if (st != WX_OK) return st;
     char buf[512];
     if (att_text(nc, NC_GLOBAL, "ensemble_statistic", buf, sizeof buf) &&
         !strcmp(buf, "standard_deviation"))

@@ -6,14 +6,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "io/netcdf_open.h"
+
 wx_status wx_nc_stats_open(const char *path, wx_nc_stats *s) {
     memset(s, 0, sizeof *s);
     s->ncid = -1;
-    int e = nc_open(path, NC_NOWRITE, &s->ncid);
-    if (e != NC_NOERR) {
-        s->ncid = -1;
-        return wx_error_set(WX_ERR_RUN, "%s: cannot read as NetCDF: %s", path, nc_strerror(e));
-    }
+    WX_TRY(wx_nc_open_read(path, &s->ncid, NULL));
     snprintf(s->path, sizeof s->path, "%s", path);
     return WX_OK;
 }

@@ -2,8 +2,8 @@
  * as zeros (netCDF-C pads short reads), so a cut download would be ingested as data. This checks
  * the file's size against the least its header allows: the header's own bytes (the format's
  * encoding of dimensions, attributes and variables, computed through the public API) plus every
- * variable's data, records included, without alignment padding. NetCDF-4/HDF5 files are left to
- * HDF5, which does report truncation. */
+ * variable's data, records included, without alignment padding. NetCDF-4/HDF5 files are refused
+ * by HDF5 itself; io/netcdf_open.c names their sizes. */
 #ifndef WX_NETCDF_CLASSIC_H
 #define WX_NETCDF_CLASSIC_H
 

@@ -1,5 +1,5 @@
 #include "io/netcdf_read.h"
-#include "io/netcdf_classic.h"
+#include "io/netcdf_open.h"
 #include "core/wx_log.h"
 
 #include <ctype.h>
@@ -438,13 +438,7 @@ wx_status wx_netcdf_scan(wx_source *s) {
     nc_impl *im = wx_calloc(1, sizeof *im);
     s->impl = im;
     im->ncid = -1;
-    int e = nc_open(s->path, NC_NOWRITE, &im->ncid);
-    if (e) {
-        im->ncid = -1;
-        return wx_error_set(WX_ERR_RUN, "%s: cannot open as NetCDF: %s", s->path, nc_strerror(e));
-    }
-    wx_status cs = wx_netcdf_classic_check_size(im->ncid, s->path);
-    if (cs != WX_OK) return cs;
+    WX_TRY(wx_nc_open_read(s->path, &im->ncid, NULL));
     int ndims, nvars;
     nc_inq_ndims(im->ncid, &ndims);
     nc_inq_nvars(im->ncid, &nvars);

@@ -243,6 +243,19 @@ run "${F[@]}" --lead 10h --output x.nc
 usage_error "forecast --lead 10h" "--lead 10h" "6h step"
 ok "forecast --lead 10h: durations in hours, not seconds" '! grep -q "36000s" "$T/err"'
 
+# A NetCDF-4 file cut short (HDF5 refuses it; netCDF-C says only "HDF error"): every reader
+# names both sizes, the one left and the one the superblock records.
+run dump archive --output d4.nc --start 2000-12-27T06:00 --end 2000-12-27T06:00
+head -c $(($(stat -c %s d4.nc) / 2)) d4.nc > cut4.nc
+cut4="cut4.nc: truncated: $(stat -c %s cut4.nc) bytes, and its HDF5 superblock records $(stat -c %s d4.nc)"
+run inspect cut4.nc
+fails 1 "inspect of a NetCDF-4 file cut in half" "$cut4" "download or copy it again"
+run forecast --model $CK --init cut4.nc --steps 1 --output x4.nc
+fails 1 "forecast --init of a NetCDF-4 file cut in half" "$cut4"
+run eval --forecast cut4.nc --truth archive --output ev4
+fails 1 "eval of a NetCDF-4 forecast file cut in half" "$cut4"
+ok "no output from the cut file" '[ ! -e x4.nc ] && [ ! -e ev4 ]'
+
 # 4. Output paths checked before the run.
 mkdir -p dirout
 run "${F[@]}" --steps 1 --output dirout

@@ -5,10 +5,12 @@
  * decode to the same field; time units/calendars give the right valid times. */
 #include <math.h>
 #include <netcdf.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "era5_testdata.h"
+#include "io/netcdf_open.h"
 #include "io/wx_source.h"
 #include "wx_test.h"
 
@@ -62,10 +64,59 @@ static void check_eraint(void) {
     wx_source_close(s);
 }
 
+/* Superblocks as the HDF5 file-format specification lays them out (versions 0 and 1: sizes at
+ * bytes 13/14, base / free-space / end-of-file addresses from byte 24 (v1: 28); versions 2 and 3:
+ * sizes at 9/10, base / extension / end-of-file addresses from 12), here in files cut to 600
+ * bytes: the recorded size is read and the opener reports the truncation with both sizes. The
+ * version-2 case behind a 512-byte user block has its base address at 512. (Version 2 files as
+ * netCDF-C writes them are cut in tests/cli/bad_input.sh.) */
+static void check_hdf5_superblocks(const char *tmp) {
+    static const unsigned char sig[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
+    struct { int ver, at; unsigned long long base, eof; } cases[] = {
+        {0, 0, 0, 5000}, {1, 0, 0, 7000}, {2, 0, 0, 9000}, {3, 512, 512, 4000}};
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        unsigned char b[600] = {0}, *sb = b + cases[k].at;
+        memcpy(sb, sig, 8);
+        sb[8] = (unsigned char)cases[k].ver;
+        int base_at = cases[k].ver == 0 ? 24 : cases[k].ver == 1 ? 28 : 12;
+        if (cases[k].ver <= 1) sb[13] = 8, sb[14] = 8;
+        else sb[9] = 8, sb[10] = 8;
+        for (int i = 0; i < 8; i++) {
+            sb[base_at + i] = (unsigned char)(cases[k].base >> (8 * i));
+            sb[base_at + 8 + i] = 0xff; /* free-space / extension address: undefined */
+            sb[base_at + 16 + i] = (unsigned char)(cases[k].eof >> (8 * i));
+        }
+        char p[1200];
+        snprintf(p, sizeof p, "%s/sb%zu.nc", tmp, k);
+        FILE *f = fopen(p, "wb");
+        fwrite(b, 1, sizeof b, f);
+        fclose(f);
+        unsigned long long want = cases[k].base + cases[k].eof;
+        WX_CHECK(wx_hdf5_recorded_size(p) == want, "superblock v%d: recorded size %llu, expected %llu",
+                 cases[k].ver, wx_hdf5_recorded_size(p), want);
+        int nc, rc;
+        char msg[200];
+        snprintf(msg, sizeof msg, "truncated: 600 bytes, and its HDF5 superblock records %llu", want);
+        WX_CHECK(wx_nc_open_read(p, &nc, &rc) == WX_ERR_RUN && nc == -1 &&
+                     strstr(wx_error_message(), msg) && strstr(wx_error_message(), p),
+                 "v%d cut short: %s", cases[k].ver, wx_error_message());
+    }
+    char p[1200];
+    snprintf(p, sizeof p, "%s/plain.txt", tmp);
+    FILE *f = fopen(p, "w");
+    fputs("not a NetCDF file at all\n", f);
+    fclose(f);
+    int nc, rc;
+    WX_CHECK(wx_hdf5_recorded_size(p) == 0 && wx_nc_open_read(p, &nc, &rc) == WX_ERR_RUN &&
+                 rc == NC_ENOTNC && strstr(wx_error_message(), "not a NetCDF file"),
+             "a text file: not NetCDF (%s)", wx_error_message());
+}
+
 int main(void) {
     check_eraint();
     char tmp[] = "/tmp/wx_nc_read_XXXXXX";
     WX_CHECK(mkdtemp(tmp) != NULL, "mkdtemp");
+    check_hdf5_superblocks(tmp);
     td_nc_opts layouts[] = {{1, 0, 0, 0, 0}, {0, 0, 0, 0, 0}, {1, 0, 1, 0, 0}, {1, 0, 0, 1, 0},
                             {0, 0, 1, 0, 1}, {1, 1, 0, 0, 0}, {0, 1, 1, 1, 1}};
     double levels[2] = {500, 850};
