@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "core/wx_fs.h"
+#include "core/wx_progress.h"
 #include "core/wx_tmap.h"
 #include "infer/eval_regions.h"
 #include "infer/forecast_init.h"
@@ -510,13 +511,17 @@ wx_status wx_eval_run(const wx_eval_opts *o, wx_eval_result *r) {
     x.members_file = wx_calloc((size_t)nm, sizeof(char *));
     x.warned_vars = wx_calloc((size_t)nm, 1), x.warned_times = wx_calloc((size_t)nm, 1);
     for (int i = 0; i < nm; i++) x.members[i] = -1;
+    wx_progress prog; /* a year of daily 10-day forecasts is hundreds of files */
+    wx_progress_start(&prog, "eval", o->nfiles, "files");
     for (int f = 0; f < o->nfiles && st == WX_OK; f++) {
         int mo = model_index(r, o->models[f]);
         /* shared rows: one bookkeeping for all models; per-model rows: the model's own */
         st = eval_file(&x, o->files[f], mo, inits[f], o->baselines ? &bl[r->baselines_per_model ? mo : 0] : NULL);
         if (!r->baselines_per_model && o->baselines)
             for (int i = 1; i < nm; i++) bl[i].row[0] = bl[0].row[0], bl[i].row[1] = bl[0].row[1];
+        wx_progress_update(&prog, f + 1, "%s", o->models[f] ? o->models[f] : "");
     }
+    wx_progress_finish(&prog);
     qsort(sorted, (size_t)o->nfiles, sizeof(wx_time), cmp_time);
     for (int f = 0; f < o->nfiles; f++) r->ninit += f == 0 || sorted[f] != sorted[f - 1];
     /* Each row's set of initial times: a baseline row has its model's (shared rows: every

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/wx_progress.h"
 #include "infer/export_priv.h"
 
 /* Field of candidate c at lead k into out (speed from u/v for a pair); *have = 0 when absent.
@@ -159,12 +160,17 @@ wx_status wx_export_jobs_run(const render_ctx *x, const render_job *jobs, int n,
                              wx_map_layout *lays) {
     wx_status *st = wx_calloc((size_t)n + 1, sizeof(wx_status));
     char **msg = wx_calloc((size_t)n + 1, sizeof(char *));
-    int nt = x->o->threads > 0 ? x->o->threads : omp_get_max_threads();
+    int nt = x->o->threads > 0 ? x->o->threads : omp_get_max_threads(), done = 0;
+    wx_progress p; /* maps and wind layers: ~0.1-1 s each, hundreds for a 0.25-degree forecast */
+    wx_progress_start(&p, "export", n, "files");
 #pragma omp parallel for schedule(dynamic) num_threads(nt)
     for (int k = 0; k < n; k++) {
         st[k] = run_job(x, &jobs[k], &lays[k]);
         if (st[k]) msg[k] = strdup(wx_error_message());
+#pragma omp critical(export_progress)
+        wx_progress_update(&p, ++done, NULL);
     }
+    wx_progress_finish(&p);
     wx_status rc = WX_OK;
     for (int k = 0; k < n; k++) {
         if (st[k] && rc == WX_OK) rc = wx_error_set(st[k], "%s", msg[k] ? msg[k] : "export failed");

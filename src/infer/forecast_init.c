@@ -147,7 +147,9 @@ wx_status wx_forecast_init_from_file(const char *path, const wx_rollout *r, int 
                 wx_time_format(*time, t);
                 st = wx_error_set(WX_ERR_RUN, "%s: two fields of model channel %s at %s (an extra "
                                   "dimension besides time, level and member, such as a lead-time "
-                                  "axis?): expected one analysis field per time", path,
+                                  "axis?): expected one analysis field per time; from a "
+                                  "WeatherBench2 forecast take one lead first (xarray: "
+                                  "ds.isel(prediction_timedelta=0))", path,
                                   meta->chan[c].name, t);
             }
         }

@@ -25,9 +25,11 @@ t0=$(date +%s)
 
 $PY "$HELP" make-nc "$tmp/fc.nc"
 out="$tmp/out"
-"$WX" export "$tmp/fc.nc" --output "$out" --width 480 > "$tmp/log" || { cat "$tmp/log"; bad "export exited $?"; exit 1; }
+"$WX" export "$tmp/fc.nc" --output "$out" --width 480 > "$tmp/log" 2> "$tmp/err" || { cat "$tmp/log" "$tmp/err"; bad "export exited $?"; exit 1; }
 grep -q "10 variables x 5 leads: 50 maps, 15 wind" "$tmp/log" && ok "export: $(cat "$tmp/log")" ||
     bad "export summary: $(cat "$tmp/log")"
+grep -q "export: 65/65 files (100.0%)" "$tmp/err" && ok "export progress: $(tail -1 "$tmp/err")" ||
+    bad "export progress line: $(cat "$tmp/err")"
 for f in index.html viewer.js viewer.css manifest.json manifest.js; do
     [ -s "$out/$f" ] || bad "$f missing"
 done
