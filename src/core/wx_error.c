@@ -50,6 +50,12 @@ void *wx_calloc(size_t count, size_t size) {
     return p;
 }
 
+void *wx_realloc(void *p, size_t n) {
+    void *q = realloc(p, n ? n : 1);
+    if (!q) wx_out_of_memory(n);
+    return q;
+}
+
 char *wx_strdup(const char *s) {
     size_t n = strlen(s) + 1;
     char *p = wx_malloc(n);

@@ -45,9 +45,10 @@ void wx_error_clear(void);
         }                                                                                 \
     } while (0)
 
-/* malloc/calloc that treat exhaustion as fatal (the tools cannot continue without memory). */
+/* malloc/calloc/realloc that treat exhaustion as fatal (the tools cannot continue without memory). */
 void *wx_malloc(size_t n);
 void *wx_calloc(size_t count, size_t size);
+void *wx_realloc(void *p, size_t n);
 char *wx_strdup(const char *s);
 
 #ifdef __cplusplus

@@ -153,12 +153,11 @@ static int clim_has_hour(ectx *x, wx_time t) {
 
 /* One forecast file from initial time `init`: every matched field against the truth at its valid
  * time, the wind vectors of u/v pairs, and (bl != NULL) the baselines on this initial time. */
-static wx_status eval_file(ectx *x, const char *path, int model, wx_time init, base_rows *bl) {
+static wx_status eval_file(ectx *x, wx_source *src, const char *path, int model, wx_time init,
+                           base_rows *bl) {
     wx_eval_result *r = x->r;
     const wx_archive_meta *m = wx_archive_meta_of(x->ar);
     int64_t P = x->eg.P, R = P * m->nchan; /* on the scoring grid */
-    wx_source *src;
-    WX_TRY(wx_source_open(path, &src));
     wx_status st = WX_OK;
     int nf = wx_source_count(src), nj = 0;
     job *jobs = wx_malloc(sizeof(job) * (size_t)(nf ? nf : 1));
@@ -170,6 +169,7 @@ static wx_status eval_file(ectx *x, const char *path, int model, wx_time init, b
     char skipped[512] = ""; /* forecast variables no truth channel matches (reported once) */
     for (int i = 0; i < nf; i++) {
         const wx_field_info *f = wx_source_info(src, i);
+        if (f->has_init && f->init != init) continue; /* another forecast of a WB2-layout file */
         int c = wx_eval_match_channel(m, f);
         if (c < 0 && f->has_time && !strstr(skipped, f->name) && strlen(skipped) + strlen(f->name) + 3 < sizeof skipped)
             snprintf(skipped + strlen(skipped), sizeof skipped - strlen(skipped), "%s%s",
@@ -199,6 +199,17 @@ static wx_status eval_file(ectx *x, const char *path, int model, wx_time init, b
                     "model '%s')", path, skipped, r->models[model]);
     }
     qsort(jobs, (size_t)nj, sizeof(job), job_cmp);
+    for (int q = 1; q < nj; q++) /* one field per channel, member and valid time, or which? */
+        if (jobs[q].valid == jobs[q - 1].valid && jobs[q].chan == jobs[q - 1].chan &&
+            jobs[q].member == jobs[q - 1].member) {
+            char t[32], i0[32];
+            wx_time_format(jobs[q].valid, t), wx_time_format(init, i0);
+            st = wx_error_set(WX_ERR_RUN, "%s: two fields of %s at %s in the forecast from %s "
+                              "(fields %d and %d): expected one per variable, level, member and "
+                              "time", path, m->chan[jobs[q].chan].name, t, i0,
+                              jobs[q - 1].field + 1, jobs[q].field + 1);
+            goto done;
+        }
     /* One model's rows pool its files: an ensemble of another size (the fair spread-skill factor
      * (M+1)/M is per row) or a deterministic file among ensembles would be mixed into them. */
     int nmem = 0;
@@ -312,7 +323,6 @@ static wx_status eval_file(ectx *x, const char *path, int model, wx_time init, b
     }
 done:
     free(jobs), free(fc), free(ens), free(truth), free(pers), free(cl), free(fcs), free(have);
-    wx_source_close(src);
     return st;
 }
 
@@ -405,8 +415,9 @@ wx_status wx_eval_run(const wx_eval_opts *o, wx_eval_result *r) {
     const wx_archive_meta *m = wx_archive_meta_of(ar);
     ectx x = {.ar = ar, .r = r, .sp = {.chan = -1}};
     wx_status st = WX_OK;
-    int nm = 0, *set = NULL, *off = NULL;
+    int nm = 0, *set = NULL, *off = NULL, ni = 0, *ifile = NULL;
     wx_time *inits = NULL, *sorted = NULL;
+    wx_source *src = NULL;
     base_rows *bl = NULL;
     float *cmean = NULL, *lsm = NULL, *masks = NULL;
     double *w = NULL;
@@ -446,18 +457,30 @@ wx_status wx_eval_run(const wx_eval_opts *o, wx_eval_result *r) {
         for (int k = 0; k < r->nregions; k++)
             snprintf(r->region_names[k], 32, "%s", wx_eval_region_name(k ? x.rg.id[k - 1] : 0));
     }
-    /* Every file's initial time before any scoring: one model may not hold an initial time twice
-     * (it would be counted twice), and the baselines follow the models' sets of initial times. */
-    inits = wx_malloc(sizeof(wx_time) * (size_t)o->nfiles);
-    for (int f = 0; f < o->nfiles && st == WX_OK; f++) st = wx_eval_file_init(o->files[f], m, &inits[f]);
-    for (int f = 0; f < o->nfiles && st == WX_OK; f++)
-        for (int g = 0; g < f && st == WX_OK; g++)
-            if (inits[f] == inits[g] && !strcmp(o->models[f], o->models[g])) {
+    /* Every forecast's initial time before any scoring: one model may not hold an initial time
+     * twice (it would be counted twice), and the baselines follow the models' sets of initial
+     * times. A forecast is (file, initial time): wxcast's files hold one, WeatherBench2-layout
+     * files any number. */
+    for (int f = 0; f < o->nfiles && st == WX_OK; f++) {
+        wx_time *t = NULL;
+        int n = 0;
+        st = wx_eval_file_inits(o->files[f], m, &t, &n);
+        if (st == WX_OK) {
+            inits = wx_realloc(inits, sizeof(wx_time) * (size_t)(ni + n));
+            ifile = wx_realloc(ifile, sizeof(int) * (size_t)(ni + n));
+            for (int k = 0; k < n; k++) inits[ni + k] = t[k], ifile[ni + k] = f;
+            ni += n;
+        }
+        free(t);
+    }
+    for (int q = 0; q < ni && st == WX_OK; q++)
+        for (int g = 0; g < q && st == WX_OK; g++)
+            if (inits[q] == inits[g] && !strcmp(o->models[ifile[q]], o->models[ifile[g]])) {
                 char t[40];
-                wx_time_format(inits[f], t);
+                wx_time_format(inits[q], t);
                 st = wx_error_set(WX_ERR_USAGE, "--forecast: %s and %s are both from initial time %s "
                                   "for model '%s' (each initial time must be scored once)",
-                                  o->files[g], o->files[f], t, o->models[f]);
+                                  o->files[ifile[g]], o->files[ifile[q]], t, o->models[ifile[q]]);
             }
     if (st) goto out;
     r->convention = o->convention;
@@ -467,12 +490,12 @@ wx_status wx_eval_run(const wx_eval_opts *o, wx_eval_result *r) {
     nm = r->nmodels;
     /* Each model's sorted initial times; set[i] = the first model with the same list. */
     set = wx_malloc(sizeof(int) * (size_t)nm);
-    sorted = wx_malloc(sizeof(wx_time) * (size_t)o->nfiles);
+    sorted = wx_malloc(sizeof(wx_time) * (size_t)ni);
     off = wx_calloc((size_t)nm + 1, sizeof(int));
     for (int i = 0, n = 0; i < nm; i++) {
         off[i] = n;
-        for (int f = 0; f < o->nfiles; f++)
-            if (!strcmp(o->models[f], r->models[i])) sorted[n++] = inits[f];
+        for (int q = 0; q < ni; q++)
+            if (!strcmp(o->models[ifile[q]], r->models[i])) sorted[n++] = inits[q];
         off[i + 1] = n;
         qsort(sorted + off[i], (size_t)(n - off[i]), sizeof(wx_time), cmp_time);
     }
@@ -511,19 +534,24 @@ wx_status wx_eval_run(const wx_eval_opts *o, wx_eval_result *r) {
     x.members_file = wx_calloc((size_t)nm, sizeof(char *));
     x.warned_vars = wx_calloc((size_t)nm, 1), x.warned_times = wx_calloc((size_t)nm, 1);
     for (int i = 0; i < nm; i++) x.members[i] = -1;
-    wx_progress prog; /* a year of daily 10-day forecasts is hundreds of files */
-    wx_progress_start(&prog, "eval", o->nfiles, "files");
-    for (int f = 0; f < o->nfiles && st == WX_OK; f++) {
-        int mo = model_index(r, o->models[f]);
+    wx_progress prog; /* a year of daily 10-day forecasts is hundreds of them */
+    wx_progress_start(&prog, "eval", ni, "forecasts");
+    for (int q = 0; q < ni && st == WX_OK; q++) {
+        const int f = ifile[q], mo = model_index(r, o->models[f]);
+        if (q == 0 || ifile[q - 1] != f) { /* a file's forecasts are consecutive: opened once */
+            wx_source_close(src);
+            src = NULL;
+            if ((st = wx_source_open(o->files[f], &src))) break;
+        }
         /* shared rows: one bookkeeping for all models; per-model rows: the model's own */
-        st = eval_file(&x, o->files[f], mo, inits[f], o->baselines ? &bl[r->baselines_per_model ? mo : 0] : NULL);
+        st = eval_file(&x, src, o->files[f], mo, inits[q], o->baselines ? &bl[r->baselines_per_model ? mo : 0] : NULL);
         if (!r->baselines_per_model && o->baselines)
             for (int i = 1; i < nm; i++) bl[i].row[0] = bl[0].row[0], bl[i].row[1] = bl[0].row[1];
-        wx_progress_update(&prog, f + 1, "%s", o->models[f] ? o->models[f] : "");
+        wx_progress_update(&prog, q + 1, "%s", o->models[f]);
     }
     wx_progress_finish(&prog);
-    qsort(sorted, (size_t)o->nfiles, sizeof(wx_time), cmp_time);
-    for (int f = 0; f < o->nfiles; f++) r->ninit += f == 0 || sorted[f] != sorted[f - 1];
+    qsort(sorted, (size_t)ni, sizeof(wx_time), cmp_time);
+    for (int q = 0; q < ni; q++) r->ninit += q == 0 || sorted[q] != sorted[q - 1];
     /* Each row's set of initial times: a baseline row has its model's (shared rows: every
      * model's, all equal). */
     r->init_set = wx_malloc(sizeof(int) * (size_t)r->nmodels);
@@ -540,7 +568,8 @@ wx_status wx_eval_run(const wx_eval_opts *o, wx_eval_result *r) {
 out:
     free(x.cells.s), free(x.done.s), free(x.rcells.s), free(x.pair), free(x.members), free(x.members_file);
     free(x.warned_vars), free(x.warned_times);
-    free(inits), free(sorted), free(set), free(off), free(bl), free(cmean), free(w), free(lsm), free(masks);
+    wx_source_close(src);
+    free(inits), free(ifile), free(sorted), free(set), free(off), free(bl), free(cmean), free(w), free(lsm), free(masks);
     if (x.clim) wx_climatology_close(x.clim);
     wx_eval_seeps_close(&x.sp);
     wx_eval_grid_close(&x.eg);

@@ -2,6 +2,7 @@
 #include "infer/eval_match.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "infer/forecast_init.h"
@@ -30,16 +31,45 @@ int wx_eval_match_channel(const wx_archive_meta *m, const wx_field_info *f) {
     return -1;
 }
 
-/* Initial time of a forecast file: its forecast_reference_time. A file without one (an analysis,
- * an archive dump, a month of ERA5) is refused rather than scored from its first time, where it
- * would "forecast" the truth itself with RMSE 0 and ACC 1. */
-wx_status wx_eval_file_init(const char *path, const wx_archive_meta *m, wx_time *init) {
+static int cmp_time(const void *a, const void *b) {
+    wx_time x = *(const wx_time *)a, y = *(const wx_time *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Initial times of a forecast file: its forecast_reference_time, or the initial times of its
+ * fields with a lead (WeatherBench2's layout). A file with neither (an analysis, an archive dump,
+ * a month of ERA5) is refused rather than scored from its first time, where it would "forecast"
+ * the truth itself with RMSE 0 and ACC 1. */
+wx_status wx_eval_file_inits(const char *path, const wx_archive_meta *m, wx_time **inits, int *n) {
     (void)m;
+    *inits = NULL, *n = 0;
     WX_TRY(wx_forecast_file_check_not_spread(path)); /* an ensemble's spread is no forecast */
     int found = 0;
-    WX_TRY(wx_forecast_file_ref_time(path, init, &found));
-    if (found) return WX_OK;
+    wx_time t0 = 0;
+    WX_TRY(wx_forecast_file_ref_time(path, &t0, &found));
+    if (found) {
+        *inits = wx_malloc(sizeof(wx_time));
+        (*inits)[0] = t0, *n = 1;
+        return WX_OK;
+    }
+    wx_source *src;
+    WX_TRY(wx_source_open(path, &src));
+    int nf = wx_source_count(src), k = 0;
+    wx_time *t = wx_malloc(sizeof(wx_time) * (size_t)(nf + 1));
+    for (int i = 0; i < nf; i++)
+        if (wx_source_info(src, i)->has_init) t[k++] = wx_source_info(src, i)->init;
+    wx_source_close(src);
+    qsort(t, (size_t)k, sizeof(wx_time), cmp_time);
+    int u = 0;
+    for (int i = 0; i < k; i++)
+        if (u == 0 || t[i] != t[u - 1]) t[u++] = t[i];
+    if (u > 0) {
+        *inits = t, *n = u;
+        return WX_OK;
+    }
+    free(t);
     return wx_error_set(WX_ERR_USAGE, "--forecast: %s is not a forecast file: it has no "
-                        "forecast_reference_time (the initial time `wxcast forecast` writes); an "
-                        "analysis or `wxcast dump` file would be scored against itself", path);
+                        "forecast_reference_time (the initial time `wxcast forecast` writes) and no "
+                        "lead-time axis (WeatherBench2's prediction_timedelta); an analysis or "
+                        "`wxcast dump` file would be scored against itself", path);
 }

@@ -9,8 +9,9 @@
 /* The archive channel of field f (catalogue shortName, level kind and level; an ensemble file's
  * "z500" read as parameter and level), or -1. */
 int wx_eval_match_channel(const wx_archive_meta *m, const wx_field_info *f);
-/* Initial time of a forecast file: forecast_reference_time, else its earliest valid time of a
- * field that matches a truth channel (lead 0). */
-wx_status wx_eval_file_init(const char *path, const wx_archive_meta *m, wx_time *init);
+/* Initial times of a forecast file, ascending, into *inits (malloc'd, *n of them):
+ * forecast_reference_time (wxcast's files: one), or the time axis of a file with a lead-time
+ * axis (WeatherBench2's layout: time = initial time, prediction_timedelta; any number). */
+wx_status wx_eval_file_inits(const char *path, const wx_archive_meta *m, wx_time **inits, int *n);
 
 #endif

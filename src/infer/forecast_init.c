@@ -86,7 +86,10 @@ static const wx_field_info *info_at(const src_set *ss, int g) {
     return wx_source_info(ss->src[k], g - ss->base[k]);
 }
 
+/* Field f is a state of channel ch. Of a forecast file with a lead axis (WeatherBench2's layout)
+ * only lead 0, each forecast's initial state, is: a later lead is a forecast, not an analysis. */
 static int matches(const wx_field_info *f, const wx_archive_channel *ch) {
+    if (f->has_init && f->valid != f->init) return 0;
     if (f->kind != ch->kind || fabs(f->level - ch->level) > 1e-6) return 0;
     return !strcmp(f->param, ch->param) || (f->entry && wx_catalogue_matches(f->entry, ch->param));
 }
@@ -119,6 +122,15 @@ wx_status wx_forecast_init_from_file(const char *path, const wx_rollout *r, int 
     if (st == WX_OK) st = set_open(path, &ss);
     int nf = ss.n ? ss.base[ss.n] : 0;
     int *field = wx_malloc(sizeof(int) * (size_t)(n ? n : 1));
+    int leads = 0, lead0 = 0; /* fields of forecasts (a lead axis), and of their lead 0 */
+    for (int i = 0; st == WX_OK && i < nf; i++) {
+        const wx_field_info *f = info_at(&ss, i);
+        leads += f->has_init, lead0 += f->has_init && f->valid == f->init;
+    }
+    if (st == WX_OK && leads && !lead0)
+        st = wx_error_set(WX_ERR_RUN, "%s: forecasts on a lead-time axis without lead 0, so no "
+                          "initial state: start from an analysis, or take a forecast's lead as "
+                          "one (xarray: ds.isel(prediction_timedelta=K))", path);
     if (st == WX_OK && !has_time) { /* the earliest time of any channel's field */
         int any = 0;
         for (int i = 0; i < nf; i++) {
@@ -147,9 +159,7 @@ wx_status wx_forecast_init_from_file(const char *path, const wx_rollout *r, int 
                 wx_time_format(*time, t);
                 st = wx_error_set(WX_ERR_RUN, "%s: two fields of model channel %s at %s (an extra "
                                   "dimension besides time, level and member, such as a lead-time "
-                                  "axis?): expected one analysis field per time; from a "
-                                  "WeatherBench2 forecast take one lead first (xarray: "
-                                  "ds.isel(prediction_timedelta=0))", path,
+                                  "axis?): expected one analysis field per time", path,
                                   meta->chan[c].name, t);
             }
         }

@@ -10,7 +10,20 @@
 #include <string.h>
 #include <strings.h>
 
-enum { AX_NONE, AX_LAT, AX_LON, AX_TIME, AX_LEVEL, AX_MEMBER, AX_EXPVER, AX_OTHER };
+/* AX_OTHER last: it sizes the per-axis arrays */
+enum { AX_NONE, AX_LAT, AX_LON, AX_TIME, AX_LEVEL, AX_MEMBER, AX_EXPVER, AX_LEAD, AX_OTHER };
+
+/* Seconds in one unit of a lead-time coordinate ("hours", as xarray encodes timedelta64), 0 when
+ * `units` is not a plain duration unit. */
+static double duration_unit_s(const char *units) {
+    static const struct { const char *name; double s; } u[] = {
+        {"days", 86400}, {"day", 86400}, {"hours", 3600}, {"hour", 3600}, {"h", 3600},
+        {"minutes", 60}, {"minute", 60}, {"seconds", 1}, {"second", 1}, {"s", 1},
+        {"milliseconds", 1e-3}, {"microseconds", 1e-6}, {"nanoseconds", 1e-9}};
+    for (size_t k = 0; k < sizeof u / sizeof *u; k++)
+        if (!strcmp(units, u[k].name)) return u[k].s;
+    return 0;
+}
 
 typedef struct {
     int varid, ndims;
@@ -78,6 +91,10 @@ static int classify_dim(int ncid, int dimid) {
     if (!strcmp(sn, "time") || !strcmp(axis, "T") || strstr(units, " since ")) return AX_TIME;
     if (!strcmp(sn, "air_pressure") || in_list(units, p_u)) return AX_LEVEL;
     if (!strcmp(name, "number") || !strcmp(sn, "realization")) return AX_MEMBER;
+    /* A lead time after the time axis' initial time: WeatherBench2's forecasts (time = initial
+     * time), cfgrib's GRIB forecasts (step); the fields' valid times are time + lead. */
+    static const char *const lead_n[] = {"prediction_timedelta", "lead_time", "step", NULL};
+    if (in_list(name, lead_n) && duration_unit_s(units) > 0) return AX_LEAD;
     /* No CF identification (xarray files written from bare numpy coordinates, as DeepMind's
      * GraphCast datasets are): the conventional names. A "time" in "hours" (no "since") holds
      * offsets that a `datetime` coordinate dates (see dated_times). */
@@ -302,8 +319,25 @@ static wx_status scan_var(wx_source *s, nc_impl *im, int varid, int *dimax) {
         st = wx_source_grid_from_axes(lats, v->nlat, lons, v->nlon, where, &grid, v->row_map,
                                       v->col_map);
     wx_time_cf cf = {0};
-    size_t nt = 1, nl = 1, nm = 1, no = 1;
+    size_t nt = 1, nl = 1, nm = 1, no = 1, nd = 1;
     if (pos[AX_OTHER] >= 0) no = v->len[pos[AX_OTHER]];
+    int64_t *lead_s = NULL; /* [nd] seconds after the time axis' (initial) time */
+    if (st == WX_OK && pos[AX_LEAD] >= 0) {
+        nd = v->len[pos[AX_LEAD]];
+        char dname[NC_MAX_NAME + 1], units[64] = "";
+        int dv;
+        nc_inq_dimname(ncid, dims[pos[AX_LEAD]], dname);
+        nc_inq_varid(ncid, dname, &dv);
+        get_text_att(ncid, dv, "units", units, sizeof units);
+        double *lv = NULL, us = duration_unit_s(units);
+        st = read_coord(ncid, dims[pos[AX_LEAD]], nd, s->path, &lv);
+        lead_s = wx_malloc(sizeof(int64_t) * (nd ? nd : 1));
+        for (size_t k = 0; st == WX_OK && k < nd; k++) lead_s[k] = (int64_t)llround(lv[k] * us);
+        free(lv);
+        if (st == WX_OK && pos[AX_TIME] < 0)
+            st = wx_error_set(WX_ERR_RUN, "%s: lead-time axis '%s' without a time axis: the "
+                              "leads count from no initial time", where, dname);
+    }
     if (st == WX_OK && pos[AX_TIME] >= 0) { /* times[t * no + o]: CF values of the valid times */
         int tv;
         char tname[NC_MAX_NAME + 1], units[256] = "", cal[64] = "";
@@ -394,6 +428,7 @@ static wx_status scan_var(wx_source *s, nc_impl *im, int varid, int *dimax) {
         if (conv != 0 && u_scale != 0) u_scale *= conv; /* gh in another unit: both factors */
     }
     for (size_t t = 0; st == WX_OK && t < nt; t++)
+        for (size_t d = 0; d < nd; d++)
         for (size_t l = 0; l < nl; l++)
             for (size_t m = 0; m < nm; m++)
                 for (size_t o = 0; o < no; o++) {
@@ -411,6 +446,11 @@ static wx_status scan_var(wx_source *s, nc_impl *im, int varid, int *dimax) {
                     if (times) {
                         f->has_time = 1;
                         f->valid = wx_time_cf_value(&cf, times[t * no + o]);
+                        if (lead_s) {
+                            f->has_init = 1;
+                            f->init = f->valid;
+                            f->valid += lead_s[d];
+                        }
                         /* CDS NetCDF accumulations are hourly sums ending at the valid time;
                          * wxcast's own files (synth, dump, forecasts) sum over their time step */
                         if (e && e->accumulated) f->accum_s = period ? period : own_step > 0 ? own_step : 3600;
@@ -423,6 +463,7 @@ static wx_status scan_var(wx_source *s, nc_impl *im, int varid, int *dimax) {
                     f->nc_index[1] = levels ? (int64_t)l : -1;
                     f->nc_index[2] = members ? (int64_t)m : -1;
                     f->nc_index[3] = pos[AX_OTHER] >= 0 ? (int64_t)o : -1;
+                    f->nc_index[4] = lead_s ? (int64_t)d : -1;
                     if (pos[AX_OTHER] >= 0) nc_inq_dimname(ncid, dims[pos[AX_OTHER]], oname);
                     snprintf(f->other_axis, sizeof f->other_axis, "%.31s", oname);
                 }
@@ -431,6 +472,7 @@ static wx_status scan_var(wx_source *s, nc_impl *im, int varid, int *dimax) {
     free(times);
     free(levels);
     free(members);
+    free(lead_s);
     return st;
 }
 
@@ -475,6 +517,7 @@ wx_status wx_netcdf_read(wx_source *s, int i, wx_missing_policy policy, float *v
         case AX_LEVEL: start[d] = (size_t)f->nc_index[1]; break;
         case AX_MEMBER: start[d] = (size_t)f->nc_index[2]; break;
         case AX_OTHER: start[d] = (size_t)f->nc_index[3]; break;
+        case AX_LEAD: start[d] = (size_t)f->nc_index[4]; break;
         case AX_EXPVER: epos = d; break;
         case AX_LAT: case AX_LON: count[d] = v->len[d]; break;
         }

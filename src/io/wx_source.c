@@ -20,7 +20,7 @@ wx_field_info *wx_source_add(wx_source *s) {
     wx_field_info *f = &s->fields[s->count++];
     memset(f, 0, sizeof *f);
     f->member = -1;
-    for (int k = 0; k < 4; k++) f->nc_index[k] = -1;
+    for (int k = 0; k < 5; k++) f->nc_index[k] = -1;
     return f;
 }
 

@@ -28,6 +28,9 @@ typedef struct {
     wx_time valid;       /* validity time */
     int64_t accum_s;     /* accumulation period ending at `valid` in seconds, 0 = instantaneous */
     int member;          /* ensemble member ("number"), -1 when the source has none */
+    int has_init;        /* NetCDF with a lead-time axis (WeatherBench2's prediction_timedelta,
+                            cfgrib's step): `init` is the time axis' value, valid = init + lead */
+    wx_time init;
     int varies;          /* NetCDF: a field the catalogue calls static (z) that changes in time:
                             never to be taken as the constant of a static channel */
     wx_grid grid;        /* the stored (normalised) grid */
@@ -36,7 +39,7 @@ typedef struct {
     int64_t offset;      /* GRIB: byte offset of the message */
     char other_axis[32]; /* NetCDF: a dimension that is not time/level/member/expver ("month"), or "" */
     int nc_var;          /* NetCDF: variable id */
-    int64_t nc_index[4]; /* NetCDF: index along time, level, member, unknown axis (-1 absent) */
+    int64_t nc_index[5]; /* NetCDF: index along time, level, member, unknown axis, lead (-1 absent) */
 } wx_field_info;
 
 typedef struct wx_source wx_source;

@@ -76,7 +76,7 @@ check "forecast from 2001-01-03T06 (rc $rc: $err)" $rc
 "$W" eval --truth archive --output o_late --forecast late=late.nc,f0.nc > /dev/null 2> late.err
 st=$?
 ok "leads past the archive: one warning naming them ($(grep warning late.err | head -c 200))" \
-    '[ $st -eq 0 ] && grep -q "eval: 2/2 files (100.0%)" late.err && [ $(grep -c "warning: late.nc: 2 of its 5 valid times (2001-01-04T00:00 .. 2001-01-04T06:00) have no record in the truth archive (2000-12-23T00:00 .. 2001-01-03T18:00 every 6 h): not scored" late.err) -eq 1 ] && [ $(grep -c warning late.err) -eq 1 ]'
+    '[ $st -eq 0 ] && grep -q "eval: 2/2 forecasts (100.0%)" late.err && [ $(grep -c "warning: late.nc: 2 of its 5 valid times (2001-01-04T00:00 .. 2001-01-04T06:00) have no record in the truth archive (2000-12-23T00:00 .. 2001-01-03T18:00 every 6 h): not scored" late.err) -eq 1 ] && [ $(grep -c warning late.err) -eq 1 ]'
 if /usr/bin/python3 -c "import netCDF4" 2>/dev/null; then
     cp f0.nc ren.nc
     /usr/bin/python3 -c "import netCDF4; d = netCDF4.Dataset('ren.nc', 'a'); d.renameVariable('msl', 'sp'); d.close()"
@@ -84,6 +84,35 @@ if /usr/bin/python3 -c "import netCDF4" 2>/dev/null; then
     st=$?
     ok "a variable the truth lacks: one warning naming it ($(grep warning ren.err | head -c 160))" \
         '[ $st -eq 0 ] && grep -q "warning: ren.nc: no channel of the truth archive for sp: not scored" ren.err'
+fi
+
+# WeatherBench2's layout (time = initial time, prediction_timedelta, WB2's long names, latitude
+# south to north, as xarray writes it from WB2's zarr): one file with both initial times scores
+# exactly as wxcast's two files, and a file with one of them twice is refused (two fields of a
+# variable at one valid time of one forecast).
+if /usr/bin/python3 -c "import xarray" 2>/dev/null; then
+    run eval --truth archive --output o_own --forecast m=f0.nc,m=f6.nc
+    /usr/bin/python3 - <<'EOP'
+import xarray as xr
+long = {"z": "geopotential", "t": "temperature", "msl": "mean_sea_level_pressure",
+        "t2m": "2m_temperature"}
+def wb2(path):
+    ds = xr.open_dataset(path)
+    init, lead = ds.forecast_reference_time.values, ds.forecast_period.values
+    ds = ds.drop_vars(["forecast_reference_time", "forecast_period"]).rename(time="prediction_timedelta")
+    ds = ds.assign_coords(prediction_timedelta=lead).expand_dims(time=[init])
+    return ds.rename({k: v for k, v in long.items() if k in ds}).sortby("latitude")
+both = xr.concat([wb2("f0.nc"), wb2("f6.nc")], dim="time")
+both.attrs = {}
+both.to_netcdf("wb2_both.nc")
+xr.concat([wb2("f0.nc"), wb2("f0.nc")], dim="time").to_netcdf("wb2_twice.nc")
+EOP
+    run eval --truth archive --output o_wb2 --forecast m=wb2_both.nc
+    ok "WB2 layout, two initial times in one file: scores.csv identical to wxcast's two files (rc $rc: $err)" \
+        '[ $rc -eq 0 ] && [ -s o_wb2/scores.csv ] && cmp -s o_own/scores.csv o_wb2/scores.csv'
+    run eval --truth archive --output o_tw --forecast m=wb2_twice.nc
+    fails 1 "WB2 layout, one initial time twice" "wb2_twice.nc: two fields of z500 at 2000-12-27T00:00 in the forecast from 2000-12-27T00:00"
+    ok "WB2 layout, one initial time twice: no output folder" '[ ! -e o_tw ]'
 fi
 
 # 3. NVlabs' convention.

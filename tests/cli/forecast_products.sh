@@ -83,19 +83,34 @@ ok "bad packing: exit 2" '[ $? -eq 2 ] && grep -q "expected simple or ccsds" err
 ok "archive without --time: exit 2" '[ $? -eq 2 ] && grep -q "time is required" err.txt'
 "$W" forecast --model $CK --init archive --time 2000-12-27T06:00 --steps 1 --output x.grib >/dev/null 2>err.txt
 ok "--output x.grib: exit 2 pointing to --grib DIR, nothing written" '[ $? -eq 2 ] && grep -q "^wxcast: error: --output x.grib: --output writes a NetCDF file; for GRIB2 give --grib DIR" err.txt && [ ! -e x.grib ]'
-# A WeatherBench2-layout file (time = the initial time, plus a prediction_timedelta axis): its
-# slices share one valid time, so the start is ambiguous: exit 1 naming the channel, no output.
+# WeatherBench2-layout files (time = the initial time, a prediction_timedelta axis): lead 0 is the
+# initial state (the same forecast as from the analysis itself); without lead 0 there is none:
+# exit 1, no output. An unknown extra axis whose slices share a time is ambiguous: exit 1.
 "$W" -q dump archive --output d.nc --start 2000-12-27T06:00 --end 2000-12-27T06:00 >/dev/null 2>&1
 $PY - <<'EOP'
 import numpy as np, xarray as xr
 ds = xr.open_dataset("d.nc")
-lead = xr.DataArray(np.array([12, 24], dtype="timedelta64[h]").astype("timedelta64[ns]"),
-                    dims="prediction_timedelta", name="prediction_timedelta")
-xr.concat([ds, ds + 1.0], dim=lead).to_netcdf("wb2.nc")
+def leads(h):
+    return xr.DataArray(np.array(h, dtype="timedelta64[h]").astype("timedelta64[ns]"),
+                        dims="prediction_timedelta", name="prediction_timedelta")
+xr.concat([ds, ds + 1.0], dim=leads([12, 24])).to_netcdf("wb2.nc")
+xr.concat([ds, ds + 1.0], dim=leads([0, 12])).to_netcdf("wb2_0.nc")
+xr.concat([ds, ds + 1.0], dim="member_like").to_netcdf("extra.nc")
 EOP
 "$W" forecast --model $CK --init wb2.nc --steps 1 --output x.nc >/dev/null 2>err.txt; st=$?
-ok "WB2 layout (a lead axis): exit 1, two fields of one channel at one time ($(cat err.txt))" \
-    '[ $st -eq 1 ] && [ $(wc -l < err.txt) -eq 1 ] && grep -q "wb2.nc: two fields of model channel z500 at 2000-12-27T06:00" err.txt && [ ! -e x.nc ]'
+ok "WB2 layout without lead 0: exit 1, no initial state ($(cat err.txt))" \
+    '[ $st -eq 1 ] && [ $(wc -l < err.txt) -eq 1 ] && grep -q "wb2.nc: forecasts on a lead-time axis without lead 0" err.txt && [ ! -e x.nc ]'
+"$W" -q forecast --model $CK --init wb2_0.nc --steps 2 --output w0.nc >/dev/null 2>err.txt; st=$?
+"$W" -q forecast --model $CK --init d.nc --steps 2 --output w1.nc >/dev/null 2>&1
+d=$($PY -c "
+import xarray as xr, numpy as np
+a, b = xr.open_dataset('w0.nc'), xr.open_dataset('w1.nc')
+print(max(float(np.abs(a[v] - b[v]).max()) for v in a.data_vars))" 2>&1)
+ok "WB2 layout with lead 0: starts from lead 0, the analysis's forecast exactly (max diff $d; $(cat err.txt))" \
+    '[ $st -eq 0 ] && [ "$d" = "0.0" ]'
+"$W" forecast --model $CK --init extra.nc --steps 1 --output x.nc >/dev/null 2>err.txt; st=$?
+ok "an unknown extra axis: exit 1, two fields of one channel at one time ($(cat err.txt))" \
+    '[ $st -eq 1 ] && [ $(wc -l < err.txt) -eq 1 ] && grep -q "extra.nc: two fields of model channel z500 at 2000-12-27T06:00" err.txt && [ ! -e x.nc ]'
 # Units: an analysis with t2m in degC and z500 as geopotential height in m starts the same forecast
 # as the file in the catalogue's units (converted on read, one info line each); units wxcast does
 # not know are read as they are, with a warning naming the variable.
