@@ -200,6 +200,9 @@ static void lead0(const wx_rollout *r, const float *rec, const wx_archive_meta *
             }
             const float *x = r->x + ((size_t)s * (size_t)r->nin + (size_t)i) * hw;
             for (size_t p = 0; p < hw; p++) dst[p] = (float)(x[p] * r->in[i].std + r->in[i].mean);
+            if (r->out[c].nonnegative) /* the perturbation was clamped; rounding may leave -1e-9 */
+                for (size_t p = 0; p < hw; p++)
+                    if (dst[p] < 0) dst[p] = 0;
         }
 }
 

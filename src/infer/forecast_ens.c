@@ -100,11 +100,26 @@ static void add_noise(wx_rollout *r, wx_perturbation kind, double amp, uint64_t 
     free(f);
 }
 
+/* Members 1.. of physically non-negative inputs (tp, tcwv, q) back to >= 0: noise would start
+ * them below (negative water) and show it at lead 0. NaN stays NaN. */
+static void clamp_members(wx_rollout *r) {
+    size_t hw = (size_t)(r->h * r->w);
+    for (int64_t m = 1; m < r->b; m++)
+        for (int i = 0; i < r->nin; i++) {
+            if (!r->in[i].nonnegative) continue;
+            float *x = r->x + ((size_t)m * (size_t)r->nin + (size_t)i) * hw;
+            const float lo = (float)(-r->in[i].mean / r->in[i].std); /* 0 in normalised units */
+            for (size_t p = 0; p < hw; p++)
+                if (x[p] < lo) x[p] = lo;
+        }
+}
+
 wx_status wx_forecast_perturb(wx_rollout *r, wx_perturbation kind, double amp, uint64_t seed,
                               int cycles) {
     if (!(amp >= 0) || !isfinite(amp))
         return wx_error_set(WX_ERR_USAGE, "perturbation amplitude %g: expected >= 0", amp);
     add_noise(r, kind == WX_PERTURB_BRED ? WX_PERTURB_GAUSSIAN : kind, amp, seed);
+    clamp_members(r);
     wx_rollout_state_edited(r); /* a device backend uploads the perturbed state */
     if (kind != WX_PERTURB_BRED) return WX_OK;
     size_t hw = (size_t)(r->h * r->w), sz = (size_t)r->nin * hw;
@@ -124,6 +139,7 @@ wx_status wx_forecast_perturb(wx_rollout *r, wx_perturbation kind, double amp, u
                     x[p] = x0[(size_t)i * hw + p] + (float)(scale * (x[p] - y0[p]));
             }
         memcpy(r->x, x0, sizeof(float) * sz);
+        clamp_members(r);
         wx_rollout_state_edited(r);
     }
     r->steps = 0;

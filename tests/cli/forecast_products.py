@@ -108,6 +108,9 @@ ok("realization 0..3, dims (realization, time, lat, lon)", list(e.realization.va
 ok("member 0 is the control (lead 0 = the archive state)", np.array_equal(e.z500.values[0, 0], ds.z.values[0, 0]))
 ok("members 1..3 perturbed at lead 0", all(not np.array_equal(e.z500.values[0, m], e.z500.values[0, 0]) for m in (1, 2, 3)))
 ok("members differ from each other", not np.array_equal(e.t2m.values[2, 1], e.t2m.values[2, 2]))
+# water cannot be negative, at lead 0 either (the perturbation is clamped where the analysis is ~0)
+low = {v: float(e[v].values.min()) for v in ("tcwv", "tp")}
+ok(f"tcwv and tp >= 0 in every member at every lead (minima {low})", min(low.values()) >= 0)
 ok("mean file = member mean", np.allclose(em.t2m.values, e.t2m.values.mean(1), rtol=1e-6, atol=1e-3))
 ok("spread file = std ddof 1", np.allclose(es.t2m.values, e.t2m.values.std(1, ddof=1), rtol=1e-4, atol=1e-3))
 # The summaries say what they are (CF 7.3 cell_methods over the members' axis, a global marker)
