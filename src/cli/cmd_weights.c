@@ -193,7 +193,7 @@ static wx_status import_data_text(const char *path, const wx_fcn_config *d, char
                              (long long)mean.count, (long long)sd.count);
             break;
         }
-        c[i] = (wx_ckpt_channel){ac[i].name, ac[i].units, mean.values[k], sd.values[k], 0.0};
+        c[i] = (wx_ckpt_channel){ac[i].name, ac[i].units, mean.values[k], sd.values[k], 0.0, 0};
         if (!isfinite(c[i].mean) || !(c[i].std > 0) || !isfinite(c[i].std))
             s = wx_error_set(WX_ERR_USAGE, "%s: channel %s: mean %g, std %g (expected finite, std "
                              "> 0)", path, name, c[i].mean, c[i].std);

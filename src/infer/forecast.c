@@ -308,7 +308,15 @@ wx_status wx_forecast_run_ext(wx_forecast_opts *o, wx_forecast_ext *xo) {
     writers w = {0};
     if (st == WX_OK) {
         wx_archive_channel *chans = wx_calloc((size_t)nw, sizeof *chans);
-        for (int c = 0; c < r->nout; c++) chans[c] = m->chan[map_out[c]];
+        for (int c = 0; c < r->nout; c++) {
+            chans[c] = m->chan[map_out[c]];
+            /* An accumulated channel (tp) is labelled with the period the model was trained on
+             * (a 12 h model trained on 6 h sums predicts 6 h sums); checkpoints from before
+             * that was stored: an archive's own period, which without one is its step. */
+            const wx_catalogue_entry *e = wx_catalogue_find_kind(chans[c].param, chans[c].kind);
+            if (r->out[c].accum_s > 0) chans[c].accum_s = r->out[c].accum_s;
+            else if (ar && e && e->accumulated && chans[c].accum_s == 0) chans[c].accum_s = m->step;
+        }
         if (pc.diag) chans[r->nout] = wx_forecast_precip_channel(&pc, m, r->step_s);
         wx_forecast_write_opts wo = {o->output, x->grib_dir, NULL, x->deflate, x->grib_bits,
                                      x->grib_packing, ens ? (int)B : 0, r->step_s, o->model,

@@ -44,6 +44,10 @@ static wx_status parse_channels(const wx_yaml *root, const char *key, wx_rollout
                                 "(expected finite, std > 0)", key, name, c->mean, c->std);
         snprintf(c->name, sizeof c->name, "%s", name);
         snprintf(c->units, sizeof c->units, "%s", units);
+        double acc = 0;
+        if (wx_yaml_get(it, "accumulation_s"))
+            WX_TRY(wx_yaml_as_double(wx_yaml_get(it, "accumulation_s"), k, &acc));
+        c->accum_s = (int64_t)acc;
         wx_archive_channel ac; /* a name outside the catalogue is simply not clamped */
         if (wx_forecast_channel_from_name(name, 0, &ac) == WX_OK) {
             const wx_catalogue_entry *e = wx_catalogue_find_kind(ac.param, ac.kind);

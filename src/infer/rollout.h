@@ -37,6 +37,8 @@ typedef struct {
     char units[32];
     double mean, std;
     int nonnegative; /* a catalogue field that is physically >= 0 (tp, tcwv, q, r) */
+    int64_t accum_s; /* an accumulated field's period as trained (checkpoint DATA
+                        accumulation_s), 0 when the checkpoint predates it or not accumulated */
 } wx_rollout_channel;
 
 typedef struct wx_rollout wx_rollout;

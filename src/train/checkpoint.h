@@ -99,6 +99,7 @@ wx_status wx_checkpoint_load(const wx_checkpoint *c, wx_ckpt_kind kind, const wx
 typedef struct {
     const char *name, *units;
     double mean, std, diff_std;
+    int64_t accum_s; /* an accumulated field's period (tp: the training archive's), 0 otherwise */
 } wx_ckpt_channel;
 
 void wx_ckpt_data_channels(FILE *f, const char *key, const wx_ckpt_channel *c, int n);

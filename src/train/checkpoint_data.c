@@ -19,8 +19,10 @@ void wx_ckpt_data_channels(FILE *f, const char *key, const wx_ckpt_channel *c, i
         put_quoted(f, c[i].name);
         fputs(", units: ", f);
         put_quoted(f, c[i].units);
-        fprintf(f, ", mean: %.17g, std: %.17g, diff_std: %.17g}\n", c[i].mean, c[i].std,
+        fprintf(f, ", mean: %.17g, std: %.17g, diff_std: %.17g", c[i].mean, c[i].std,
                 c[i].diff_std);
+        if (c[i].accum_s > 0) fprintf(f, ", accumulation_s: %lld", (long long)c[i].accum_s);
+        fputs("}\n", f);
     }
 }
 

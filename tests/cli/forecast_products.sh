@@ -144,6 +144,17 @@ xr.open_dataset('d.nc').isel(longitude=slice(0, None, 2)).to_netcdf('half.nc')"
 "$W" forecast --model $CK --init half.nc --steps 1 --output x.nc >/dev/null 2>err.txt; st=$?
 ok "an analysis on another grid: exit 2 naming the file and the grids ($(cat err.txt))" \
     '[ $st -eq 2 ] && [ $(wc -l < err.txt) -eq 1 ] && grep -q "^wxcast: error: --init half.nc: the data.s grid (.*) is not the model grid (" err.txt && [ ! -e x.nc ]'
+# A 12 h model trained on the archive's 6 h tp predicts 6 h sums: its tp is labelled so in NetCDF
+# (long_name) and GRIB (stepRange 6-12, not 0-12); the checkpoint stores the period.
+sed -e 's#checkpoint_dir: ck#checkpoint_dir: ck12#' -e 's#^data: {#data: {time_step: 12h, #' \
+    -e 's#steps: 3#steps: 1#' train.yaml > train12.yaml
+"$W" -q train train12.yaml >/dev/null 2>err.txt
+"$W" -q forecast --model ck12/pretrain/last.ckpt --init archive --time 2000-12-27T00:00 --lead 24h \
+    --output t12.nc --grib g12 >/dev/null 2>>err.txt; st=$?
+ln=$($PY -c "import netCDF4; print(netCDF4.Dataset('t12.nc')['tp'].long_name)" 2>&1)
+sr=$(grib_get -w shortName=tp -p stepRange g12/*_sfc.grib2 2>&1 | tr '\n' ' ')
+ok "12 h model: tp is a 6 h sum in NetCDF ($ln) and GRIB (stepRange $sr; $(head -c 200 err.txt))" \
+    '[ $st -eq 0 ] && [[ "$ln" == *"accumulated over the 6h ending at time"* ]] && [ "$sr" = "6-12 18-24 " ] && grep -q "name: \"tp\".*accumulation_s: 21600" ck12/pretrain/last.ckpt'
 # An ensemble file at a time it lacks: the times it holds are counted once, not once per member
 E5="$S/../shared/data/era5/era5-levels-members.grib"
 "$W" forecast --model $CK --init "$E5" --time 2017-01-03T00:00 --steps 1 --output x.nc >/dev/null 2>err.txt; st=$?
