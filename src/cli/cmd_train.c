@@ -68,6 +68,8 @@ int wx_cmd_train(int argc, char **argv) {
         {"collective-timeout", 1, "under MPI: end the job when a rank has waited this long in a "
                                   "collective (a hung rank); 0 = wait for ever (default 600)", "S"},
         {"print-config", 0, "print the effective config (defaults filled in) and exit", NULL},
+        {"overwrite", 0, "start afresh even when the stage's folder holds an earlier run's "
+                         "checkpoints (they are replaced; without it such a run exits 2)", NULL},
         {NULL, 0, NULL, NULL},
     };
     static const wx_arg_spec spec = {
@@ -81,7 +83,7 @@ int wx_cmd_train(int argc, char **argv) {
     int rc = wx_args_parse(&spec, argc, argv, &a);
     if (rc != WX_ARGS_CONTINUE) return rc;
     wx_train_opts o = {.resume = wx_args_get(&a, "resume"), .metrics = wx_args_get(&a, "metrics"),
-                       .zero1 = wx_args_flag(&a, "zero1")};
+                       .zero1 = wx_args_flag(&a, "zero1"), .overwrite = wx_args_flag(&a, "overwrite")};
     double bucket_mb, timeout_s;
     wx_status s = wx_args_int(&a, "max-steps", 0, &o.max_steps);
     if (s == WX_OK) s = wx_args_threads(&a, &o.threads);

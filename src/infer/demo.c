@@ -158,7 +158,8 @@ static wx_status train_stage(wx_demo_opts *o, const demo_model *dm, const char *
     if (st == WX_OK && finished) {
         if (o->report) fprintf(o->report, "reusing the finished %s stage in %s\n", stage, c.checkpoint_dir);
     } else if (st == WX_OK) {
-        wx_train_opts to = {.resume = resume ? last : NULL, .threads = o->threads};
+        /* overwrite: the demo owns its folder (a damaged last.ckpt is trained again) */
+        wx_train_opts to = {.resume = resume ? last : NULL, .threads = o->threads, .overwrite = 1};
         wx_train_summary sum;
         st = wx_train_run(&c, &to, &sum);
         if (st == WX_OK && o->report)

@@ -40,6 +40,7 @@ typedef struct {
     int64_t max_steps;          /* stop once this many steps are done (0 = run to the end) */
     int threads;                /* > 0 overrides the config */
     int zero1;                  /* shard the AdamW state over the MPI ranks (ZeRO stage 1) */
+    int overwrite;              /* a fresh run may replace an earlier run's checkpoints */
     int64_t bucket_bytes;       /* gradient all-reduce bucket size (0 = 25 MB) */
     /* Test hook (the CLI never sets it): train on this backend instead of the config's device,
      * e.g. the device simulator of tests/support/wx_devsim.h. NULL: the config's device. */

@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/wx_fs.h"
 #include "core/wx_log.h"
@@ -295,6 +296,15 @@ static wx_status setup_local(wx_trainer *t) {
 static wx_status setup_root(wx_trainer *t, float *hp, float *adam_m, float *adam_v) {
     const wx_train_config *c = t->c;
     wx_train_model *m = t->m;
+    /* A fresh run into a folder holding an earlier run's checkpoints would replace its best.ckpt
+     * at the first validation: refused unless asked for. */
+    const char *const paths[] = {t->best_path, t->last_path};
+    for (int k = 0; k < 2 && !t->o->resume && !t->o->overwrite; k++)
+        if (access(paths[k], F_OK) == 0)
+            return wx_error_set(WX_ERR_USAGE, "%s: %s already exists from an earlier run, and a "
+                                "fresh run would replace it: continue that run with --resume %s, "
+                                "start afresh with --overwrite, or set another checkpoint_dir",
+                                c->path, paths[k], t->last_path);
     WX_TRY(wx_mkdir_p(c->checkpoint_dir));
     const char *from = t->o->resume ? t->o->resume : c->init_from[0] ? c->init_from : NULL;
     if (from) {

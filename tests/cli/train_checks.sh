@@ -54,6 +54,14 @@ sed 's#steps: 3#steps: 5#; s#checkpoint_dir: ck#checkpoint_dir: ck5#' train.yaml
 run train t5.yaml --resume ck5/pretrain/last.ckpt
 ok "raising steps: 5 resumes the finished stage ($err)" '[ $rc -eq 0 ] && grep -q "pretrain: steps 3..5 of 5" "$T/out"'
 ok "... on the same archive: no normalisation warning" '! grep -q "normalises" "$T/err"'
+# A fresh run into a folder that holds an earlier run's checkpoints: refused (it would replace
+# best.ckpt), both files untouched; --overwrite starts afresh.
+sum0=$(md5sum ck5/pretrain/best.ckpt ck5/pretrain/last.ckpt)
+run train t5.yaml --max-steps 1
+usage_error "a fresh run over an earlier run's checkpoints" "ck5/pretrain/best.ckpt already exists from an earlier run" "--resume ck5/pretrain/last.ckpt" "--overwrite"
+ok "... leaves both checkpoints as they were" '[ "$(md5sum ck5/pretrain/best.ckpt ck5/pretrain/last.ckpt)" = "$sum0" ]'
+run train t5.yaml --max-steps 1 --overwrite
+ok "--overwrite starts afresh (rc $rc: $out)" '[ $rc -eq 0 ] && grep -q "pretrain: steps 0..1 of 5" "$T/out"'
 printf '%s\ncheckpoint_dir: ckep\npretrain: {epochs: 1, batch_size: 16}\n' "$HEAD" > tep.yaml
 run train tep.yaml
 run train tep.yaml --resume ckep/pretrain/last.ckpt

@@ -63,11 +63,11 @@ int main(void) {
     int rc = mpi_setup(toy_archive_write);
     if (rc) return rc == 77 ? 77 : (WX_CHECK(0, "setup: %s", wx_error_message()), wx_test_summary());
     mpi_write_run_dir("F", toy_model_yaml, 40, 4, "  checkpoint_every: 2\n");
-    check_fault("kill", "train.yaml");
-    check_fault("exit", "train.yaml");
-    check_fault("error", "train.yaml");
-    check_fault("batch", "train.yaml");
-    check_fault("hang", "train.yaml --collective-timeout 3");
+    check_fault("kill", "train.yaml --overwrite");
+    check_fault("exit", "train.yaml --overwrite");
+    check_fault("error", "train.yaml --overwrite");
+    check_fault("batch", "train.yaml --overwrite");
+    check_fault("hang", "train.yaml --overwrite --collective-timeout 3");
 
     /* The last checkpoint before the fault (step 4) continues the run. */
     wx_checkpoint ck;
@@ -86,7 +86,7 @@ int main(void) {
     }
 
     /* 4 samples do not divide over 3 ranks. */
-    rc = mpi_train(3, "F", NULL, "train.yaml", "div", &secs);
+    rc = mpi_train(3, "F", NULL, "train.yaml --overwrite", "div", &secs);
     char *e = mpi_slurp("F", "div.err");
     WX_CHECK(rc == 2 && count_lines(e, "wxcast: error:") == 1 && strstr(e, "pretrain.batch_size") &&
                  strstr(e, "does not divide over 3 ranks"),
