@@ -81,6 +81,12 @@ void wx_json_number(wx_json *j, double v) {
     fprintf(j->out, "%.9g", v);
 }
 
+void wx_json_number_exact(wx_json *j, double v) {
+    if (!isfinite(v)) { wx_json_null(j); return; }
+    before_item(j);
+    fprintf(j->out, "%.17g", v);
+}
+
 void wx_json_int(wx_json *j, int64_t v) {
     before_item(j);
     fprintf(j->out, "%" PRId64, v);
@@ -98,5 +104,9 @@ void wx_json_null(wx_json *j) {
 
 void wx_json_kv_string(wx_json *j, const char *key, const char *s) { wx_json_key(j, key); wx_json_string(j, s); }
 void wx_json_kv_number(wx_json *j, const char *key, double v) { wx_json_key(j, key); wx_json_number(j, v); }
+void wx_json_kv_number_exact(wx_json *j, const char *key, double v) {
+    wx_json_key(j, key);
+    wx_json_number_exact(j, v);
+}
 void wx_json_kv_int(wx_json *j, const char *key, int64_t v) { wx_json_key(j, key); wx_json_int(j, v); }
 void wx_json_kv_bool(wx_json *j, const char *key, int v) { wx_json_key(j, key); wx_json_bool(j, v); }

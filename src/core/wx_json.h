@@ -31,6 +31,10 @@ void wx_json_null(wx_json *j);
 
 /* key + value in one call, inside an object. */
 void wx_json_kv_string(wx_json *j, const char *key, const char *s);
+/* %.17g: a double that must read back exactly (grid spacings such as 180/31: at %.9g the
+ * last row of a pole-to-pole grid came back at -89.99999991) */
+void wx_json_number_exact(wx_json *j, double v);
+void wx_json_kv_number_exact(wx_json *j, const char *key, double v);
 void wx_json_kv_number(wx_json *j, const char *key, double v);
 void wx_json_kv_int(wx_json *j, const char *key, int64_t v);
 void wx_json_kv_bool(wx_json *j, const char *key, int v);

@@ -1,6 +1,7 @@
 /* manifest.json: written with core/wx_json, read back with the YAML parser (JSON is YAML). */
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,10 +50,10 @@ wx_status wx_archive_write_manifest(const char *dir, const wx_archive_meta *m) {
     wx_json_object_begin(&j);
     wx_json_kv_int(&j, "nlat", m->grid.nlat);
     wx_json_kv_int(&j, "nlon", m->grid.nlon);
-    wx_json_kv_number(&j, "lat0", m->grid.lat0);
-    wx_json_kv_number(&j, "dlat", m->grid.dlat);
-    wx_json_kv_number(&j, "lon0", m->grid.lon0);
-    wx_json_kv_number(&j, "dlon", m->grid.dlon);
+    wx_json_kv_number_exact(&j, "lat0", m->grid.lat0);
+    wx_json_kv_number_exact(&j, "dlat", m->grid.dlat);
+    wx_json_kv_number_exact(&j, "lon0", m->grid.lon0);
+    wx_json_kv_number_exact(&j, "dlon", m->grid.dlon);
     wx_json_object_end(&j);
     wx_json_key(&j, "time");
     wx_json_object_begin(&j);
@@ -159,6 +160,12 @@ static wx_status parse(const wx_yaml *r, const char *ctx, wx_archive_meta *m) {
     WX_TRY(get_num(g, "dlat", ctx, &dlat));
     WX_TRY(get_num(g, "lon0", ctx, &lon0));
     WX_TRY(get_num(g, "dlon", ctx, &dlon));
+    /* Archives written before the grid was stored at full precision hold 9 digits (180/31 as
+     * 5.80645161): a grid that ends within 1e-6° of a pole, or spans 360° to within 1e-6°, gets
+     * its exact spacing back. */
+    double end = lat0 - (nlat - 1) * dlat;
+    if (nlat > 1 && fabs(fabs(end) - 90) < 1e-6) dlat = (lat0 - copysign(90, end)) / (nlat - 1);
+    if (nlon > 0 && fabs(nlon * dlon - 360) < 1e-6) dlon = 360 / nlon;
     WX_TRY(wx_grid_make((int)nlat, (int)nlon, lat0, dlat, lon0, dlon, &m->grid));
     const wx_yaml *t = wx_yaml_get(r, "time");
     WX_TRY(get_str(t, "start", ctx, &s));

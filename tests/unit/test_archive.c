@@ -168,6 +168,45 @@ int main(void) {
              "f16 encode");
     WX_CHECK(wx_f16_to_f32(0x3555) == 0.333251953125f && wx_f16_to_f32(0x0001) == 5.9604645e-8f,
              "f16 decode");
+    /* A pole-to-pole grid of 32 rows (spacing 180/31) reads back exactly: stored at %.17g; an
+     * archive from before that (9 digits: 5.80645161) gets the exact spacing back on open. */
+    {
+        wx_archive_meta m;
+        make_meta(&m, WX_DTYPE_F32);
+        wx_grid_make(32, 8, 90, 180.0 / 31, 0, 45, &m.grid);
+        m.count = 2;
+        snprintf(dir, sizeof dir, "%s/g31", tmp);
+        wx_archive *a;
+        char mpath[1200];
+        snprintf(mpath, sizeof mpath, "%s/manifest.json", dir);
+        for (int old = 0; old < 2; old++) {
+            if (old) { /* the 9-digit manifest of earlier versions */
+                char *text = NULL, *at = NULL;
+                size_t len = 0;
+                WX_CHECK(wx_read_file(mpath, &text, &len) == WX_OK &&
+                             (at = strstr(text, "\"dlat\":")) != NULL, "manifest has dlat");
+                FILE *f = fopen(mpath, "w");
+                char *end = at ? strchr(at, ',') : NULL;
+                if (f && at && end) {
+                    fwrite(text, 1, (size_t)(at - text), f);
+                    fprintf(f, "\"dlat\":5.80645161%s", end);
+                }
+                if (f) fclose(f);
+                free(text);
+            } else {
+                WX_CHECK(write_archive(dir, &m), "write 32-row archive: %s", wx_error_message());
+            }
+            if (WX_CHECK(wx_archive_open(dir, NULL, &a) == WX_OK, "open (%s manifest): %s",
+                         old ? "9-digit" : "new", wx_error_message())) {
+                const wx_grid *g = &wx_archive_meta_of(a)->grid;
+                WX_CHECK(g->dlat == 180.0 / 31 && wx_grid_lat(g, 31) == -90.0,
+                         "%s manifest: dlat %.17g, last row %.17g (expected 180/31, -90)",
+                         old ? "9-digit" : "new", g->dlat, wx_grid_lat(g, 31));
+                wx_archive_close(a);
+            }
+        }
+        wx_archive_meta_free(&m);
+    }
     snprintf(dir, sizeof dir, "%s/none", tmp);
     wx_mkdir_p(dir);
     wx_archive *a;
