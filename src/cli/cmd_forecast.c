@@ -55,8 +55,8 @@ int wx_cmd_forecast(int argc, char **argv) {
     for (int i = 0; i < 5; i++) /* --time: archives only; --lead for --steps; --grib for --output */
         if (!wx_args_get(&a, req[i]) && !(i == 2 && !wx_forecast_init_is_archive(wx_args_get(&a, "init"))) &&
             !(i == 3 && x.lead_s > 0) && !(i == 4 && x.grib_dir)) {
-            wx_error_set(WX_ERR_USAGE, "forecast: --%s is required (see 'wxcast forecast --help')",
-                         req[i]);
+            wx_error_set(WX_ERR_USAGE, "forecast: --%s is required%s (see 'wxcast forecast --help')",
+                         req[i], i == 3 ? " (or --lead DURATION)" : i == 4 ? " (or --grib DIR)" : "");
             return wx_cli_error(WX_ERR_USAGE);
         }
     wx_forecast_opts o = {0};

@@ -87,6 +87,13 @@ int wx_args_parse(const wx_arg_spec *spec, int argc, char **argv, wx_args *out) 
                 return usage_error(spec, "unknown option '%s'", shown);
             }
             const wx_arg_option *o = &spec->options[k];
+            /* a second value would silently replace the first (--init A --init B ran from B) */
+            if (o->has_value && out->values[k]) {
+                char shown[300];
+                snprintf(shown, sizeof shown, "--%s", o->name);
+                return usage_error(spec, "option '%s' given twice: give it once (options that take "
+                                   "several values take a comma-separated list)", shown);
+            }
             if (!o->has_value) {
                 if (eq) return usage_error(spec, "option '%s' takes no value", arg);
                 out->values[k] = "";

@@ -179,7 +179,8 @@ wx_status wx_forecast_init_from_file(const char *path, const wx_rollout *r, int 
             const char *who = ss.n > 1 ? "the files hold" : "the file holds";
             char a[32], b[32], held[160];
             wx_time_format(t0, a), wx_time_format(t1, b);
-            if (nt) snprintf(held, sizeof held, " (%s it at %d times, %s .. %s)", who, nt, a, b);
+            if (nt == 1) snprintf(held, sizeof held, " (%s it at 1 time, %s)", who, a);
+            else if (nt) snprintf(held, sizeof held, " (%s it at %d times, %s .. %s)", who, nt, a, b);
             else snprintf(held, sizeof held, " (%s it at no time)", who);
             st = wx_error_set(WX_ERR_USAGE, "%s: no field for model channel %s at %s%s", path,
                               meta->chan[c].name, t, held);

@@ -116,9 +116,11 @@ wx_status wx_climatology_open(const char *dir, wx_climatology **out) {
     wx_archive_meta m;
     WX_TRY(wx_archive_read_manifest(dir, &m));
     if (!m.has_stats || !m.climatology[0]) {
+        int stats = m.has_stats;
         wx_archive_meta_free(&m);
-        return wx_error_set(WX_ERR_RUN, "%s: the archive has no climatology (ingest it with a "
-                            "`statistics` window to compute one)", dir);
+        return wx_error_set(WX_ERR_RUN, "%s: the archive has no climatology (ingest it with %s to "
+                            "compute one)", dir, stats ? "`climatology: true` (its recipe turned "
+                            "it off)" : "a `statistics` window");
     }
     wx_climatology *c = wx_calloc(1, sizeof *c);
     snprintf(c->path, sizeof c->path, "%s/%s", dir, m.climatology);

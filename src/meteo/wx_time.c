@@ -122,6 +122,9 @@ wx_status wx_time_parse_duration(const char *text, const char *what, int64_t *ou
             return WX_OK;
         }
     }
+    if (text && sscanf(text, "%lld%n", &v, &n) == 1 && v <= 0)
+        return wx_error_set(WX_ERR_USAGE, "%s: '%s': expected a duration above 0 (e.g. 6h; a bare "
+                            "number is hours)", what, text);
     return wx_error_set(WX_ERR_USAGE, "%s: '%s' is not a duration, expected a positive number "
                         "with unit s, m, h or d (e.g. 6h; a bare number is hours)", what, text ? text : "");
 }

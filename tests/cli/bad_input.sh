@@ -151,6 +151,8 @@ run forecast --model $CK --init $A0,$A0 --steps 1 --output x.nc
 usage_error "--init naming a file twice" "$A0 is listed twice"
 run forecast --model $CK --init $A0 --lead 6hours --output x.nc
 usage_error "--lead 6hours" "'6hours' is not a duration" "a bare number is hours"
+run forecast --model $CK --init $A0 --lead 0h --output x.nc
+usage_error "--lead 0h" "'0h': expected a duration above 0"
 # A diverged model's output is refused, not written: the head's weights scaled by 1e30 overflow.
 "$W" -q export-weights $CK --output big.safetensors >/dev/null
 /usr/bin/python3 - big.safetensors <<'PY'

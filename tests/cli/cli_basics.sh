@@ -146,6 +146,8 @@ run info --no-such-option
 usage_error "unknown option" "info: unknown option '--no-such-option'" "see 'wxcast info --help'"
 run info --model
 usage_error "missing option value" "'--model'"
+run forecast --model a.ckpt --init A --init B --steps 1 --output x.nc
+usage_error "an option given twice (the second used to replace the first)" "forecast: option '--init' given twice" "comma-separated list"
 run info --json=yes
 usage_error "flag with a value" "'--json=yes'"
 run info stray

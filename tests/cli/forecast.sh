@@ -61,7 +61,7 @@ err1() { [ "$(wc -l < err.txt)" -eq 1 ] && grep -q "^wxcast: error: .*$1" err.tx
 "$W" forecast --model $CK --init archive --time 2000-12-27T07:00 --steps 2 --output e.nc >/dev/null 2>err.txt
 ok "time off the axis: exit 2 naming it" '[ $? -eq 2 ] && err1 "2000-12-27T07:00 is not a record" && [ ! -e e.nc ]'
 "$W" forecast --model $CK --init archive --time 2000-12-27T06:00 --output e.nc >/dev/null 2>err.txt
-ok "missing --steps: exit 2" '[ $? -eq 2 ] && err1 "--steps is required"'
+ok "missing --steps: exit 2, naming --lead too" '[ $? -eq 2 ] && err1 "--steps is required (or --lead DURATION)"'
 cp $CK bad.ckpt; printf '\xff' | dd of=bad.ckpt bs=1 seek=3000 conv=notrunc status=none
 "$W" forecast --model bad.ckpt --init archive --time 2000-12-27T06:00 --steps 2 --output e.nc >/dev/null 2>err.txt
 ok "damaged checkpoint: exit 1 naming it" '[ $? -eq 1 ] && err1 "bad.ckpt" && [ ! -e e.nc ]'

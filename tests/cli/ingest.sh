@@ -56,7 +56,7 @@ sed -i 's/^statistics: .*/statistics: {start: "2015-01-01T00:00", end: "2015-01-
 refused so "statistics outside the dates" "statistics 2015-01-01T00:00 .. 2015-01-02T12:00 holds none of the dates 2017-01-01T00:00 .. 2017-01-02T12:00"
 recipe st0 "$DATA/era5-levels-members.grib"
 sed -i 's/step: "12h"/step: "0h"/' "$T/st0.yaml"
-refused st0 "dates.step 0h, naming the file and line" "st0.yaml: line 6: dates.step: .0h. is not a duration"
+refused st0 "dates.step 0h, naming the file and line" "st0.yaml: line 6: dates.step: .0h.: expected a duration above 0"
 recipe dsp "$DATA/era5-2mt-2019-03-uk.grib" '  - {name: t2m, param: 2t}'
 sed -i -e 's/^member: 3/drop_south_pole: true/' -e 's/2017-01-01T00:00/2019-03-01T00:00/g' -e 's/2017-01-02T12:00/2019-03-01T12:00/g' "$T/dsp.yaml"
 refused dsp "drop_south_pole on a regional grid, naming the recipe" "dsp.yaml: drop_south_pole: the grid.s last row is at .*, not -90"
