@@ -130,6 +130,18 @@ wx_status wx_export_run(const wx_export_opts *o, wx_export_result *r) {
     if (!o->wind || s.spread) nw = 0; /* particles of standard deviations would show no flow */
     if ((st = wx_export_vars_select(&s, c, nc, o->vars, vsel)) || (st = wx_export_leads_select(&s, o->leads, lsel)))
         goto done;
+    if (o->vars && nw > 0) { /* --vars: only the layers of the selected wind speeds (10ws, ws850) */
+        int *lnew = wx_malloc(sizeof(int) * (size_t)nw), kept = 0;
+        for (int l = 0; l < nw; l++) lnew[l] = -1;
+        for (int k = 0; k < nc; k++)
+            if (vsel[k] && c[k].wind >= 0 && c[k].wind < nw) lnew[c[k].wind] = 0;
+        for (int l = 0; l < nw; l++)
+            if (lnew[l] == 0) w[kept] = w[l], lnew[l] = kept++;
+        for (int k = 0; k < nc; k++)
+            if (c[k].wind >= 0 && c[k].wind < nw) c[k].wind = lnew[c[k].wind];
+        nw = kept;
+        free(lnew);
+    }
     /* Keep only the selected leads: compact the scan's lead arrays and field tables. */
     lmap = wx_malloc(sizeof(int) * (size_t)s.nleads);
     for (int k = 0; k < s.nleads; k++) lmap[k] = lsel[k] ? nl++ : -1;

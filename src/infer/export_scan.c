@@ -224,9 +224,20 @@ wx_status wx_export_leads_select(const scan *s, const char *list, int *sel) {
          t = strtok_r(NULL, ", ", &save)) {
         double a, b, step;
         if ((st = wx_export_lead_item(t, "--leads", &a, &b, &step))) break;
-        int hit = 0;
+        int hit = 0, nhit = 0;
         for (int k = 0; k < s->nleads; k++)
-            if (wx_export_lead_in(s->lead_s[k] / 3600.0, a, b, step)) sel[k] = hit = 1;
+            if (wx_export_lead_in(s->lead_s[k] / 3600.0, a, b, step)) sel[k] = hit = 1, nhit++;
+        /* a stepped range asks for every value up to the file's last lead: one the file lacks
+         * (0-48/5 on a 6-hourly file) is a usage error, not a silent gap */
+        double last = s->nleads ? s->lead_s[s->nleads - 1] / 3600.0 : 0;
+        int want = step > 0 && a <= last + 1e-9 ? (int)floor((fmin(b, last) - a) / step + 1e-9) + 1 : 0;
+        if (hit && want > nhit) {
+            st = wx_error_set(WX_ERR_USAGE, "--leads: '%s' asks for %d leads up to %gh, %s has %d "
+                              "of them (its leads are every %gh): give a step it has",
+                              t, want, fmin(b, last), wx_source_path(s->src), nhit,
+                              s->nleads > 1 ? (s->lead_s[1] - s->lead_s[0]) / 3600.0 : 0.0);
+            break;
+        }
         if (!hit) {
             char known[2048] = "";
             for (int k = 0; k < s->nleads; k++)

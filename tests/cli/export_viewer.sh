@@ -98,6 +98,13 @@ n=$(ls "$tmp/sub/maps" | wc -l)
 got=$(ls "$tmp/sub/maps" | tr '\n' ' ')
 [ "$n" -eq 6 ] && [ ! -d "$tmp/sub/wind" ] && ok "--vars t2m,z500 --leads 0,12-24/12: $got" ||
     bad "subset export wrote $n maps: $got"
+# --vars without a wind speed writes no wind layer; with one (10ws), that pair's layer only
+"$WX" -q export "$tmp/fc.nc" --output "$tmp/sub2" --vars t2m --leads 0 --width 240 --no-coast > /dev/null
+"$WX" -q export "$tmp/fc.nc" --output "$tmp/sub3" --vars t2m,10ws --leads 0 --width 240 --no-coast > /dev/null
+w3=$(ls "$tmp/sub3/wind" 2>/dev/null | tr '\n' ' ')
+[ ! -d "$tmp/sub2/wind" ] && [ "$(ls "$tmp/sub3/wind" | wc -l)" -eq 2 ] && [[ "$w3" == *10m* ]] &&
+    ok "--vars t2m: no wind layers; --vars t2m,10ws: the 10 m layer only, .json and .js ($w3)" ||
+    bad "--vars and wind layers: sub2 $(ls "$tmp/sub2" | tr '\n' ' '), sub3 wind: $w3"
 
 # Errors: exit 2 with the known names for usage errors, 1 for an unreadable file.
 set +e
@@ -114,6 +121,10 @@ msg=$("$WX" export "$tmp/fc.nc" 2>&1); rc=$?
 msg=$("$WX" export "$tmp/fc.nc" --output "$tmp/e" --leads 0-240/0 2>&1); rc=$?
 [ $rc -eq 2 ] && [[ "$msg" == *"--leads: '0-240/0'"*"more than 0 hours"* ]] && [ ! -e "$tmp/e" ] &&
     ok "step 0: exit 2: $msg" || bad "--leads 0-240/0: rc=$rc: $msg"
+msg=$("$WX" export "$tmp/fc.nc" --output "$tmp/e" --leads 0-24/5 2>&1); rc=$?
+[ $rc -eq 2 ] && [[ "$msg" == *"--leads: '0-24/5' asks for 5 leads up to 24h"*"has 1 of them (its leads are every 6h)"* ]] &&
+    [ ! -e "$tmp/e" ] && ok "a step the file lacks (only 0 of 0-24/5): exit 2: $msg" ||
+    bad "--leads 0-24/5: rc=$rc: $msg"
 set -e
 
 # A regional GRIB grid west of 180°E (the ERA5 UK extract, lon0 350) is drawn where it lies;
