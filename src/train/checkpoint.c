@@ -251,6 +251,7 @@ static wx_status parse(wx_checkpoint *c) {
     if (version != WX_CKPT_VERSION)
         return wx_error_set(WX_ERR_RUN, "%s: checkpoint format version %u; this wxcast reads "
                             "version %d", path, version, WX_CKPT_VERSION);
+    c->version = version;
     if (size != c->len)
         return wx_error_set(WX_ERR_RUN, "%s: %s: the header says %llu bytes, the file has %zu",
                             path, c->len < size ? "truncated checkpoint" : "damaged checkpoint",

@@ -42,6 +42,15 @@ run train teps2.yaml --stage finetune
 usage_error "finetune.optimizer.eps 0.0" "teps2.yaml: line 8: key 'finetune.optimizer.eps': expected > 0"
 ok "eps 0: nothing written" '[ ! -e ckeps ]'
 
+# inspect of a checkpoint: stage, step, parameters, the model and data sections; of the archive:
+# its climatology
+run inspect $CK
+ok "inspect CKPT ($(head -3 "$T/out" | tr '\n' '|'))" \
+    '[ $rc -eq 0 ] && grep -q "^stage      pretrain: step 3 of 3" "$T/out" && grep -q "^parameters [0-9]" "$T/out" && grep -q "^type: fourcastnet" "$T/out" && grep -q "^time_step_s: 21600" "$T/out"'
+run inspect archive
+ok "inspect ARCHIVE names its climatology ($(grep climatology "$T/out"))" \
+    '[ $rc -eq 0 ] && grep -q "^climatology climatology.wxc: 366 days x 4 hours of day" "$T/out"'
+
 # 2. --resume of a finished stage (pretrain steps: 3, the checkpoint at step 3)
 for ms in "" "--max-steps 3" "--max-steps 10"; do
     run train train.yaml --resume $CK $ms
