@@ -54,6 +54,11 @@ const ix_entry *wx_ingest_find(ingest_ctx *c, const wx_recipe_var *v, wx_time t,
     return hit;
 }
 
+static int cmp_time(const void *x, const void *y) {
+    wx_time a = *(const wx_time *)x, b = *(const wx_time *)y;
+    return a < b ? -1 : a > b;
+}
+
 /* "; the sources hold z at 500, 850 hPa, members 0-9, valid 2017-01-01T00:00 .. ...": what
  * exists of v's parameter at v's kind of level, when the level, member or time asked is not. */
 static void held(const ingest_ctx *c, const wx_recipe_var *v, char *hint, size_t cap) {
@@ -79,10 +84,27 @@ static void held(const ingest_ctx *c, const wx_recipe_var *v, char *hint, size_t
         n += snprintf(hint + n, cap - (size_t)n, "%s%g", k ? ", " : " at ", lv[k]);
     if (v->kind == WX_LEVEL_PRESSURE && nl) n += snprintf(hint + n, cap - (size_t)n, "%s hPa", more ? ", ..." : "");
     if (m1 >= m0) n += snprintf(hint + n, cap - (size_t)n, ", members %d-%d", m0, m1);
-    char a[32], b[32];
+    char a[32], b[32], every[48] = "";
     wx_time_format(t0, a), wx_time_format(t1, b);
-    if (nt) snprintf(hint + n, cap - (size_t)n, ", valid %s .. %s (`wxcast inspect FILE` lists "
-                     "each file's)", a, b);
+    if (nt > 1) { /* the spacing: a step the sources do not have (5h on 6-hourly data) */
+        wx_time *tv = wx_malloc(sizeof(wx_time) * (size_t)nt);
+        int k = 0;
+        for (int i = 0; i < c->nix; i++) {
+            const wx_field_info *f = c->ix[i].f;
+            if (!strcmp(f->param, v->param) && f->has_time &&
+                (f->kind == WX_LEVEL_PRESSURE) == (v->kind == WX_LEVEL_PRESSURE) && k < nt)
+                tv[k++] = f->valid;
+        }
+        qsort(tv, (size_t)k, sizeof(wx_time), cmp_time);
+        wx_time d = 0;
+        for (int i = 1; i < k; i++)
+            if (tv[i] > tv[i - 1] && (!d || tv[i] - tv[i - 1] < d)) d = tv[i] - tv[i - 1];
+        free(tv);
+        char dur[32];
+        if (d > 0) wx_time_format_duration(d, dur), snprintf(every, sizeof every, " every %s", dur);
+    }
+    if (nt) snprintf(hint + n, cap - (size_t)n, ", valid %s .. %s%s (`wxcast inspect FILE` lists "
+                     "each file's)", a, b, every);
 }
 
 wx_status wx_ingest_not_found(ingest_ctx *c, const wx_recipe_var *v, wx_time t) {

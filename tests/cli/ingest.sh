@@ -196,7 +196,7 @@ ok "absent field named" '[ $rc -eq 1 ] && grep -q "q700" "$T/nerr.txt" && grep -
 recipe lv "$DATA/era5-levels-members.grib" "  - {name: z700, param: z, level: 700}"
 "$WX" ingest "$T/lv.yaml" > /dev/null 2> "$T/lverr.txt"; rc=$?
 ok "a level the sources lack: the recipe, and the levels, members and times they hold ($(cat "$T/lverr.txt"))" \
-    '[ $rc -eq 1 ] && grep -q "lv.yaml: no source field for variable .z700. (z 700 hPa, member 3)" "$T/lverr.txt" && grep -q "the sources hold z at 500, 850 hPa, members 0-9, valid 2017-01-01T00:00 .. 2017-01-02T12:00" "$T/lverr.txt"'
+    '[ $rc -eq 1 ] && grep -q "lv.yaml: no source field for variable .z700. (z 700 hPa, member 3)" "$T/lverr.txt" && grep -q "the sources hold z at 500, 850 hPa, members 0-9, valid 2017-01-01T00:00 .. 2017-01-02T12:00 every 12h" "$T/lverr.txt"'
 
 # grid: {resolution} that is no multiple of the source spacing: a global source goes to the global
 # grid of that spacing (1 deg -> 1.5 deg, WB2's 121x240) by conservative regridding, which keeps the
