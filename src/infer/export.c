@@ -203,7 +203,8 @@ wx_status wx_export_run(const wx_export_opts *o, wx_export_result *r) {
 
     /* The manifest last: it names only files that are already in place. */
     if ((st = wx_viewer_write_assets(o->output))) goto done;
-    wx_viewer_manifest m = {s.spread ? "wxcast ensemble spread" : "wxcast forecast",
+    /* a file without an initial time (an analysis, a dump, an ERA5 extract) is no forecast */
+    wx_viewer_manifest m = {s.spread ? "wxcast ensemble spread" : s.has_init ? "wxcast forecast" : "wxcast fields",
                             base_name(o->forecast), s.has_init, s.init, nl,
                             s.lead_s, s.valid, -180, nv, vars, nw, w};
     st = wx_viewer_write_manifest(o->output, &m);

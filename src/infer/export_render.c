@@ -85,6 +85,15 @@ void wx_export_var_describe(const scan *s, const cand *c, int celsius, wx_viewer
         snprintf(v->name, sizeof v->name, "%s", g->entry ? g->entry->long_name : g->param);
         if (v->level > 0) snprintf(v->name + strlen(v->name), sizeof v->name - strlen(v->name),
                                    " at %g hPa", v->level);
+        /* an accumulation says over what ("Total precipitation, 6h sum"): the fields' own period */
+        int64_t acc = 0;
+        for (int k = 0; k < s->nleads && !acc; k++)
+            if (g->field[k] >= 0) acc = wx_source_info(s->src, g->field[k])->accum_s;
+        if (acc > 0) {
+            char d[32];
+            wx_time_format_duration(acc, d);
+            snprintf(v->name + strlen(v->name), sizeof v->name - strlen(v->name), ", %s sum", d);
+        }
     }
     wx_map_style_for(v->param, v->level, NULL, celsius, &v->style);
     if (!strcmp(v->style.id, "geopotential") && v->level > 0)

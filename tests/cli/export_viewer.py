@@ -165,6 +165,9 @@ def check_files(nc_path, outdir):
         v = byid[k]
         check((v["vmin"], v["vmax"], v["units"]) == (lo, hi, u),
               "%s range %g..%g %s" % (k, v["vmin"], v["vmax"], v["units"]))
+    # an accumulation's title says over what (the CDS file's tp: hourly sums)
+    check(byid["tp"]["name"] == "Total precipitation, 1h sum" and byid["2t"]["name"] == "2 metre temperature",
+          "titles: tp %r, 2t %r" % (byid["tp"]["name"], byid["2t"]["name"]))
     npng = 0
     for v in m["variables"]:
         for f in v["files"]:

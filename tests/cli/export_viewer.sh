@@ -137,6 +137,8 @@ if [ -f "$DATA/era5-2mt-2019-03-uk.grib" ] && $PY -c "import eccodes" 2>/dev/nul
         --width 1440 > /dev/null
     $PY "$P2" check-regional "$DATA/era5-2mt-2019-03-uk.grib" "$tmp/uk" || fail=1
     $PY "$P2" check-init "$tmp/uk" null 0,1,2,3,4,5,6 || fail=1 # 744 analyses: no common init
+    grep -q '"title":"wxcast fields"' "$tmp/uk/manifest.json" && ok "analyses are titled 'wxcast fields', not a forecast" ||
+        bad "analyses' title: $(grep -o '"title":"[^"]*"' "$tmp/uk/manifest.json")"
     "$WX" -q export "$DATA/regular_ll_msl.grib" --output "$tmp/msl72" --no-coast --width 240 > /dev/null
     $PY "$P2" check-init "$tmp/msl72" 2006-10-04T00:00Z 72 || fail=1 # grib_ls: dataDate 20061004, step 72
 else
