@@ -131,3 +131,12 @@ int wx_test_summary(void) {
     printf("%d passed, %d failed\n", wx_test_passed, wx_test_failed);
     return wx_test_failed ? 1 : 0;
 }
+
+double wx_test_rel_diff_f32(const float *a, const float *ref, int64_t n) {
+    double d = 0, s = 0;
+    for (int64_t i = 0; i < n; i++) {
+        d = fmax(d, fabs((double)a[i] - (double)ref[i]));
+        s = fmax(s, fabs((double)ref[i]));
+    }
+    return s > 0 ? d / s : d;
+}

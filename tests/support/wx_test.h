@@ -38,6 +38,8 @@ int wx_test_fd_check(const char *what, wx_test_loss_fn loss, void *ud, double *x
 /* Deterministic test data: uniform in [lo, hi) from a fixed-seed generator. */
 void wx_test_fill_uniform(double *x, int64_t n, uint64_t seed, double lo, double hi);
 void wx_test_f64_to_f32(float *dst, const double *src, int64_t n);
+/* Largest |a − ref| over the largest |ref| (the largest |a − ref| when ref is all 0). */
+double wx_test_rel_diff_f32(const float *a, const float *ref, int64_t n);
 
 int wx_test_summary(void);
 

@@ -105,16 +105,6 @@ done:
     return out;
 }
 
-/* Largest |a − b| over the lead, relative to the largest |a|. */
-static double rel_err(const float *a, const float *b, size_t n) {
-    double d = 0, s = 0;
-    for (size_t i = 0; i < n; i++) {
-        d = fmax(d, fabs((double)a[i] - (double)b[i]));
-        s = fmax(s, fabs((double)a[i]));
-    }
-    return s > 0 ? d / s : d;
-}
-
 static void compare(const char *what, const char *ckpt, const char *archive, const int64_t *idx,
                     const wx_time *t0, int gc_ops) {
     size_t n = 0, n2 = 0, n3 = 0;
@@ -125,7 +115,7 @@ static void compare(const char *what, const char *ckpt, const char *archive, con
     float *g2 = roll(ckpt, "cuda", 0, archive, idx, 2, t0, &n3);
     if (c && g && g2 && WX_CHECK(n == n2 && n == n3, "%s: sizes", what)) {
         for (int k = 0; k < LEADS; k++) {
-            double e = rel_err(c + (size_t)k * n, g + (size_t)k * n, n);
+            double e = wx_test_rel_diff_f32(g + (size_t)k * n, c + (size_t)k * n, (int64_t)(n));
             printf("%s lead %d: GPU vs CPU %.3e relative\n", what, k + 1, e);
             WX_CHECK(e <= 1e-5, "%s lead %d: GPU within 1e-5 of the CPU (%.3e)", what, k + 1, e);
         }
@@ -134,7 +124,7 @@ static void compare(const char *what, const char *ckpt, const char *archive, con
     if (c && !t0) { /* FourCastNet: bf16 GEMM inputs */
         float *bf = roll(ckpt, "cuda", 1, archive, idx, 2, t0, &n2);
         if (bf) {
-            double e = rel_err(c, bf, n);
+            double e = wx_test_rel_diff_f32(bf, c, (int64_t)(n));
             printf("%s lead 1 bf16: %.3e relative\n", what, e);
             WX_CHECK(e <= 1e-2 && e > 0, "%s bf16 lead 1 within 1e-2 of the fp32 CPU (%.3e)", what, e);
         }

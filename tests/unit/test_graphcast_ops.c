@@ -42,15 +42,6 @@ static double seen_vs_fused, seen_vs_ref_fwd, seen_vs_ref_grad;
 
 static const char *const TINY = GC_TINY_YAML;
 
-static double rel_f(const float *a, const float *b, int64_t n) {
-    double e = 0, s = 0;
-    for (int64_t i = 0; i < n; i++) {
-        e = fmax(e, fabs((double)a[i] - b[i]));
-        s = fmax(s, fabs((double)b[i]));
-    }
-    return s > 0 ? e / s : e;
-}
-
 static double rel_d(const float *a, const double *b, int64_t n) {
     double e = 0, s = 0;
     for (int64_t i = 0; i < n; i++) {
@@ -154,7 +145,7 @@ static double cmp_grads(const wx_gc *m, const float *a, const float *b, double t
     const char *wn = "";
     for (int i = 0; i < m->params.count; i++) {
         const wx_param_info *p = &m->params.t[i];
-        double e = rel_f(a + p->offset, b + p->offset, p->size);
+        double e = wx_test_rel_diff_f32(a + p->offset, b + p->offset, p->size);
         if (e > worst) worst = e, wn = p->name;
     }
     WX_CHECK(worst <= tol, "%s: worst parameter gradient %.2e > %.0e (%s)", what, worst, tol, wn);
@@ -188,7 +179,7 @@ static void test_one_step(wx_ctx *ctx) {
     run rf = {0}, ro = {0}, ro2 = {0}, rc = {0};
     if (fu && op && op2 && ck && one_step(ctx, fu, f, B, &rf) && one_step(ctx, op, f, B, &ro) &&
         one_step(ctx, op2, f, B, &ro2) && one_step(ctx, ck, f, B, &rc)) {
-        double ey = rel_f(ro.y, rf.y, rf.ny), edx = rel_f(ro.dx, rf.dx, rf.nx);
+        double ey = wx_test_rel_diff_f32(ro.y, rf.y, rf.ny), edx = wx_test_rel_diff_f32(ro.dx, rf.dx, rf.nx);
         double el = fabs(ro.loss - rf.loss) / fabs(rf.loss);
         printf("  ops vs fused: y %.2e, loss %.2e, dx %.2e\n", ey, el, edx);
         WX_CHECK(ey <= 1e-5 && el <= 1e-5 && edx <= 1e-5, "ops vs fused: y %.2e loss %.2e dx %.2e",
@@ -313,7 +304,7 @@ static void test_rollout(wx_ctx *ctx) {
     run rf = {0}, ro = {0}, ro2 = {0};
     if (fu && op && op2 && rollout(ctx, fu, f, &rf) && rollout(ctx, op, f, &ro) &&
         rollout(ctx, op2, f, &ro2)) {
-        double el = fabs(ro.loss - rf.loss) / fabs(rf.loss), edx = rel_f(ro.dx, rf.dx, rf.nx);
+        double el = fabs(ro.loss - rf.loss) / fabs(rf.loss), edx = wx_test_rel_diff_f32(ro.dx, rf.dx, rf.nx);
         double lref = wx_fixture_scalar(f, "loss");
         const wx_fixture_tensor *dxr = wx_fixture_get(f, "dx0");
         double fdx = rel_d(ro.dx, dxr->data, dxr->size);
@@ -520,7 +511,7 @@ static void test_train_model(wx_ctx *ctx) {
                  !memcmp(grad[2], grad[1], sizeof(float) * (size_t)m[1]->params->len),
              "train model on the device simulator == CPU ops path bitwise");
     WX_CHECK(!memcmp(x[0], x[1], sizeof(float) * (size_t)nx), "make_input identical");
-    double ey = rel_f(y[1], y[0], b * 4 * hw), ex1 = rel_f(x1[1], x1[0], nx);
+    double ey = wx_test_rel_diff_f32(y[1], y[0], b * 4 * hw), ex1 = wx_test_rel_diff_f32(x1[1], x1[0], nx);
     double el = fabs(loss[1] - loss[0]) / fabs(loss[0]);
     printf("  ops vs fused: predict %.2e, next_input %.2e, loss %.2e (%.8f)\n", ey, ex1, el,
            loss[0]);

@@ -84,22 +84,12 @@ static int blas_rows_invariant(void) {
     return same;
 }
 
-/* Largest |z − y| over the largest |y|. */
-static double rel_diff(const float *z, const float *y, int64_t n) {
-    double d = 0, s = 0;
-    for (int64_t i = 0; i < n; i++) {
-        d = fmax(d, fabs((double)z[i] - y[i]));
-        s = fmax(s, fabs((double)y[i]));
-    }
-    return s > 0 ? d / s : d;
-}
-
 /* z equals y bitwise where the BLAS allows it, else within float rounding through the network. */
 static int check_equal(const float *z, const float *y, int64_t n, int bitwise, const char *what,
                        long long rows) {
     if (bitwise) return WX_CHECK(!memcmp(z, y, sizeof(float) * (size_t)n), "%s (rows %lld) bitwise",
                                  what, rows);
-    const double r = rel_diff(z, y, n);
+    const double r = wx_test_rel_diff_f32(z, y, n);
     printf("  %s (rows %lld): %.2g of the scale\n", what, rows, r);
     return WX_CHECK(r <= 1e-5, "%s (rows %lld): within %.2g of the scale (bound 1e-5)", what, rows,
                     r);
