@@ -141,8 +141,10 @@ cp $A0 same.nc
 run forecast --model $CK --init same.nc --steps 1 --output same.nc
 usage_error "forecast --output onto its --init file" "--output same.nc is the input same.nc"
 ok "the analysis file is intact" 'cmp -s same.nc $A0'
-run inspect $CK
-fails 1 "inspect CHECKPOINT" "$CK: a wxcast checkpoint (a model), expected a GRIB or NetCDF file"
+run forecast --model $CK --init $CK --steps 1 --output x.nc
+fails 1 "forecast --init CHECKPOINT" "$CK: a wxcast checkpoint (a model), expected a GRIB or NetCDF file"
+run inspect $CK --json
+usage_error "inspect --json of a checkpoint" "--json is for archives and GRIB/NetCDF files, not checkpoints"
 run forecast --model $CK --init archive,$A0 --steps 1 --output x.nc
 fails 1 "--init ARCHIVE,FILE" "archive: is a folder, expected a GRIB or NetCDF file (an archive folder is named on its own"
 run forecast --model $CK --init $A0, --steps 1 --output x.nc
