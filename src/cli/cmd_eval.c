@@ -126,11 +126,11 @@ int wx_cmd_eval(int argc, char **argv) {
     if (r.nregions > 1)
         snprintf(more, sizeof more, " (+%d in %d other regions)", r.nrcells, r.nregions - 1);
     if (st == WX_OK)
-        printf("eval: %lld initial times, %d models (incl. baselines), %d scores%s%s%s%s, %d "
-               "scorecards -> %s\n", (long long)r.ninit, r.nmodels, r.ncells, more,
-               r.has_climatology ? "" : " (no climatology: no ACC)",
+        printf("eval: %lld initial time%s, %d models (incl. baselines), %d scores%s%s%s%s, %d "
+               "scorecard%s -> %s\n", (long long)r.ninit, r.ninit == 1 ? "" : "s", r.nmodels,
+               r.ncells, more, r.has_climatology ? "" : " (no climatology: no ACC)",
                r.has_seeps ? ", SEEPS for " : "", r.has_seeps ? r.chan_names[r.seeps_chan] : "",
-               cards, out);
+               cards, cards == 1 ? "" : "s", out);
     wx_eval_result_free(&r);
     free(list), free(files), free(models);
     return st == WX_OK ? 0 : wx_cli_error(st);
