@@ -10,15 +10,19 @@ int wx_cmd_daily(int argc, char **argv) {
     static const wx_arg_option opts[] = {
         {"date", 1, "day to run (default: today, UTC)", "YYYY-MM-DD"},
         {"threads", 1, "compute threads, 0..1024 (default 0: the config's)", "N"},
+        {"force", 0, "replace the day's folder when it is not this config's finished run (a "
+                     "changed model, lead or ensemble; a folder made by hand); without it such a "
+                     "folder is an error (exit 2)", NULL},
         WX_FORECAST_DEVICE_OPTIONS
         {NULL, 0, NULL, NULL},
     };
     static const wx_arg_spec spec = {
-        "daily", "CONFIG.yaml [--date YYYY-MM-DD]",
+        "daily", "CONFIG.yaml [--date YYYY-MM-DD] [--force] [--threads N] [--device cpu|cuda] "
+                 "[--precision fp32|bf16]",
         "Finds the day's analysis in the drop folder of the config, runs the deterministic forecast "
         "(and the ensemble when configured) and writes NetCDF, GRIB2, PNG maps and the web viewer "
         "into <output>/<YYYYMMDD>T<HH>/, built in a temporary folder and renamed when complete. A "
-        "finished day is skipped. --device/--precision override the config's device/precision keys. "
+        "day finished with the same config (daily.json) is skipped. --device/--precision override the config's device/precision keys. "
         "Example config: configs/daily/example.yaml.",
         opts, 1, 1};
     wx_args a;
@@ -27,6 +31,7 @@ int wx_cmd_daily(int argc, char **argv) {
     wx_daily_opts o = {0};
     o.config = a.positionals[0];
     o.date = wx_args_get(&a, "date");
+    o.force = wx_args_flag(&a, "force");
     wx_status st = wx_args_threads(&a, &o.threads);
     if (st == WX_OK) st = wx_forecast_device_from_args(&a, &o.device, &o.precision);
     if (st != WX_OK) return wx_cli_error(st);

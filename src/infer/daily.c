@@ -17,6 +17,7 @@
 #include "backend/wx_backend.h"
 #include "core/wx_config.h"
 #include "core/wx_fs.h"
+#include "core/wx_json.h"
 #include "core/wx_log.h"
 #include "core/wx_timer.h"
 #include "core/wx_yaml.h"
@@ -142,6 +143,10 @@ static wx_status parse_config(const wx_yaml *root, const char *dir, daily_config
     WX_TRY(wx_cfg_bool(mp, maps_fields, "wind", &c->wind));
     WX_TRY(wx_cfg_int(mp, maps_fields, "width", &v));
     c->width = (int)v;
+    if (c->width != 0 && c->width < 120) /* export's own bound, found before the forecasts */
+        return wx_error_set(WX_ERR_USAGE, "%s: line %d: key 'maps.width': %d: expected 0 (from the "
+                            "grid) or 120..16384 pixels", mp->file, wx_yaml_key_line(mp, "width"),
+                            c->width);
     WX_TRY(wx_cfg_str(mp, maps_fields, "vars", &c->vars));
     c->vars_line = wx_yaml_key_line(mp, "vars");
     WX_TRY(wx_cfg_str(mp, maps_fields, "leads", &c->leads));
@@ -309,6 +314,18 @@ static wx_status check_map_leads(const wx_yaml *root, const char *list, int64_t 
         int hit = 0;
         for (int64_t k = 0; k * step <= lead_s && !hit; k++)
             hit = wx_export_lead_in((double)(k * step) / 3600.0, a, b, every);
+        /* a stepped range names every value up to the lead: each must be a lead of the forecast
+         * (0-24/5 on 6 h steps would fail in export, after the forecasts) */
+        for (double h = a; hit && every > 0 && h <= fmin(b, lead_s / 3600.0) + 1e-9; h += every)
+            if (fabs(remainder(h * 3600.0, (double)step)) > 1e-6) {
+                char ss[32];
+                wx_time_format_duration(step, ss);
+                st = wx_error_set(WX_ERR_USAGE, "%s: line %d: key 'maps.leads': '%s' asks for "
+                                  "+%gh, not a lead of the forecast (every %s)", root->file, line,
+                                  t, h, ss);
+                break;
+            }
+        if (st != WX_OK) break;
         if (!hit) {
             const char *sl = "24h";
             wx_yaml_as_string(wx_yaml_get(root, "lead"), "lead", &sl);
@@ -377,6 +394,67 @@ static void remove_stale_tmp(const char *output, const char *stamp) {
     closedir(d);
 }
 
+/* What a day's products were made from (daily.json in the dated folder, written last): a rerun
+ * with the same text is done; another model, lead, ensemble or product set is not. */
+static char *run_stamp(const daily_config *c, const wx_daily_opts *o) {
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    WX_ASSERT(f != NULL);
+    struct stat sb;
+    wx_json j;
+    wx_json_init(&j, f);
+    wx_json_object_begin(&j);
+    wx_json_kv_string(&j, "format", "wxcast-daily-1");
+    wx_json_kv_string(&j, "analysis", o->analysis);
+    wx_json_kv_string(&j, "model", c->model);
+    /* a retrained checkpoint under the same name is another model */
+    wx_json_kv_int(&j, "model_bytes", stat(c->model, &sb) == 0 ? (int64_t)sb.st_size : -1);
+    wx_json_kv_int(&j, "model_mtime", stat(c->model, &sb) == 0 ? (int64_t)sb.st_mtime : -1);
+    wx_json_kv_int(&j, "lead_s", c->lead_s);
+    wx_json_kv_int(&j, "members", c->members > 1 ? c->members : 0);
+    if (c->members > 1) {
+        wx_json_kv_int(&j, "perturbation", (int64_t)c->perturbation);
+        wx_json_kv_number_exact(&j, "amplitude", c->amplitude);
+        wx_json_kv_int(&j, "seed", c->seed);
+    }
+    wx_json_kv_bool(&j, "grib", c->grib);
+    wx_json_kv_bool(&j, "maps", c->maps);
+    wx_json_kv_string(&j, "maps_vars", c->maps ? c->vars : "");
+    wx_json_kv_string(&j, "maps_leads", c->maps ? c->leads : "");
+    wx_json_object_end(&j);
+    fputc('\n', f);
+    fclose(f);
+    return text;
+}
+
+/* WX_OK when o->folder holds a finished run of `want`; else why not (exit 2: the user decides
+ * between keeping it and --force). */
+static wx_status finished_check(const wx_daily_opts *o, const char *want) {
+    char path[WX_DAILY_PATH_MAX + 32], *have = NULL;
+    size_t len = 0;
+    snprintf(path, sizeof path, "%s/daily.json", o->folder);
+    if (wx_read_file(path, &have, &len) != WX_OK)
+        return wx_error_set(WX_ERR_USAGE, "daily: %s exists but holds no finished run (no "
+                            "daily.json; made by hand, or by a wxcast before 2026-12): remove it or "
+                            "run with --force to replace it", o->folder);
+    int same = !strcmp(have, want);
+    free(have);
+    if (same) return WX_OK;
+    return wx_error_set(WX_ERR_USAGE, "daily: %s holds a finished run of another configuration "
+                        "(model, lead, ensemble or products differ; %s says which): run with "
+                        "--force to replace it, or keep it", o->folder, path);
+}
+
+static wx_status write_stamp(const char *tmp, const char *text) {
+    char path[WX_DAILY_PATH_MAX + 96];
+    snprintf(path, sizeof path, "%s/daily.json", tmp);
+    wx_atomic_file f;
+    WX_TRY(wx_atomic_open(&f, path));
+    fputs(text, f.fp);
+    return wx_atomic_commit(&f);
+}
+
 static wx_status run(wx_daily_opts *o, const wx_yaml *root, const char *dir) {
     daily_config c;
     WX_TRY(parse_config(root, dir, &c));
@@ -397,10 +475,17 @@ static wx_status run(wx_daily_opts *o, const wx_yaml *root, const char *dir) {
     const wx_backend *be;
     if (wx_backend_by_name(c.device, "device", &be) == WX_OK) WX_TRY(check_model_keys(root, &c));
     remove_stale_tmp(c.output, stamp);
-    if (is_dir(o->folder)) {
+    char *want = run_stamp(&c, o);
+    wx_status done = is_dir(o->folder) ? finished_check(o, want) : WX_ERR_RUN;
+    if (done == WX_OK) {
+        free(want);
         o->skipped = 1;
-        wx_log_info("daily: %s: already done, skipped", o->folder);
+        wx_log_info("daily: %s: already done with this config, skipped", o->folder);
         return WX_OK;
+    }
+    if (is_dir(o->folder) && !o->force) {
+        free(want);
+        return done;
     }
     if (access(o->analysis, R_OK) != 0)
         return wx_error_set(WX_ERR_RUN, "daily: analysis for %s not found: %s (analysis.folder %s, "
@@ -417,6 +502,14 @@ static wx_status run(wx_daily_opts *o, const wx_yaml *root, const char *dir) {
         return wx_error_set(WX_ERR_RUN, "daily: mkdir %s: %s", tmp, strerror(errno));
     int reg = wx_fs_tmp_register(tmp, 1); /* removed with what it holds on SIGINT/SIGTERM */
     wx_status st = run_products(&c, o, tmp);
+    if (st == WX_OK) st = write_stamp(tmp, want);
+    free(want);
+    char old[WX_DAILY_PATH_MAX + 64] = "";
+    if (st == WX_OK && o->force && is_dir(o->folder)) { /* --force: the old folder goes last */
+        snprintf(old, sizeof old, "%s/.old-%s-%ld", c.output, stamp, (long)getpid());
+        if (rename(o->folder, old) != 0)
+            st = wx_error_set(WX_ERR_RUN, "daily: rename %s -> %s: %s", o->folder, old, strerror(errno));
+    }
     if (st == WX_OK && rename(tmp, o->folder) != 0) {
         if (is_dir(o->folder)) { /* a concurrent run finished first: its folder is complete */
             o->skipped = 1;
@@ -426,6 +519,14 @@ static wx_status run(wx_daily_opts *o, const wx_yaml *root, const char *dir) {
         }
     }
     if (st != WX_OK || o->skipped) remove_tree(tmp);
+    if (old[0]) {
+        if (st == WX_OK) {
+            remove_tree(old);
+            wx_log_info("daily: %s: replaced (--force)", o->folder);
+        } else if (!is_dir(o->folder)) {
+            rename(old, o->folder); /* the new products failed: the old ones stay */
+        }
+    }
     wx_fs_tmp_unregister(reg);
     return st;
 }

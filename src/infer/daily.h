@@ -30,11 +30,12 @@ typedef struct {
     int threads;        /* > 0: overrides the config's threads */
     const char *device; /* "cpu"/"cuda": overrides the config's device (NULL: the config's) */
     const char *precision; /* "fp32"/"bf16": overrides the config's precision (NULL: the config's) */
+    int force;          /* replace a dated folder that is not this config's finished run */
     /* results */
     wx_time init;                        /* initial time run */
     char analysis[WX_DAILY_PATH_MAX];    /* analysis file used */
     char folder[WX_DAILY_PATH_MAX];      /* the dated output folder */
-    int skipped;                         /* 1: the dated folder existed, nothing done */
+    int skipped;                         /* 1: the dated folder held this config's finished run */
     int members;                         /* ensemble members run (0: none) */
     int npng;                            /* maps written */
     double seconds;

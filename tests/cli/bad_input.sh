@@ -239,6 +239,14 @@ daily_cfg 24h prod3 'maps: {leads: "0-24/0"}'
 run daily ops/daily.yaml --date 2000-12-27
 usage_error "daily maps.leads step 0 (export refuses it: it would fail after the forecast)" \
     "ops/daily.yaml: line 7: key 'maps.leads': '0-24/0': the step after '/' must be more than 0 hours"
+daily_cfg 24h prod3 'maps: {leads: "0-24/5"}'
+run daily ops/daily.yaml --date 2000-12-27
+usage_error "daily maps.leads with a step the forecast lacks (export failed after the forecasts)" \
+    "ops/daily.yaml: line 7: key 'maps.leads': '0-24/5' asks for +5h, not a lead of the forecast (every 6h)"
+daily_cfg 24h prod3 'maps: {width: 5}'
+run daily ops/daily.yaml --date 2000-12-27
+usage_error "daily maps.width 5 (export failed after the forecasts)" \
+    "ops/daily.yaml: line 7: key 'maps.width': 5: expected 0 (from the grid) or 120..16384 pixels"
 daily_cfg 24h prod3 'ensemble: {members: 3, amplitude: 0}'
 run daily ops/daily.yaml --date 2000-12-27
 usage_error "daily ensemble amplitude 0" "ops/daily.yaml" "key 'ensemble.amplitude'" "> 0"

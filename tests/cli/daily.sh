@@ -58,10 +58,31 @@ ok "no temporary folder or file left" '[ -z "$(find ops/products -name ".tmp*")"
 sleep 1
 "$W" daily ops/daily.yaml --date 2000-12-27 > out2.txt 2> err2.txt
 rc=$?
-ok "rerun exits 0 and says skipped (rc $rc: $(cat out2.txt))" '[ $rc -eq 0 ] && grep -q "already done, skipped" out2.txt && grep -q "already done, skipped" err2.txt'
+ok "rerun exits 0 and says skipped (rc $rc: $(cat out2.txt))" '[ $rc -eq 0 ] && grep -q "already done, skipped" out2.txt && grep -q "already done with this config, skipped" err2.txt'
 (cd ops/products && find . -type f | sort | xargs md5sum) > sums2.txt
 ok "rerun leaves every file unchanged ($(wc -l < sums1.txt) files)" 'cmp -s sums1.txt sums2.txt && [ $(wc -l < sums1.txt) -gt 25 ]'
 ok "rerun does not rewrite (mtimes)" '[ -z "$(find ops/products -newer sums1.txt)" ]'
+ok "daily.json records the run's model and lead" 'grep -q "\"lead_s\":86400" $D/daily.json && grep -q "\"members\":3" $D/daily.json'
+# Another lead for a finished day: not "done" (it used to be skipped with the 24 h products kept):
+# exit 2, products untouched; --force replaces them with the 12 h run.
+sed 's/^lead: 24h/lead: 12h/' ops/daily.yaml > ops/daily12.yaml
+"$W" daily ops/daily12.yaml --date 2000-12-27 > out7.txt 2> err7.txt
+rc=$?
+(cd ops/products && find . -type f | sort | xargs md5sum) > sums3.txt
+ok "another lead: exit 2, products untouched (rc $rc: $(cat err7.txt))" \
+    '[ $rc -eq 2 ] && grep -q "holds a finished run of another configuration" err7.txt && grep -q -- "--force" err7.txt && cmp -s sums1.txt sums3.txt'
+"$W" -q daily ops/daily12.yaml --date 2000-12-27 --force > out8.txt 2> err8.txt
+rc=$?
+ncdump -v forecast_period $D/forecast.nc > fp12.txt 2>&1
+ok "--force: the 12 h run replaces it (rc $rc: $(cat out8.txt))" \
+    '[ $rc -eq 0 ] && tr -d " \n" < fp12.txt | grep -q "forecast_period=0,6,12;" && grep -q "\"lead_s\":43200" $D/daily.json && [ -z "$(ls -A ops/products | grep "^\.")" ]'
+# A dated folder made by hand is no finished run
+mkdir -p ops/products/20001226T06
+"$W" daily ops/daily.yaml --date 2000-12-26 > out9.txt 2> err9.txt
+rc=$?
+ok "a hand-made dated folder: exit 2, not skipped (rc $rc: $(cat err9.txt))" \
+    '[ $rc -eq 2 ] && grep -q "exists but holds no finished run" err9.txt'
+rmdir ops/products/20001226T06
 
 "$W" daily ops/daily.yaml --date 2000-12-29 > out3.txt 2> err3.txt
 rc=$?
