@@ -175,7 +175,8 @@ static wx_status eval_file(ectx *x, wx_source *src, const char *path, int model,
             snprintf(skipped + strlen(skipped), sizeof skipped - strlen(skipped), "%s%s",
                      skipped[0] ? ", " : "", f->name);
         if (c < 0 || !f->has_time) continue;
-        if (!wx_grid_same(&f->grid, &m->grid, 1e-6)) {
+        if (!wx_grid_same(&f->grid, &m->grid, 1e-6) &&
+            !(x->eg.crop && wx_grid_same(&f->grid, &x->eg.grid, 1e-6))) {
             char a[160], b[160];
             wx_grid_describe(&f->grid, a, sizeof a);
             wx_grid_describe(&m->grid, b, sizeof b);
@@ -445,6 +446,17 @@ wx_status wx_eval_run(const wx_eval_opts *o, wx_eval_result *r) {
     for (int k = 0; k < x.rg.n && !lsm; k++)
         if (wx_eval_region_is_land(x.rg.id[k]) && (st = wx_eval_regions_read_lsm(ar, &lsm))) goto out;
     if ((st = wx_eval_grid_open(m, o->resolution, &x.eg))) goto out;
+    /* FourCastNet's forecasts lack the truth's last row (the south pole): then every model is
+     * scored on the rows they all have, so a GraphCast and a FourCastNet compare on one grid */
+    int short_file = -1;
+    for (int f = 0; f < o->nfiles && short_file < 0; f++)
+        if (wx_eval_file_short_by_one_row(o->files[f], m)) short_file = f;
+    if (short_file >= 0) {
+        if ((st = wx_eval_grid_crop(m, m->grid.nlat - 1, &x.eg))) goto out;
+        wx_log_info("eval: %s is on the truth's grid without its last row (FourCastNet's layout): "
+                    "every forecast is scored on the first %d of the truth's %d rows",
+                    o->files[short_file], m->grid.nlat - 1, m->grid.nlat);
+    }
     if (lsm) wx_eval_grid_map(&x.eg, lsm, 1, lsm); /* in place: P <= Pa when regridding */
     if ((st = wx_eval_seeps_open(&x.sp, x.clim, m, &x.eg, cdir))) goto out;
     r->has_seeps = x.sp.chan >= 0, r->seeps_chan = x.sp.chan;

@@ -30,7 +30,24 @@ wx_status wx_eval_grid_open(const wx_archive_meta *m, double res, wx_eval_grid *
     return WX_OK;
 }
 
+wx_status wx_eval_grid_crop(const wx_archive_meta *m, int rows, wx_eval_grid *g) {
+    if (g->rg)
+        return wx_error_set(WX_ERR_USAGE, "--resolution with forecasts on %d of the truth's %d "
+                            "rows (FourCastNet's grid without the south pole): score them at the "
+                            "truth's resolution, or ingest the truth with drop_south_pole: true",
+                            rows, m->grid.nlat);
+    g->crop = 1;
+    g->grid.nlat = rows;
+    g->P = (int64_t)rows * m->grid.nlon;
+    g->scratch = wx_malloc(sizeof(float) * (size_t)(g->Pa * (m->nchan ? m->nchan : 1)));
+    return WX_OK;
+}
+
 void wx_eval_grid_map(const wx_eval_grid *g, const float *in, int n, float *out) {
+    if (g->crop) { /* each field's first P points: its first rows (in place: forward moves) */
+        for (int k = 0; k < n; k++) memmove(out + k * g->P, in + k * g->Pa, sizeof(float) * (size_t)g->P);
+        return;
+    }
     if (!g->rg) {
         if (out != in) memcpy(out, in, sizeof(float) * (size_t)(g->P * n));
         return;
@@ -39,20 +56,25 @@ void wx_eval_grid_map(const wx_eval_grid *g, const float *in, int n, float *out)
 }
 
 wx_status wx_eval_grid_truth(wx_eval_grid *g, wx_archive *ar, int64_t t, float *out) {
-    WX_TRY(wx_archive_read(ar, &t, 1, g->rg ? g->scratch : out));
-    wx_eval_grid_map(g, g->rg ? g->scratch : out, g->nchan, out);
+    float *full = g->rg || g->crop ? g->scratch : out;
+    WX_TRY(wx_archive_read(ar, &t, 1, full));
+    wx_eval_grid_map(g, full, g->nchan, out);
     return WX_OK;
 }
 
 wx_status wx_eval_grid_field(wx_eval_grid *g, wx_source *src, int i, float *out) {
-    WX_TRY(wx_source_read(src, i, WX_MISSING_NAN, g->rg ? g->scratch : out));
-    wx_eval_grid_map(g, g->rg ? g->scratch : out, 1, out);
+    if (g->crop && wx_source_info(src, i)->grid.nlat == g->grid.nlat) /* already the scoring rows */
+        return wx_source_read(src, i, WX_MISSING_NAN, out);
+    float *full = g->rg || g->crop ? g->scratch : out;
+    WX_TRY(wx_source_read(src, i, WX_MISSING_NAN, full));
+    wx_eval_grid_map(g, full, 1, out);
     return WX_OK;
 }
 
 wx_status wx_eval_grid_clim(wx_eval_grid *g, wx_climatology *c, wx_time v, float *out) {
-    WX_TRY(wx_climatology_get_time(c, v, g->rg ? g->scratch : out));
-    wx_eval_grid_map(g, g->rg ? g->scratch : out, g->nchan, out);
+    float *full = g->rg || g->crop ? g->scratch : out;
+    WX_TRY(wx_climatology_get_time(c, v, full));
+    wx_eval_grid_map(g, full, g->nchan, out);
     return WX_OK;
 }
 

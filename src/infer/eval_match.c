@@ -73,3 +73,19 @@ wx_status wx_eval_file_inits(const char *path, const wx_archive_meta *m, wx_time
                         "lead-time axis (WeatherBench2's prediction_timedelta); an analysis or "
                         "`wxcast dump` file would be scored against itself", path);
 }
+
+int wx_eval_file_short_by_one_row(const char *path, const wx_archive_meta *m) {
+    wx_source *src;
+    if (wx_source_open(path, &src) != WX_OK) return 0; /* eval_file reports it */
+    wx_grid top = m->grid;
+    top.nlat = m->grid.nlat - 1;
+    int shorter = 0;
+    for (int i = 0; i < wx_source_count(src); i++) {
+        const wx_field_info *f = wx_source_info(src, i);
+        if (wx_eval_match_channel(m, f) < 0) continue;
+        shorter = m->grid.nlat > 2 && wx_grid_same(&f->grid, &top, 1e-6);
+        break;
+    }
+    wx_source_close(src);
+    return shorter;
+}

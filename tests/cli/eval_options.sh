@@ -115,6 +115,25 @@ EOP
     ok "WB2 layout, one initial time twice: no output folder" '[ ! -e o_tw ]'
 fi
 
+# FourCastNet's 32 of a 33-row truth's rows and a full-grid forecast (GraphCast's) in one run:
+# every model is scored on the 32 rows, and the 32-row model's rows equal its scores against a
+# truth ingested without the south pole (the tiny world's `archive`); the full-grid perfect
+# forecast scores 0. With --resolution that mix is a usage error.
+sed -e '/drop_south_pole/d' -e 's/^output: archive/output: archive33/' recipe.yaml > recipe33.yaml
+"$W" -q ingest recipe33.yaml >/dev/null 2>&1
+run dump archive33 --as-forecast --output p33.nc --start 2000-12-27T00:00 --end 2000-12-28T00:00
+"$W" eval --truth archive33 --output o33 --forecast fcn=f0.nc,perfect=p33.nc > /dev/null 2> e33.txt
+st=$?
+run eval --truth archive --output o32 --forecast fcn=f0.nc
+ok "33-row truth, a 32-row and a 33-row forecast: scored on 32 rows (rc $st: $(grep "first 32" e33.txt | head -c 160))" \
+    '[ $st -eq 0 ] && grep -q "f0.nc is on the truth.s grid without its last row (FourCastNet.s layout): every forecast is scored on the first 32 of the truth.s 33 rows" e33.txt'
+ok "... the 32-row model's and the baselines' rows equal those against the 32-row truth" \
+    'diff <(grep -E "^(fcn|persistence|climatology)," o33/scores.csv) <(grep -E "^(fcn|persistence|climatology)," o32/scores.csv) && [ $(grep -c "^fcn," o33/scores.csv) -gt 10 ]'
+ok "... the full-grid perfect forecast scores RMSE 0" \
+    '[ -z "$(awk -F, "\$1==\"perfect\" && \$6 != 0" o33/scores.csv)" ] && [ $(grep -c "^perfect," o33/scores.csv) -gt 10 ]'
+run eval --truth archive33 --output o33r --forecast fcn=f0.nc,perfect=p33.nc --resolution 11.25
+usage_error "the 32/33-row mix with --resolution" "--resolution with forecasts on 32 of the truth's 33 rows"
+
 # 3. NVlabs' convention.
 run eval --truth archive --output o3 --forecast det=f0.nc,f6.nc --convention fourcastnet
 check "--convention fourcastnet (rc $rc: $err)" $rc
