@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/wx_args.h"
 #include "cli/wx_cli.h"
@@ -66,7 +67,11 @@ int wx_cmd_export_weights(int argc, char **argv) {
         "Writes the model parameters of a wxcast checkpoint as a safetensors file with the\n"
         "published PyTorch names (NVlabs FourCastNet: pos_embed, patch_embed.proj.weight,\n"
         "blocks.0.filter.w1, ..., head.weight), float32, loadable with safetensors.torch.load_file\n"
-        "and load_state_dict. The effective model config goes into the metadata (wxcast_model).",
+        "and load_state_dict. The effective model config goes into the metadata (wxcast_model).\n"
+        "A GraphCast checkpoint has no published PyTorch names: its parameters are written under\n"
+        "wxcast's names (DeepMind's Haiku module paths with dots, e.g.\n"
+        "grid2mesh_gnn.encoder_edges_grid2mesh_mlp.linear_0.weight), for reading in Python only;\n"
+        "import-weights takes GraphCast weights as DeepMind's .npz.",
         opts, 1, 1};
     wx_args a;
     int rc = wx_args_parse(&spec, argc, argv, &a);
@@ -258,6 +263,14 @@ static wx_status import_graphcast(const wx_yaml *root, const char *wpath, const 
     char *data_text = NULL;
     float *fields = NULL;
     if (data_path) WX_TRY(wx_weights_gc_data(data_path, &c, &data_text, &fields));
+    if (access(wpath, R_OK) == 0 && !wx_npz_is_zip(wpath)) { /* e.g. export-weights' safetensors */
+        free(data_text), free(fields);
+        return wx_error_set(WX_ERR_RUN, "%s: not a .npz (zip) file; a 'type: graphcast' config "
+                            "(%s) imports DeepMind's GraphCast checkpoints (.npz, "
+                            "graphcast.checkpoint.dump). A wxcast GraphCast checkpoint needs no "
+                            "import: give it to forecast --model or a stage's init_from", wpath,
+                            cfg_path);
+    }
     wx_npz z;
     wx_status zs = wx_npz_open(wpath, &z);
     if (zs != WX_OK) {

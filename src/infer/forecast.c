@@ -23,12 +23,13 @@
 static wx_status time_index(const wx_archive_meta *m, const char *dir, wx_time t, int64_t *idx) {
     int64_t d = t - m->start;
     if (d < 0 || d % m->step != 0 || d / m->step >= m->count) {
-        char a[32], b[32], s[32];
+        char a[32], b[32], s[32], st[32];
         wx_time_format(t, s);
         wx_time_format(m->start, a);
         wx_time_format(m->start + (m->count - 1) * m->step, b);
-        return wx_error_set(WX_ERR_USAGE, "--time %s is not a record of %s (%s .. %s every %llds)",
-                            s, dir, a, b, (long long)m->step);
+        wx_time_format_duration(m->step, st);
+        return wx_error_set(WX_ERR_USAGE, "--time %s is not a record of %s (%s .. %s every %s)",
+                            s, dir, a, b, st);
     }
     *idx = d / m->step;
     return WX_OK;
@@ -38,16 +39,17 @@ static wx_status time_index(const wx_archive_meta *m, const char *dir, wx_time t
 static wx_status window_index(const wx_archive_meta *m, const char *dir, wx_time t, int64_t idx,
                               int64_t W, int64_t step_s) {
     if (W <= 1) return WX_OK;
+    char ms[32], as[32];
+    wx_time_format_duration(step_s, ms), wx_time_format_duration(m->step, as);
     if (step_s % m->step)
-        return wx_error_set(WX_ERR_USAGE, "%s: the model step %llds is not a multiple of the "
-                            "archive step %llds", dir, (long long)step_s, (long long)m->step);
+        return wx_error_set(WX_ERR_USAGE, "%s: the model step %s is not a multiple of the "
+                            "archive step %s", dir, ms, as);
     if (idx - (W - 1) * (step_s / m->step) < 0) {
         char s[32], a[32];
         wx_time_format(t, s);
         wx_time_format(m->start, a);
-        return wx_error_set(WX_ERR_USAGE, "--time %s: the model reads %lld states (every %llds) "
-                            "up to the initial time; %s starts at %s", s, (long long)W,
-                            (long long)step_s, dir, a);
+        return wx_error_set(WX_ERR_USAGE, "--time %s: the model reads %lld states (every %s) "
+                            "up to the initial time; %s starts at %s", s, (long long)W, ms, dir, a);
     }
     return WX_OK;
 }

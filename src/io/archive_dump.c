@@ -67,8 +67,10 @@ static wx_status time_window(const wx_archive_meta *m, const wx_dump_opts *o, in
     if (*t0 > *t1) {
         wx_time_format(o->has_start ? o->start : m->start, s);
         wx_time_format(o->has_end ? o->end : m->start + (m->count - 1) * m->step, e);
+        char st[32];
+        wx_time_format_duration(m->step, st);
         return wx_error_set(WX_ERR_USAGE, "no record between %s and %s: the archive holds %s .. %s "
-                            "every %llds", s, e, a, b, (long long)m->step);
+                            "every %s", s, e, a, b, st);
     }
     return WX_OK;
 }

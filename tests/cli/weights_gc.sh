@@ -67,7 +67,7 @@ run import-weights "$T/nothere.npz" --config "$CFG" --output "$T/x.ckpt"
 fails 1 "missing file" "nothere.npz"
 run import-weights "$SRC/tests/ref/fixtures/weights_tiny.safetensors" --config "$CFG" \
     --output "$T/x.ckpt"
-fails 1 "safetensors for a GraphCast config" "weights_tiny.safetensors" "not a zip archive"
+fails 1 "safetensors for a GraphCast config" "weights_tiny.safetensors: not a .npz (zip) file; a 'type: graphcast' config" "A wxcast GraphCast checkpoint needs no import"
 run import-weights "$NPZ" --config "$SRC/tests/ref/fixtures/weights_tiny.yaml" --output "$T/x.ckpt"
 fails 1 ".npz for a FourCastNet config" "gc_import.npz" "type: graphcast"
 [ ! -e "$T/x.ckpt" ]; check "no checkpoint written on error" $?
