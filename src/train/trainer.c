@@ -343,16 +343,25 @@ static wx_status loop(wx_trainer *t, wx_train_summary *sum) {
             sum->last_loss = loss;
             double dt = wx_time_now() - t0;
             double sps = dt > 0 ? (double)((t->st.step - done0) * c->batch_size) / dt : 0;
+            /* the rollout length of this step: a curriculum (rollout_every) changes it, and the
+             * loss sums over it, so a jump in the loss at a change needs it beside the loss */
+            const int64_t k_roll = rollout_at(c, t->st.step - 1);
             if (t->metrics && (t->st.step % c->log_every == 0 || t->st.step == t->total)) {
                 wx_metric_kv kv[] = {WX_M_STR("phase", "train"), WX_M_INT("step", t->st.step),
                                      WX_M_INT("epoch", t->st.epoch), WX_M_NUM("loss", loss),
                                      WX_M_NUM("lr", lr), WX_M_NUM("grad_norm", gnorm),
                                      WX_M_NUM("samples_per_s", sps), WX_M_NUM("step_s", step_s),
-                                     WX_M_INT("ranks", t->nranks), WX_M_NUM("comm_s", t->comm_s)};
-                WX_TRY(wx_metrics_write(t->metrics, kv, t->nranks > 1 ? 10 : 8));
+                                     WX_M_INT("rollout_steps", k_roll), WX_M_INT("ranks", t->nranks),
+                                     WX_M_NUM("comm_s", t->comm_s)};
+                WX_TRY(wx_metrics_write(t->metrics, kv, t->nranks > 1 ? 11 : 9));
             }
-            wx_progress_update(&pr, t->st.epoch_pos, "step %lld/%lld  loss %.4g  %.1f samples/s",
-                               (long long)t->st.step, (long long)t->total, loss, sps);
+            if (c->rollout_steps > 1)
+                wx_progress_update(&pr, t->st.epoch_pos, "step %lld/%lld  rollout %lld  loss %.4g  "
+                                   "%.1f samples/s", (long long)t->st.step, (long long)t->total,
+                                   (long long)k_roll, loss, sps);
+            else
+                wx_progress_update(&pr, t->st.epoch_pos, "step %lld/%lld  loss %.4g  %.1f samples/s",
+                                   (long long)t->st.step, (long long)t->total, loss, sps);
             if (c->checkpoint_every && t->st.step % c->checkpoint_every == 0 &&
                 t->st.epoch_pos < t->bpe && t->st.step < t->total) {
                 wx_dataset_drain(ds); /* the prefetch of the next batch restarts below */

@@ -96,6 +96,16 @@ static void check_resume(void) {
     snprintf(b, sizeof b, "%s/B/m.jsonl", tmp);
     char *ma = metrics_untimed(a), *mb = metrics_untimed(b);
     WX_CHECK(strlen(ma) > 100 && !strcmp(ma, mb), "same metrics (losses, lr, rmse) in both runs");
+    /* the curriculum (rollout_start 1, every 2, up to 3) beside each training row's loss */
+    for (int st = 1; st <= 6; st++) {
+        char key[64], want[64];
+        snprintf(key, sizeof key, "\"phase\":\"train\",\"step\":%d,", st);
+        snprintf(want, sizeof want, "\"rollout_steps\":%d", 1 + (st - 1) / 2);
+        const char *row = strstr(ma, key), *end = row ? strchr(row, '\n') : NULL;
+        const char *got = row ? strstr(row, "\"rollout_steps\":") : NULL;
+        WX_CHECK(row && got && (!end || got < end) && !strncmp(got, want, strlen(want)),
+                 "metrics row of step %d: %s", st, want);
+    }
     free(ma);
     free(mb);
     /* activation checkpointing off: the same parameters bit for bit */
