@@ -149,10 +149,13 @@ wx_status wx_demo_score(wx_demo_score_opts *o, wx_demo_scores *out) {
         st = wx_rollout_match_archive(z.r, z.m, z.map_in, z.map_out);
         if (st != WX_OK) st = wx_error_wrap(st, "%s: ", o->archive);
     }
-    if (st == WX_OK && (z.r->step_s % z.m->step != 0 || o->init_every_s % z.m->step != 0))
-        st = wx_error_set(WX_ERR_USAGE, "demo: the model step (%llds) and init_every (%llds) must be "
-                          "multiples of the archive step (%llds)", (long long)z.r->step_s,
-                          (long long)o->init_every_s, (long long)z.m->step);
+    if (st == WX_OK && (z.r->step_s % z.m->step != 0 || o->init_every_s % z.m->step != 0)) {
+        char a[32], b[32], c[32];
+        wx_time_format_duration(z.r->step_s, a), wx_time_format_duration(o->init_every_s, b);
+        wx_time_format_duration(z.m->step, c);
+        st = wx_error_set(WX_ERR_USAGE, "demo: the model step (%s) and init_every (%s) must be "
+                          "multiples of the archive step (%s)", a, b, c);
+    }
     if (st == WX_OK) {
         z.dt = z.r->step_s / z.m->step;
         n = list_inits(z.m, o->test_years, o->init_every_s / z.m->step, o->lead_steps * z.dt,

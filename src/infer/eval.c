@@ -315,12 +315,13 @@ static wx_status eval_file(ectx *x, wx_source *src, const char *path, int model,
     }
     if (nskip && !x->warned_times[model]) {
         x->warned_times[model] = 1;
-        char a[32], b[32], c0[32], c1[32];
+        char a[32], b[32], c0[32], c1[32], ev[32];
         wx_time_format(skip0, a), wx_time_format(skip1, b);
         wx_time_format(m->start, c0), wx_time_format(m->start + (m->count - 1) * m->step, c1);
+        wx_time_format_duration(m->step, ev);
         wx_log_warn("%s: %d of its %d valid times (%s .. %s) have no record in the truth archive "
-                    "(%s .. %s every %lld h): not scored (reported once for model '%s')", path,
-                    nskip, ntimes, a, b, c0, c1, (long long)(m->step / 3600), r->models[model]);
+                    "(%s .. %s every %s): not scored (reported once for model '%s')", path,
+                    nskip, ntimes, a, b, c0, c1, ev, r->models[model]);
     }
 done:
     free(jobs), free(fc), free(ens), free(truth), free(pers), free(cl), free(fcs), free(have);

@@ -76,7 +76,7 @@ check "forecast from 2001-01-03T06 (rc $rc: $err)" $rc
 "$W" eval --truth archive --output o_late --forecast late=late.nc,f0.nc > /dev/null 2> late.err
 st=$?
 ok "leads past the archive: one warning naming them ($(grep warning late.err | head -c 200))" \
-    '[ $st -eq 0 ] && grep -q "eval: 2/2 forecasts (100.0%)" late.err && [ $(grep -c "warning: late.nc: 2 of its 5 valid times (2001-01-04T00:00 .. 2001-01-04T06:00) have no record in the truth archive (2000-12-23T00:00 .. 2001-01-03T18:00 every 6 h): not scored" late.err) -eq 1 ] && [ $(grep -c warning late.err) -eq 1 ]'
+    '[ $st -eq 0 ] && grep -q "eval: 2/2 forecasts (100.0%)" late.err && [ $(grep -c "warning: late.nc: 2 of its 5 valid times (2001-01-04T00:00 .. 2001-01-04T06:00) have no record in the truth archive (2000-12-23T00:00 .. 2001-01-03T18:00 every 6h): not scored" late.err) -eq 1 ] && [ $(grep -c warning late.err) -eq 1 ]'
 if /usr/bin/python3 -c "import netCDF4" 2>/dev/null; then
     cp f0.nc ren.nc
     /usr/bin/python3 -c "import netCDF4; d = netCDF4.Dataset('ren.nc', 'a'); d.renameVariable('msl', 'sp'); d.close()"
