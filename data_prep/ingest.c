@@ -53,7 +53,13 @@ static wx_status setup(ingest_ctx *c) {
     for (int s = 0; s < r->nsources; s++) {
         WX_TRY(wx_source_open(r->sources[s], &c->src[s]));
         struct stat sb;
-        if (stat(r->sources[s], &sb) == 0) key = fnv(key, &sb.st_size, sizeof sb.st_size);
+        /* size and modification time: a source rewritten in place (a corrected ERA5T -> ERA5
+         * download has the same grid, packing and size) must not resume onto the old shards */
+        if (stat(r->sources[s], &sb) == 0) {
+            key = fnv(key, &sb.st_size, sizeof sb.st_size);
+            key = fnv(key, &sb.st_mtim.tv_sec, sizeof sb.st_mtim.tv_sec);
+            key = fnv(key, &sb.st_mtim.tv_nsec, sizeof sb.st_mtim.tv_nsec);
+        }
         key = fnv(key, r->sources[s], strlen(r->sources[s]));
         c->nix += wx_source_count(c->src[s]);
     }
@@ -98,6 +104,23 @@ static wx_status setup(ingest_ctx *c) {
         ch->level = r->vars[i].level;
         snprintf(ch->units, sizeof ch->units, "%s", r->vars[i].entry ? r->vars[i].entry->units : "");
         ch->accum_s = r->vars[i].accum_s;
+        /* An accumulation taken as the sources store it: its period is theirs (CDS hourly tp in
+         * a 6-hourly archive is 1 h sums, not the step's), recorded so forecasts and dumps say so */
+        if (ch->accum_s == 0 && r->vars[i].entry && r->vars[i].entry->accumulated) {
+            wx_status fs = WX_OK;
+            const ix_entry *fe = wx_ingest_find(c, &r->vars[i], r->start, -1, &fs);
+            if (fs != WX_OK) return fs;
+            if (fe && fe->f->accum_s > 0) {
+                ch->accum_s = fe->f->accum_s;
+                if (ch->accum_s != r->step) {
+                    char a[32], b[32];
+                    wx_time_format_duration(ch->accum_s, a), wx_time_format_duration(r->step, b);
+                    wx_log_warn("%s: variable '%s': the sources hold %s sums, stored as they are "
+                                "in a %s archive (`accumulate: %s` sums them over the step)",
+                                r->path, ch->name, a, b, b);
+                }
+            }
+        }
     }
     m->grid = c->out;
     if (r->drop_south_pole) {

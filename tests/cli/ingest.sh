@@ -89,6 +89,36 @@ printf 'sources: ["xsel.nc"]\nvariables: [{name: z, param: z}]\ndates: {start: "
 ok "a time-varying z without a level is not taken as the static field: exit 1 saying why ($(cat "$T/xerr2.txt"))" \
     '[ $rc -eq 1 ] && grep -q "variable .z. (z) is a static field, but .*xsel.nc.s .z. changes from one time to the next" "$T/xerr2.txt" && [ ! -e "$T/xstat/manifest.json" ]'
 
+# A source rewritten in place with the same size (a corrected re-download) is decoded again, not
+# resumed onto the old shards; CDS-style hourly tp taken as it is keeps its 1 h period (a warning),
+# not the archive step's.
+/usr/bin/python3 - "$T/rw.nc" 0 <<'PY'
+import sys, numpy as np, netCDF4
+d = netCDF4.Dataset(sys.argv[1], "w", format="NETCDF3_CLASSIC")
+d.createDimension("valid_time", 2); d.createDimension("latitude", 5); d.createDimension("longitude", 8)
+t = d.createVariable("valid_time", "f8", ("valid_time",)); t.units = "hours since 2017-01-01 00:00:00"; t[:] = [0, 6]
+la = d.createVariable("latitude", "f4", ("latitude",)); la.units = "degrees_north"; la[:] = np.linspace(90, -90, 5)
+lo = d.createVariable("longitude", "f4", ("longitude",)); lo.units = "degrees_east"; lo[:] = np.arange(0, 360, 45)
+v = d.createVariable("t2m", "f4", ("valid_time", "latitude", "longitude")); v.units = "K"
+v[:] = 280 + float(sys.argv[2])
+p = d.createVariable("tp", "f4", ("valid_time", "latitude", "longitude")); p.units = "m"
+p[:] = 0.001
+d.close()
+PY
+printf 'sources: ["rw.nc"]\nvariables: [{name: t2m, param: 2t}, {name: tp, param: tp}]\ndates: {start: "2017-01-01T00:00", end: "2017-01-01T06:00", step: 6h}\noutput: rw\n' > "$T/rw.yaml"
+"$WX" -q ingest "$T/rw.yaml" > /dev/null 2> "$T/rw1.txt"
+sz=$(stat -c %s "$T/rw.nc"); sleep 0.01
+/usr/bin/python3 - "$T/rw.nc" 5 <<'PY'
+import sys, netCDF4
+d = netCDF4.Dataset(sys.argv[1], "a"); d["t2m"][:] = 280 + float(sys.argv[2]); d.close()
+PY
+"$WX" -q ingest "$T/rw.yaml" > /dev/null 2>&1; rc=$?
+"$WX" -q dump "$T/rw" --output "$T/rw_dump.nc" > /dev/null 2>&1
+ok "a source rewritten with the same size ($sz -> $(stat -c %s "$T/rw.nc") bytes) is decoded again (rc $rc)" \
+    '[ $rc -eq 0 ] && [ "$sz" = "$(stat -c %s "$T/rw.nc")" ] && /usr/bin/python3 -c "import netCDF4,sys; v=netCDF4.Dataset(sys.argv[1])[\"t2m\"][:]; sys.exit(0 if abs(float(v.mean()) - 285) < 1e-4 else 1)" "$T/rw_dump.nc"'
+ok "hourly tp taken as it is: accumulation 3600 s in the manifest, one warning ($(cat "$T/rw1.txt"))" \
+    'grep -q "\"name\":\"tp\",\"param\":\"tp\",\"level_type\":\"single\",\"level\":0,\"units\":\"m\",\"accumulation_s\":3600" "$T/rw/manifest.json" && grep -q "variable .tp.: the sources hold 1h sums, stored as they are in a 6h archive" "$T/rw1.txt"'
+
 recipe a "$DATA/era5-levels-members.grib"
 ok "ingest runs" '"$WX" ingest "$T/a.yaml" > "$T/out.txt" 2>"$T/err.txt"'
 ok "ingest reports 4 records" 'grep -q "4 records" "$T/out.txt"'
