@@ -179,6 +179,13 @@ static wx_status parse(const wx_yaml *r, const char *ctx, wx_archive_meta *m) {
     m->records_per_shard = (int64_t)v;
     if (m->records_per_shard < 1 || m->count < 1)
         return wx_error_set(WX_ERR_RUN, "%s: empty archive or bad shard table", ctx);
+    /* Archives from before the sources' period was recorded: an accumulation with period 0 was
+     * read as a sum over the archive step; say so once here for every reader (dump, forecast,
+     * eval's SEEPS, the checkpoint's DATA) */
+    for (int c = 0; c < m->nchan; c++) {
+        const wx_catalogue_entry *e = wx_catalogue_find_kind(m->chan[c].param, m->chan[c].kind);
+        if (e && e->accumulated && m->chan[c].accum_s == 0) m->chan[c].accum_s = m->step;
+    }
     const wx_yaml *st = wx_yaml_get(r, "statistics");
     if (st) {
         m->has_stats = 1;

@@ -33,7 +33,9 @@ static int make_archive(const char *dir, wx_archive_meta *m) {
         snprintf(m->chan[c].units, sizeof m->chan[c].units, "%s", units[c]);
         m->chan[c].kind = c ? WX_LEVEL_SINGLE : WX_LEVEL_PRESSURE;
         m->chan[c].level = c ? 0 : 500;
-        m->chan[c].accum_s = c == 2 ? 21600 : 0;
+        /* tp with period 0, as archives from before 2026-12 stored an accumulation taken as the
+         * sources had it: read back as a sum over the 6 h step (long_name, cell_methods below) */
+        m->chan[c].accum_s = 0;
     }
     wx_grid_global(15.0, &m->grid); /* 13 x 24 */
     m->start = wx_time_make(2017, 1, 1, 0, 0, 0);
