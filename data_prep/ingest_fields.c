@@ -130,8 +130,10 @@ wx_status wx_ingest_not_found(ingest_ctx *c, const wx_recipe_var *v, wx_time t) 
         if (f->other_axis[0]) snprintf(axis, sizeof axis, " along dimension '%s'", f->other_axis);
         snprintf(hint, sizeof hint, "; %s holds '%s'%s without a valid time (no CF time coordinate "
                  "with units '<unit> since <date>'), so it cannot be matched to dates: give it a "
-                 "time axis first (e.g. `cdo settaxis`)", wx_source_path(c->src[c->ix[i].src]),
-                 f->name, axis);
+                 "time axis first (xarray: ds.rename({'%s': 'time'}).assign_coords(time=DATES), "
+                 "written with to_netcdf; CDO cannot read a file without one)",
+                 wx_source_path(c->src[c->ix[i].src]), f->name, axis,
+                 f->other_axis[0] ? f->other_axis : "DIM");
         break;
     }
     int any = 0; /* a param no source holds at all: a typo in the recipe, most likely */

@@ -131,8 +131,14 @@ wx_status wx_source_grid_from_axes(const double *lats, int nlat, const double *l
     /* A spacing such as 180/31 (32 rows including both poles) is not a decimal: snapped to 1e-6
      * it would move the last row past the pole, so it is kept exact from the end rows. */
     if (nlat > 1) {
-        double exact = fabs(lats[nlat - 1] - lats[0]) / (nlat - 1);
+        /* End rows within 1e-4 degrees of a pole are the pole: CDO's NetCDF of a GRIB grid with
+         * spacing 5.806452 (GRIB's micro-degrees) ends at -90.000012 */
+        double hi = fmax(lats[0], lats[nlat - 1]), lo = fmin(lats[0], lats[nlat - 1]);
+        if (fabs(hi - 90) < 1e-4) hi = 90;
+        if (fabs(lo + 90) < 1e-4) lo = -90;
+        double exact = (hi - lo) / (nlat - 1);
         dlat = fabs(snap(exact) - exact) < 1e-9 ? snap(exact) : exact;
+        if (hi == 90) lat0 = 90;
     }
     dlon = snap(dlon);
     lat0 = snap(lat0);

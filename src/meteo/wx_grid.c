@@ -12,7 +12,7 @@ wx_status wx_grid_make(int nlat, int nlon, double lat0, double dlat, double lon0
         return wx_error_set(WX_ERR_RUN, "grid: spacing %g x %g degrees, expected > 0", dlat, dlon);
     double last = lat0 - (nlat - 1) * dlat;
     if (lat0 > 90 + 1e-6 || last < -90 - 1e-6)
-        return wx_error_set(WX_ERR_RUN, "grid: latitudes %g..%g outside [-90, 90]", lat0, last);
+        return wx_error_set(WX_ERR_RUN, "grid: latitudes %.9g..%.9g outside [-90, 90]", lat0, last);
     lon0 = fmod(lon0, 360.0);
     if (lon0 < 0) lon0 += 360.0;
     if (fabs(lon0 - 360.0) < 1e-9) lon0 = 0;

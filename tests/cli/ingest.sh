@@ -215,7 +215,7 @@ recipe c "$DATA/era5-levels-corrupted.grib" "  - {name: t850, param: t, level: 8
 ok "damaged refused" '[ $rc -eq 1 ] && grep -q "message 1" "$T/cerr.txt" && grep -q "damaged" "$T/cerr.txt"'
 recipe e "$DATA/eraint_uvz.nc"
 "$WX" ingest "$T/e.yaml" > /dev/null 2> "$T/eerr.txt"; rc=$?
-ok "eraint without time refused" '[ $rc -eq 1 ] && grep -q "without a valid time" "$T/eerr.txt"'
+ok "eraint without time refused, with a working recipe" '[ $rc -eq 1 ] && grep -q "without a valid time" "$T/eerr.txt" && grep -q "ds.rename({.month.: .time.})" "$T/eerr.txt"'
 ok "eraint error names file, variable and the month axis" 'grep -q "eraint_uvz.nc holds .z. along dimension .month." "$T/eerr.txt" && grep -q "z500" "$T/eerr.txt"'
 recipe m "$DATA/era5-levels-members.grib" "  - {name: z500, param: z, level: 500, colour: red}"
 "$WX" ingest "$T/m.yaml" > /dev/null 2> "$T/merr.txt"; rc=$?

@@ -117,6 +117,16 @@ int main(void) {
     char tmp[] = "/tmp/wx_nc_read_XXXXXX";
     WX_CHECK(mkdtemp(tmp) != NULL, "mkdtemp");
     check_hdf5_superblocks(tmp);
+    { /* CDO's NetCDF of a 32-row GRIB grid: rows at 90 - j*5.806452 (micro-degrees), the last at
+       * -90.000012: the poles, spacing 180/31 (was refused as "outside [-90, 90]") */
+        double lats[32], lons[4] = {0, 90, 180, 270};
+        int rm[32], cm[4];
+        for (int j = 0; j < 32; j++) lats[j] = 90 - j * 5.806452;
+        wx_grid g;
+        WX_CHECK(wx_source_grid_from_axes(lats, 32, lons, 4, "cdo", &g, rm, cm) == WX_OK &&
+                     g.lat0 == 90 && g.dlat == 180.0 / 31 && wx_grid_lat(&g, 31) == -90 && rm[31] == 31,
+                 "a pole row 1.2e-5 past -90 is the pole: %s", wx_error_message());
+    }
     td_nc_opts layouts[] = {{1, 0, 0, 0, 0}, {0, 0, 0, 0, 0}, {1, 0, 1, 0, 0}, {1, 0, 0, 1, 0},
                             {0, 0, 1, 0, 1}, {1, 1, 0, 0, 0}, {0, 1, 1, 1, 1}};
     double levels[2] = {500, 850};
