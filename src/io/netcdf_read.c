@@ -41,6 +41,7 @@ typedef struct {
     int nvars;
     nc_var *vars;
     int wxcast_file; /* global attribute institution = "wxcast": names like z500 carry the level */
+    int warned_levels; /* the warning about a level axis without units, once per file */
     char empty[NC_MAX_NAME + 1]; /* a grid variable with a zero-length time axis (no fields) */
 } nc_impl;
 
@@ -76,7 +77,7 @@ static int classify_dim(int ncid, int dimid) {
                                         "degreeN", "degreesN", NULL};
     static const char *const lon_u[] = {"degrees_east", "degree_east", "degree_E", "degrees_E",
                                         "degreeE", "degreesE", NULL};
-    static const char *const p_u[] = {"hPa", "Pa", "millibar", "millibars", "mbar", "mb", NULL};
+    static const char *const p_u[] = {"hPa", "Pa", "kPa", "millibar", "millibars", "mbar", "mb", NULL};
     char name[NC_MAX_NAME + 1];
     if (nc_inq_dimname(ncid, dimid, name)) return AX_OTHER;
     if (!strcmp(name, "expver")) return AX_EXPVER;
@@ -361,16 +362,28 @@ static wx_status scan_var(wx_source *s, nc_impl *im, int varid, int *dimax) {
             free(tc);
         }
     }
-    int level_pa = 0;
     if (st == WX_OK && pos[AX_LEVEL] >= 0) {
         nl = v->len[pos[AX_LEVEL]];
         int lv;
-        char lname[NC_MAX_NAME + 1], units[64];
+        char lname[NC_MAX_NAME + 1], units[64] = "";
         nc_inq_dimname(ncid, dims[pos[AX_LEVEL]], lname);
         nc_inq_varid(ncid, lname, &lv);
         get_text_att(ncid, lv, "units", units, sizeof units);
-        level_pa = !strcmp(units, "Pa");
         st = read_coord(ncid, dims[pos[AX_LEVEL]], nl, s->path, &levels);
+        /* levels in hPa: Pa and kPa converted; a bare level axis above 1100 can only be Pa */
+        /* divided (Pa / 100 is exact for every whole hPa; * 0.01 is not) */
+        double per_hpa = !strcmp(units, "Pa") ? 100 : !strcmp(units, "kPa") ? 0.1 : 1;
+        double top = 0;
+        for (size_t k = 0; st == WX_OK && k < nl; k++) top = fmax(top, levels[k]);
+        if (st == WX_OK && !units[0] && top > 1100) {
+            per_hpa = 100;
+            if (!im->warned_levels) {
+                im->warned_levels = 1;
+                wx_log_warn("%s: level axis '%s' has no units and goes up to %g: read as Pa", s->path,
+                            lname, top);
+            }
+        }
+        for (size_t k = 0; st == WX_OK && per_hpa != 1 && k < nl; k++) levels[k] /= per_hpa;
     }
     if (st == WX_OK && pos[AX_MEMBER] >= 0) {
         nm = v->len[pos[AX_MEMBER]];
@@ -441,7 +454,7 @@ static wx_status scan_var(wx_source *s, nc_impl *im, int varid, int *dimax) {
                     snprintf(f->param, sizeof f->param, "%.63s", e ? e->short_name : name);
                     f->kind = pos[AX_LEVEL] >= 0 || name_level > 0 ? WX_LEVEL_PRESSURE
                               : e ? e->level_kind : WX_LEVEL_SINGLE;
-                    if (levels) f->level = level_pa ? levels[l] / 100.0 : levels[l];
+                    if (levels) f->level = levels[l];
                     else if (name_level > 0) f->level = name_level;
                     if (times) {
                         f->has_time = 1;

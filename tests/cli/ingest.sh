@@ -119,6 +119,31 @@ ok "a source rewritten with the same size ($sz -> $(stat -c %s "$T/rw.nc") bytes
 ok "hourly tp taken as it is: accumulation 3600 s in the manifest, one warning ($(cat "$T/rw1.txt"))" \
     'grep -q "\"name\":\"tp\",\"param\":\"tp\",\"level_type\":\"single\",\"level\":0,\"units\":\"m\",\"accumulation_s\":3600" "$T/rw/manifest.json" && grep -q "variable .tp.: the sources hold 1h sums, stored as they are in a 6h archive" "$T/rw1.txt"'
 
+# Level axes in kPa, or in Pa without a units attribute: read as hPa (the latter with a warning),
+# not as unknown single-level fields
+for lu in kPa none; do
+/usr/bin/python3 - "$T/lev_$lu.nc" "$lu" <<'PY'
+import sys, numpy as np, netCDF4
+d = netCDF4.Dataset(sys.argv[1], "w")
+d.createDimension("time", 1); d.createDimension("level", 2); d.createDimension("latitude", 5); d.createDimension("longitude", 8)
+t = d.createVariable("time", "f8", ("time",)); t.units = "hours since 2017-01-01 00:00:00"; t[:] = [0]
+lv = d.createVariable("level", "f8", ("level",))
+if sys.argv[2] == "kPa":
+    lv.units = "kPa"; lv[:] = [50, 85]
+else:
+    lv[:] = [50000, 85000]
+la = d.createVariable("latitude", "f4", ("latitude",)); la.units = "degrees_north"; la[:] = np.linspace(90, -90, 5)
+lo = d.createVariable("longitude", "f4", ("longitude",)); lo.units = "degrees_east"; lo[:] = np.arange(0, 360, 45)
+z = d.createVariable("z", "f4", ("time", "level", "latitude", "longitude")); z.units = "m**2 s**-2"; z[:] = 50000
+d.close()
+PY
+"$WX" inspect "$T/lev_$lu.nc" > "$T/lev_$lu.txt" 2>&1
+done
+ok "levels in kPa read as 500 and 850 hPa ($(grep -c hPa "$T/lev_kPa.txt") rows)" \
+    'grep -qE "^  z +500 hPa" "$T/lev_kPa.txt" && grep -qE "^  z +850 hPa" "$T/lev_kPa.txt"'
+ok "levels without units above 1100 read as Pa, with a warning ($(grep warning "$T/lev_none.txt" | head -c 150))" \
+    'grep -qE "^  z +500 hPa" "$T/lev_none.txt" && grep -q "level axis .level. has no units and goes up to 85000: read as Pa" "$T/lev_none.txt"'
+
 recipe a "$DATA/era5-levels-members.grib"
 ok "ingest runs" '"$WX" ingest "$T/a.yaml" > "$T/out.txt" 2>"$T/err.txt"'
 ok "ingest reports 4 records" 'grep -q "4 records" "$T/out.txt"'
