@@ -9,6 +9,7 @@
 
 #include "core/wx_config.h"
 #include "core/wx_fs.h"
+#include "core/wx_log.h"
 
 static const char *const missing_choices[] = {"error", "nan", NULL};
 static const char *const dtype_choices[] = {"float32", "float16", NULL};
@@ -192,6 +193,21 @@ static wx_status parse(wx_recipe *r, const char *output_override) {
             wx_time_format(r->start, c), wx_time_format(r->end, d);
             return wx_error_set(WX_ERR_USAGE, "%s: line %d: statistics %s .. %s holds none of the "
                                 "dates %s .. %s", root->file, st->line, a, b, c, d);
+        }
+        /* The window as the records it holds (first and last record in it): a window reaching
+         * past the dates would otherwise be recorded as a span no statistic covers */
+        wx_time s0 = r->stats_start, s1 = r->stats_end;
+        if (r->step > 0) {
+            int64_t k0 = r->stats_start <= r->start ? 0 : (r->stats_start - r->start + r->step - 1) / r->step;
+            int64_t k1 = ((r->stats_end < r->end ? r->stats_end : r->end) - r->start) / r->step;
+            r->stats_start = r->start + k0 * r->step, r->stats_end = r->start + k1 * r->step;
+        }
+        if (s0 < r->start || s1 > r->end) {
+            char a[32], b[32], c[32], d[32];
+            wx_time_format(s0, a), wx_time_format(s1, b);
+            wx_time_format(r->stats_start, c), wx_time_format(r->stats_end, d);
+            wx_log_warn("%s: line %d: statistics %s .. %s reaches past the dates: the statistics "
+                        "and climatology cover %s .. %s", root->file, st->line, a, b, c, d);
         }
     }
     WX_TRY(wx_cfg_bool(root, root_fields, "climatology", &r->climatology));

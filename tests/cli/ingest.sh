@@ -144,6 +144,13 @@ ok "levels in kPa read as 500 and 850 hPa ($(grep -c hPa "$T/lev_kPa.txt") rows)
 ok "levels without units above 1100 read as Pa, with a warning ($(grep warning "$T/lev_none.txt" | head -c 150))" \
     'grep -qE "^  z +500 hPa" "$T/lev_none.txt" && grep -q "level axis .level. has no units and goes up to 85000: read as Pa" "$T/lev_none.txt"'
 
+# A statistics window reaching past the dates: recorded as the records it holds, with a warning
+recipe sw "$DATA/era5-levels-members.grib"
+sed -i 's/^statistics: .*/statistics: {start: "2016-12-01T00:00", end: "2017-01-01T18:00"}/' "$T/sw.yaml"
+"$WX" -q ingest "$T/sw.yaml" > /dev/null 2> "$T/swerr.txt"; rc=$?
+ok "statistics window past the dates: manifest says 2017-01-01T00:00 .. 2017-01-01T12:00 (rc $rc: $(head -c 200 "$T/swerr.txt"))" \
+    '[ $rc -eq 0 ] && grep -q "\"statistics\":{\"start\":\"2017-01-01T00:00\",\"end\":\"2017-01-01T12:00\"" "$T/sw/manifest.json" && grep -q "statistics 2016-12-01T00:00 .. 2017-01-01T18:00 reaches past the dates: the statistics and climatology cover 2017-01-01T00:00 .. 2017-01-01T12:00" "$T/swerr.txt"'
+
 recipe a "$DATA/era5-levels-members.grib"
 ok "ingest runs" '"$WX" ingest "$T/a.yaml" > "$T/out.txt" 2>"$T/err.txt"'
 ok "ingest reports 4 records" 'grep -q "4 records" "$T/out.txt"'
