@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "core/wx_config.h"
 #include "core/wx_fs.h"
@@ -70,7 +71,20 @@ static wx_status load_sources(wx_recipe *r, const wx_yaml *list) {
         }
         r->sources = realloc(r->sources, sizeof(char *) * (size_t)(r->nsources + (int)g.gl_pathc + 1));
         WX_ASSERT(r->sources != NULL);
-        for (size_t k = 0; k < g.gl_pathc; k++) r->sources[r->nsources++] = wx_strdup(g.gl_pathv[k]);
+        for (size_t k = 0; k < g.gl_pathc; k++) {
+            /* one file matched by two patterns (or two spellings) is read once: twice, each
+             * field would be "two source fields" of itself */
+            struct stat a, b;
+            int dup = -1;
+            for (int q = 0; dup < 0 && q < r->nsources && stat(g.gl_pathv[k], &a) == 0; q++)
+                if (stat(r->sources[q], &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino) dup = q;
+            if (dup >= 0) {
+                wx_log_info("%s: line %d: %s: %s is %s, already a source: read once", list->file,
+                            list->items[i]->line, key, g.gl_pathv[k], r->sources[dup]);
+                continue;
+            }
+            r->sources[r->nsources++] = wx_strdup(g.gl_pathv[k]);
+        }
         globfree(&g);
     }
     return WX_OK;

@@ -1,3 +1,4 @@
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -181,9 +182,13 @@ int wx_cmd_inspect(int argc, char **argv) {
         for (int c = 0; c < m.nchan; c++) {
             printf("  %3d %-10s %-5s %6g %-12s", c, m.chan[c].name, m.chan[c].param, m.chan[c].level,
                    m.chan[c].units);
-            if (m.has_stats)
-                printf(" mean %-12.6g std %-12.6g min %-12.6g max %-12.6g dstd %.6g", m.mean[c],
-                       m.std[c], m.min[c], m.max[c], m.diff_std[c]);
+            if (m.has_stats) {
+                printf(" mean %-12.6g std %-12.6g min %-12.6g max %-12.6g", m.mean[c], m.std[c],
+                       m.min[c], m.max[c]);
+                /* no pair of records diff_step apart (a one-record archive): no difference std */
+                if (isfinite(m.diff_std[c])) printf(" dstd %.6g", m.diff_std[c]);
+                else printf(" dstd -");
+            }
             printf("\n");
         }
     }

@@ -143,6 +143,8 @@ wx_status wx_grib_writer_add(wx_grib_writer *w, const wx_grib_field *f, const wx
     int control = f->member == 0;
     SET_L("typeOfProcessedData", f->member >= 0 ? (control ? 3 : 4)
                                                 : (f->step_end > 0 || w->forecast ? 1 : 0));
+    /* code table 4.3: 0 analysis, 2 forecast, 4 ensemble forecast */
+    SET_L("typeOfGeneratingProcess", f->member >= 0 ? 4 : (f->step_end > 0 || w->forecast ? 2 : 0));
     if (f->var->accumulated)
         SET_L("productDefinitionTemplateNumber", f->member >= 0 ? 11 : 8);
     else if (f->member >= 0)

@@ -41,9 +41,11 @@ int wx_grid_same(const wx_grid *a, const wx_grid *b, double tol) {
 }
 
 void wx_grid_describe(const wx_grid *g, char *buf, int len) {
+    /* a regional grid across the meridian as eccodes and the CDS give it: -10..2, not 350..362 */
+    double l0 = g->lon0, l1 = wx_grid_lon(g, g->nlon - 1);
+    if (!wx_grid_is_periodic(g) && l1 >= 360) l0 -= 360, l1 -= 360;
     snprintf(buf, (size_t)len, "%dx%d lat %g..%g step %g, lon %g..%g step %g", g->nlat, g->nlon,
-             g->lat0, wx_grid_lat(g, g->nlat - 1), g->dlat, g->lon0, wx_grid_lon(g, g->nlon - 1),
-             g->dlon);
+             g->lat0, wx_grid_lat(g, g->nlat - 1), g->dlat, l0, l1, g->dlon);
 }
 
 void wx_grid_area_weights(const wx_grid *g, double *w) {

@@ -51,7 +51,8 @@ def keys(path, names):
             out.append({k: eccodes.codes_get(h, k) for k in names}); eccodes.codes_release(h)
     return out
 stem = f"{d}/g/forecast_20001227T06"
-sfc = keys(stem + "_sfc.grib2", ["shortName", "paramId", "typeOfLevel", "level", "step", "stepRange", "productDefinitionTemplateNumber", "packingType", "bitsPerValue", "dataType"])
+sfc = keys(stem + "_sfc.grib2", ["shortName", "paramId", "typeOfLevel", "level", "step", "stepRange", "productDefinitionTemplateNumber", "packingType", "bitsPerValue", "dataType", "typeOfGeneratingProcess"])
+ok("typeOfGeneratingProcess 2 (forecast) on every message", all(m["typeOfGeneratingProcess"] == 2 for m in sfc))
 pl = keys(stem + "_pl.grib2", ["shortName", "paramId", "typeOfLevel", "level", "step"])
 tp = [m for m in sfc if m["shortName"] == "tp"]
 ok("tp: paramId 228, PDT 4.8, stepRange 0-6..18-24, no lead 0", [m["stepRange"] for m in tp] == ["0-6", "6-12", "12-18", "18-24"] and all(m["paramId"] == 228 and m["productDefinitionTemplateNumber"] == 8 for m in tp))
@@ -132,7 +133,8 @@ ok(f"export of e_spread.nc: spread title, t850 in K on 0..max (got {m['title']},
    m["title"] == "wxcast ensemble spread" and m["wind"] == [] and t850.get("units") == "K" and t850.get("offset") == 0
    and t850.get("vmin") == 0 and float(es.t.max()) <= t850.get("vmax", -1) < 2 * float(es.t.max()) + 1e-3
    and t850.get("name", "").startswith("Ensemble spread of"))
-ens = keys(f"{d}/ge/forecast_20001227T06_sfc.grib2", ["perturbationNumber", "numberOfForecastsInEnsemble", "productDefinitionTemplateNumber", "shortName", "dataType", "typeOfProcessedData", "typeOfEnsembleForecast"])
+ens = keys(f"{d}/ge/forecast_20001227T06_sfc.grib2", ["perturbationNumber", "numberOfForecastsInEnsemble", "productDefinitionTemplateNumber", "shortName", "dataType", "typeOfProcessedData", "typeOfEnsembleForecast", "typeOfGeneratingProcess"])
+ok("GRIB ensemble: typeOfGeneratingProcess 4 (ensemble forecast)", all(m["typeOfGeneratingProcess"] == 4 for m in ens))
 ok("GRIB ensemble: perturbationNumber 0..3, PDT 4.1 / 4.11 (tp)", sorted({m["perturbationNumber"] for m in ens}) == [0, 1, 2, 3] and all(m["numberOfForecastsInEnsemble"] == 4 and m["productDefinitionTemplateNumber"] == (11 if m["shortName"] == "tp" else 1) for m in ens))
 # member 0, the unperturbed control, is a control forecast (ECMWF: code table 1.4 = 3, table 4.6 = 1)
 bad = [m for m in ens if (m["dataType"], m["typeOfEnsembleForecast"]) != (("cf", 1) if m["perturbationNumber"] == 0 else ("pf", 3))]
