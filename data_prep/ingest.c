@@ -73,7 +73,7 @@ static wx_status setup(ingest_ctx *c) {
     wx_status st = WX_OK;
     const wx_recipe_var *v0 = &r->vars[0];
     const ix_entry *e = wx_ingest_find(c, v0, r->start, v0->accum_s > 0 ? v0->accum_s : -1, &st);
-    if (!e && st == WX_OK && v0->accum_s > 0) e = wx_ingest_find(c, v0, r->start, 3600, &st);
+    if (!e && st == WX_OK && v0->accum_s > 0) e = wx_ingest_find(c, v0, r->start, -1, &st);
     if (st != WX_OK) return st;
     if (!e) return wx_ingest_not_found(c, v0, r->start);
     wx_grid g = e->f->grid;

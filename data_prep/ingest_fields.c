@@ -191,12 +191,17 @@ wx_status wx_ingest_make_channel(ingest_ctx *c, int v, wx_time t, float *out, in
         if (!e) return wx_ingest_not_found(c, var, t);
         return decode(c, e, out, c->fine_buf[th]);
     }
-    /* Sum of the hourly accumulations ending at t, t-1h, ..., t-(n-1)h. */
-    int64_t n = var->accum_s / 3600;
+    /* Sum of the sources' own accumulations ending at t, t-d, ..., t-(n-1)d: d is their period
+     * (the CDS's hourly tp, or 6 h sums summed to WeatherBench2's 24 h), hourly when it does not
+     * divide the wanted period. */
+    const ix_entry *own = wx_ingest_find(c, var, t, -1, &st);
+    if (st != WX_OK) return st;
+    int64_t d = own && own->f->accum_s > 0 && var->accum_s % own->f->accum_s == 0 ? own->f->accum_s : 3600;
+    int64_t n = var->accum_s / d;
     for (int64_t k = 0; k < n; k++) {
-        const ix_entry *h = wx_ingest_find(c, var, t - k * 3600, 3600, &st);
+        const ix_entry *h = wx_ingest_find(c, var, t - k * d, d, &st);
         if (st != WX_OK) return st;
-        if (!h) return wx_ingest_not_found(c, var, t - k * 3600);
+        if (!h) return wx_ingest_not_found(c, var, t - k * d);
         float *acc = c->acc_buf[th];
         WX_TRY(decode(c, h, k ? acc : out, c->fine_buf[th]));
         if (k)

@@ -39,7 +39,7 @@ static const wx_cfg_field var_fields[] = {
     {"name", WX_CFG_STR, 1, WX_CFG_NO_RANGE, NULL, "channel name", NULL},
     {"param", WX_CFG_STR, 1, WX_CFG_NO_RANGE, NULL, "eccodes shortName or NetCDF name", NULL},
     {"level", WX_CFG_FLOAT, 0, 0.001, 2000, NULL, "pressure level in hPa", NULL},
-    {"accumulate", WX_CFG_STR, 0, WX_CFG_NO_RANGE, NULL, "window of summed hourly accumulations", NULL},
+    {"accumulate", WX_CFG_STR, 0, WX_CFG_NO_RANGE, NULL, "period to sum the sources' accumulations over (their own period: hourly, or 6 h into 24 h)", NULL},
     WX_CFG_END};
 static const wx_cfg_field dates_fields[] = {
     {"start", WX_CFG_STR, 1, WX_CFG_NO_RANGE, NULL, "first valid time", NULL},

@@ -155,6 +155,25 @@ ln=$($PY -c "import netCDF4; print(netCDF4.Dataset('t12.nc')['tp'].long_name)" 2
 sr=$(grib_get -w shortName=tp -p stepRange g12/*_sfc.grib2 2>&1 | tr '\n' ' ')
 ok "12 h model: tp is a 6 h sum in NetCDF ($ln) and GRIB (stepRange $sr; $(head -c 200 err.txt))" \
     '[ $st -eq 0 ] && [[ "$ln" == *"accumulated over the 6h ending at time"* ]] && [ "$sr" = "6-12 18-24 " ] && grep -q "name: \"tp\".*accumulation_s: 21600" ck12/pretrain/last.ckpt'
+# WeatherBench2's 24 h precipitation from the world's 6 h sums: `accumulate: 24h` sums the four
+# 6 h fields ending at each day (it used to sum hourly fields only: "no source field")
+cat > r24.yaml <<'Y'
+sources: ["world/*.nc"]
+variables: [{name: tp24, param: tp, accumulate: 24h}]
+dates: {start: "2000-12-24T00:00", end: "2000-12-26T00:00", step: "24h"}
+drop_south_pole: true
+output: a24
+Y
+"$W" -q ingest r24.yaml >/dev/null 2>err.txt; st=$?
+"$W" -q dump a24 --output d24.nc >/dev/null 2>&1
+"$W" -q dump archive --output d6.nc --start 2000-12-23T06:00 --end 2000-12-26T00:00 >/dev/null 2>&1
+d=$($PY -c "
+import xarray as xr, numpy as np
+a, b = xr.open_dataset('d24.nc'), xr.open_dataset('d6.nc')
+s = b.tp.rolling(time=4).sum().sel(time=a.time)
+print(float(np.abs(a.tp24 - s).max() / float(np.abs(s).max())), a.tp24.attrs.get('long_name', ''))" 2>&1)
+ok "accumulate: 24h from 6 h sums: the 4-field sums (rel. diff, long_name: $d; $(head -c 160 err.txt))" \
+    '[ $st -eq 0 ] && awk -v d="${d%% *}" "BEGIN{exit !(d+0 < 1e-6)}" && [[ "$d" == *"accumulated over the 1d ending at time"* ]]'
 # An ensemble file at a time it lacks: the times it holds are counted once, not once per member
 E5="$S/../shared/data/era5/era5-levels-members.grib"
 "$W" forecast --model $CK --init "$E5" --time 2017-01-03T00:00 --steps 1 --output x.nc >/dev/null 2>err.txt; st=$?
