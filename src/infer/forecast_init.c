@@ -90,6 +90,9 @@ static const wx_field_info *info_at(const src_set *ss, int g) {
  * only lead 0, each forecast's initial state, is: a later lead is a forecast, not an analysis. */
 static int matches(const wx_field_info *f, const wx_archive_channel *ch) {
     if (f->has_init && f->valid != f->init) return 0;
+    /* an accumulation over another period is another quantity (CDS hourly tp is not the 6 h tp
+     * the model was trained on); ch->accum_s 0: a checkpoint from before the period was stored */
+    if (ch->accum_s > 0 && f->accum_s > 0 && f->accum_s != ch->accum_s) return 0;
     if (f->kind != ch->kind || fabs(f->level - ch->level) > 1e-6) return 0;
     return !strcmp(f->param, ch->param) || (f->entry && wx_catalogue_matches(f->entry, ch->param));
 }
@@ -102,8 +105,10 @@ wx_status wx_forecast_init_from_file(const char *path, const wx_rollout *r, int 
     meta->chan = wx_calloc((size_t)(r->nout + r->nin), sizeof *meta->chan);
     int *need = wx_calloc((size_t)(r->nout + r->nin), sizeof(int));
     wx_status st = WX_OK;
-    for (int o = 0; st == WX_OK && o < r->nout; o++)
+    for (int o = 0; st == WX_OK && o < r->nout; o++) {
         st = wx_forecast_channel_from_name(r->out[o].name, r->step_s, &meta->chan[o]);
+        if (meta->chan[o].accum_s) meta->chan[o].accum_s = r->out[o].accum_s; /* as trained */
+    }
     for (int i = 0; st == WX_OK && i < r->nin; i++) {
         int o = 0;
         while (o < r->nout && strcmp(r->out[o].name, r->in[i].name)) o++;
@@ -115,7 +120,9 @@ wx_status wx_forecast_init_from_file(const char *path, const wx_rollout *r, int 
             continue;
         }
         need[n] = 1;
-        st = wx_forecast_channel_from_name(r->in[i].name, r->step_s, &meta->chan[n++]);
+        st = wx_forecast_channel_from_name(r->in[i].name, r->step_s, &meta->chan[n]);
+        if (meta->chan[n].accum_s) meta->chan[n].accum_s = r->in[i].accum_s;
+        n++;
     }
     meta->nchan = n;
     src_set ss = {0};
@@ -177,11 +184,23 @@ wx_status wx_forecast_init_from_file(const char *path, const wx_rollout *r, int 
                 nt++;
             }
             const char *who = ss.n > 1 ? "the files hold" : "the file holds";
-            char a[32], b[32], held[160];
+            char a[32], b[32], held[400];
             wx_time_format(t0, a), wx_time_format(t1, b);
             if (nt == 1) snprintf(held, sizeof held, " (%s it at 1 time, %s)", who, a);
             else if (nt) snprintf(held, sizeof held, " (%s it at %d times, %s .. %s)", who, nt, a, b);
             else snprintf(held, sizeof held, " (%s it at no time)", who);
+            for (int i = 0; !nt && i < nf; i++) { /* there, but summed over another period */
+                const wx_field_info *f = info_at(&ss, i);
+                wx_archive_channel any = meta->chan[c];
+                any.accum_s = 0;
+                if (!matches(f, &any) || f->accum_s <= 0) continue;
+                char p1[32], p2[32];
+                wx_time_format_duration(f->accum_s, p1), wx_time_format_duration(meta->chan[c].accum_s, p2);
+                snprintf(held, sizeof held, " (%s it as %s sums; the model's %s is %s sums: sum "
+                         "the file's to %s first, as ingest's accumulate: %s does)", who, p1,
+                         meta->chan[c].name, p2, p2, p2);
+                break;
+            }
             st = wx_error_set(WX_ERR_USAGE, "%s: no field for model channel %s at %s%s", path,
                               meta->chan[c].name, t, held);
         }

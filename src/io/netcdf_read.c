@@ -420,8 +420,15 @@ static wx_status scan_var(wx_source *s, nc_impl *im, int varid, int *dimax) {
     /* wxcast's own files (dump, ensembles) name a pressure-level channel "z500" with no level
      * axis: parameter z at 500 hPa, as model channels are named. Only there: in other files such
      * names mean other things (ERA5's u100 is the wind at 100 m, cfgrib's r2 humidity at 2 m). */
-    int64_t own_step = 0; /* wxcast's files: the step between their first two times */
-    if (im->wxcast_file && times && nt >= 2)
+    int64_t own_step = 0; /* wxcast's files: the period their long_name states, else the step */
+    if (im->wxcast_file && e && e->accumulated) {
+        char ln[256] = "", per[32] = "";
+        get_text_att(ncid, varid, "long_name", ln, sizeof ln);
+        const char *at = strstr(ln, "accumulated over the ");
+        if (at && sscanf(at, "accumulated over the %31s", per) == 1)
+            wx_time_parse_duration(per, "long_name", &own_step);
+    }
+    if (!own_step && im->wxcast_file && times && nt >= 2)
         own_step = wx_time_cf_value(&cf, times[no]) - wx_time_cf_value(&cf, times[0]);
     double name_level = sc_level;
     if (!e && pos[AX_LEVEL] < 0 && im->wxcast_file) e = wx_catalogue_split_level(name, &name_level);

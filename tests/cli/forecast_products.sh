@@ -137,6 +137,15 @@ ok "degC and gpm read as K and m2 s-2: the same forecast within 1e-6 (rel. diff 
 "$W" forecast --model $CK --init odd.nc --steps 1 --output u2.nc >/dev/null 2>err.txt; st=$?
 ok "unknown units: a warning naming them, read as they are ($(head -c 160 err.txt))" \
     '[ $st -eq 0 ] && grep -q "warning: .*odd.nc: variable .msl.: units .furlongs. for msl are not the expected .Pa." err.txt'
+# An analysis whose tp states no period and holds one time (read as CDS hourly sums) for a model trained on 6 h
+# tp: refused with the periods named, not fed to the model as 6 h sums
+$PY -c "
+import xarray as xr
+ds = xr.open_dataset('d.nc'); ds['tp'].attrs.pop('long_name', None)
+ds.to_netcdf('cds.nc')"
+"$W" forecast --model $CK --init cds.nc --steps 1 --output x.nc >/dev/null 2>err.txt; st=$?
+ok "hourly tp for a 6 h tp model: exit 2 naming both periods ($(cat err.txt))" \
+    '[ $st -eq 2 ] && grep -q "no field for model channel tp at 2000-12-27T06:00 (the file holds it as 1h sums; the model.s tp is 6h sums" err.txt && [ ! -e x.nc ]'
 # An analysis on another grid: exit 2 naming the file and both grids, no output.
 $PY -c "
 import xarray as xr
