@@ -417,7 +417,7 @@ wx_status wx_eval_run(const wx_eval_opts *o, wx_eval_result *r) {
     const wx_archive_meta *m = wx_archive_meta_of(ar);
     ectx x = {.ar = ar, .r = r, .sp = {.chan = -1}};
     wx_status st = WX_OK;
-    int nm = 0, *set = NULL, *off = NULL, ni = 0, *ifile = NULL;
+    int nm = 0, *set = NULL, *off = NULL, ni = 0, *ifile = NULL, short_file = -1;
     wx_time *inits = NULL, *sorted = NULL;
     wx_source *src = NULL;
     base_rows *bl = NULL;
@@ -447,29 +447,6 @@ wx_status wx_eval_run(const wx_eval_opts *o, wx_eval_result *r) {
     for (int k = 0; k < x.rg.n && !lsm; k++)
         if (wx_eval_region_is_land(x.rg.id[k]) && (st = wx_eval_regions_read_lsm(ar, &lsm))) goto out;
     if ((st = wx_eval_grid_open(m, o->resolution, &x.eg))) goto out;
-    /* FourCastNet's forecasts lack the truth's last row (the south pole): then every model is
-     * scored on the rows they all have, so a GraphCast and a FourCastNet compare on one grid */
-    int short_file = -1;
-    for (int f = 0; f < o->nfiles && short_file < 0; f++)
-        if (wx_eval_file_short_by_one_row(o->files[f], m)) short_file = f;
-    if (short_file >= 0) {
-        if ((st = wx_eval_grid_crop(m, m->grid.nlat - 1, &x.eg))) goto out;
-        wx_log_info("eval: %s is on the truth's grid without its last row (FourCastNet's layout): "
-                    "every forecast is scored on the first %d of the truth's %d rows",
-                    o->files[short_file], m->grid.nlat - 1, m->grid.nlat);
-    }
-    if (lsm) wx_eval_grid_map(&x.eg, lsm, 1, lsm); /* in place: P <= Pa when regridding */
-    if ((st = wx_eval_seeps_open(&x.sp, x.clim, m, &x.eg, cdir))) goto out;
-    r->has_seeps = x.sp.chan >= 0, r->seeps_chan = x.sp.chan;
-    r->seeps_dry = x.sp.dry, r->seeps_period_s = x.sp.period_s;
-    if ((st = wx_eval_regions_masks(&x.rg, &x.eg.grid, lsm, o->truth, &masks))) goto out;
-    x.masks = masks;
-    if (x.rg.n > 0) {
-        r->nregions = 1 + x.rg.n;
-        r->region_names = wx_calloc((size_t)r->nregions, sizeof(*r->region_names));
-        for (int k = 0; k < r->nregions; k++)
-            snprintf(r->region_names[k], 32, "%s", wx_eval_region_name(k ? x.rg.id[k - 1] : 0));
-    }
     /* Every forecast's initial time before any scoring: one model may not hold an initial time
      * twice (it would be counted twice), and the baselines follow the models' sets of initial
      * times. A forecast is (file, initial time): wxcast's files hold one, WeatherBench2-layout
@@ -477,7 +454,9 @@ wx_status wx_eval_run(const wx_eval_opts *o, wx_eval_result *r) {
     for (int f = 0; f < o->nfiles && st == WX_OK; f++) {
         wx_time *t = NULL;
         int n = 0;
-        st = wx_eval_file_inits(o->files[f], m, &t, &n);
+        int shorter = 0;
+        st = wx_eval_file_scan(o->files[f], m, &t, &n, &shorter);
+        if (shorter && short_file < 0) short_file = f;
         if (st == WX_OK) {
             inits = wx_realloc(inits, sizeof(wx_time) * (size_t)(ni + n));
             ifile = wx_realloc(ifile, sizeof(int) * (size_t)(ni + n));
@@ -496,6 +475,26 @@ wx_status wx_eval_run(const wx_eval_opts *o, wx_eval_result *r) {
                                   o->files[ifile[g]], o->files[ifile[q]], t, o->models[ifile[q]]);
             }
     if (st) goto out;
+    /* FourCastNet's forecasts lack the truth's last row (the south pole): then every model is
+     * scored on the rows they all have, so a GraphCast and a FourCastNet compare on one grid */
+    if (short_file >= 0) {
+        if ((st = wx_eval_grid_crop(m, m->grid.nlat - 1, &x.eg))) goto out;
+        wx_log_info("eval: %s is on the truth's grid without its last row (FourCastNet's layout): "
+                    "every forecast is scored on the first %d of the truth's %d rows",
+                    o->files[short_file], m->grid.nlat - 1, m->grid.nlat);
+    }
+    if (lsm) wx_eval_grid_map(&x.eg, lsm, 1, lsm); /* in place: P <= Pa when regridding */
+    if ((st = wx_eval_seeps_open(&x.sp, x.clim, m, &x.eg, cdir))) goto out;
+    r->has_seeps = x.sp.chan >= 0, r->seeps_chan = x.sp.chan;
+    r->seeps_dry = x.sp.dry, r->seeps_period_s = x.sp.period_s;
+    if ((st = wx_eval_regions_masks(&x.rg, &x.eg.grid, lsm, o->truth, &masks))) goto out;
+    x.masks = masks;
+    if (x.rg.n > 0) {
+        r->nregions = 1 + x.rg.n;
+        r->region_names = wx_calloc((size_t)r->nregions, sizeof(*r->region_names));
+        for (int k = 0; k < r->nregions; k++)
+            snprintf(r->region_names[k], 32, "%s", wx_eval_region_name(k ? x.rg.id[k - 1] : 0));
+    }
     r->convention = o->convention;
     make_channels(m, r, &x);
     r->has_climatology = x.clim != NULL;

@@ -36,28 +36,33 @@ static int cmp_time(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
-/* Initial times of a forecast file: its forecast_reference_time, or the initial times of its
- * fields with a lead (WeatherBench2's layout). A file with neither (an analysis, an archive dump,
- * a month of ERA5) is refused rather than scored from its first time, where it would "forecast"
- * the truth itself with RMSE 0 and ACC 1. */
-wx_status wx_eval_file_inits(const char *path, const wx_archive_meta *m, wx_time **inits, int *n) {
-    (void)m;
-    *inits = NULL, *n = 0;
+/* Initial times of a forecast file (its forecast_reference_time, or the initial times of its
+ * fields with a lead: WeatherBench2's layout) and whether it is on the truth's grid without its
+ * last row, from one scan of the file. A file with neither initial time (an analysis, an archive
+ * dump, a month of ERA5) is refused rather than scored from its first time, where it would
+ * "forecast" the truth itself with RMSE 0 and ACC 1. */
+wx_status wx_eval_file_scan(const char *path, const wx_archive_meta *m, wx_time **inits, int *n,
+                            int *short_by_one) {
+    *inits = NULL, *n = 0, *short_by_one = 0;
     WX_TRY(wx_forecast_file_check_not_spread(path)); /* an ensemble's spread is no forecast */
     int found = 0;
     wx_time t0 = 0;
     WX_TRY(wx_forecast_file_ref_time(path, &t0, &found));
-    if (found) {
-        *inits = wx_malloc(sizeof(wx_time));
-        (*inits)[0] = t0, *n = 1;
-        return WX_OK;
-    }
     wx_source *src;
     WX_TRY(wx_source_open(path, &src));
     int nf = wx_source_count(src), k = 0;
+    wx_grid top = m->grid;
+    top.nlat = m->grid.nlat - 1;
+    for (int i = 0; i < nf; i++) /* the first field of a truth channel tells the grid */
+        if (wx_eval_match_channel(m, wx_source_info(src, i)) >= 0) {
+            *short_by_one = m->grid.nlat > 2 && wx_grid_same(&wx_source_info(src, i)->grid, &top, 1e-6);
+            break;
+        }
     wx_time *t = wx_malloc(sizeof(wx_time) * (size_t)(nf + 1));
-    for (int i = 0; i < nf; i++)
-        if (wx_source_info(src, i)->has_init) t[k++] = wx_source_info(src, i)->init;
+    if (found) t[k++] = t0;
+    else
+        for (int i = 0; i < nf; i++)
+            if (wx_source_info(src, i)->has_init) t[k++] = wx_source_info(src, i)->init;
     wx_source_close(src);
     qsort(t, (size_t)k, sizeof(wx_time), cmp_time);
     int u = 0;
@@ -72,20 +77,4 @@ wx_status wx_eval_file_inits(const char *path, const wx_archive_meta *m, wx_time
                         "forecast_reference_time (the initial time `wxcast forecast` writes) and no "
                         "lead-time axis (WeatherBench2's prediction_timedelta); an analysis or "
                         "`wxcast dump` file would be scored against itself", path);
-}
-
-int wx_eval_file_short_by_one_row(const char *path, const wx_archive_meta *m) {
-    wx_source *src;
-    if (wx_source_open(path, &src) != WX_OK) return 0; /* eval_file reports it */
-    wx_grid top = m->grid;
-    top.nlat = m->grid.nlat - 1;
-    int shorter = 0;
-    for (int i = 0; i < wx_source_count(src); i++) {
-        const wx_field_info *f = wx_source_info(src, i);
-        if (wx_eval_match_channel(m, f) < 0) continue;
-        shorter = m->grid.nlat > 2 && wx_grid_same(&f->grid, &top, 1e-6);
-        break;
-    }
-    wx_source_close(src);
-    return shorter;
 }

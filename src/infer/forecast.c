@@ -208,17 +208,6 @@ static void lead0(const wx_rollout *r, const float *rec, const wx_archive_meta *
         }
 }
 
-/* An accumulated channel (tp) is labelled with the period the model was trained on, `trained`
- * (a 12 h model trained on 6 h sums predicts 6 h sums); 0 (checkpoints from before that was
- * stored): an archive's own period, which without one is its step (archive: the --init archive,
- * NULL for files, whose channels already carry one). */
-static void label_accumulation(wx_archive_channel *ch, int64_t trained, const wx_archive_meta *archive) {
-    const wx_catalogue_entry *e = wx_catalogue_find_kind(ch->param, ch->kind);
-    if (!e || !e->accumulated) return;
-    if (trained > 0) ch->accum_s = trained;
-    else if (archive && ch->accum_s == 0) ch->accum_s = archive->step;
-}
-
 /* --output is always NetCDF: a GRIB name would get a NetCDF file that GRIB tools reject. */
 static wx_status check_output_name(const char *path) {
     static const char *const grib[] = {".grib", ".grib1", ".grib2", ".grb", ".grb2", ".gb2"};
@@ -323,12 +312,11 @@ wx_status wx_forecast_run_ext(wx_forecast_opts *o, wx_forecast_ext *xo) {
         wx_archive_channel *chans = wx_calloc((size_t)nw, sizeof *chans);
         for (int c = 0; c < r->nout; c++) {
             chans[c] = m->chan[map_out[c]];
-            label_accumulation(&chans[c], r->out[c].accum_s, ar ? m : NULL);
+            /* an accumulation (tp) has the period the model was trained on (a 12 h model trained
+             * on 6 h sums predicts 6 h sums); older checkpoints: the archive's or the step */
+            if (r->out[c].accum_s > 0) chans[c].accum_s = r->out[c].accum_s;
         }
-        if (pc.diag) {
-            chans[r->nout] = wx_forecast_precip_channel(&pc, m, r->step_s);
-            label_accumulation(&chans[r->nout], 0, ar ? m : NULL);
-        }
+        if (pc.diag) chans[r->nout] = wx_forecast_precip_channel(&pc, m, r->step_s);
         wx_forecast_write_opts wo = {o->output, x->grib_dir, NULL, x->deflate, x->grib_bits,
                                      x->grib_packing, ens ? (int)B : 0, r->step_s, o->model,
                                      WX_ENS_NONE, 0};

@@ -42,13 +42,10 @@ static char *data_yaml(const wx_trainer *t) {
         const int *ch = k ? ds->cout : ds->cin;
         wx_ckpt_channel *c = wx_calloc((size_t)(n ? n : 1), sizeof *c);
         for (int i = 0; i < n; i++) {
+            /* accum_s: the archive's period (the manifest reader fills in older archives') */
             const wx_archive_channel *a = &am->chan[ch[i]];
-            const wx_catalogue_entry *e = wx_catalogue_find_kind(a->param, a->kind);
-            /* an archive's accumulated channel without its own period sums over the archive
-             * step (climatology_seeps.c reads it so too) */
-            int64_t acc = a->accum_s > 0 ? a->accum_s : e && e->accumulated ? am->step : 0;
             c[i] = (wx_ckpt_channel){a->name, a->units, ds->mean[ch[i]], ds->std[ch[i]],
-                                     am->diff_std ? am->diff_std[ch[i]] : 0.0, acc};
+                                     am->diff_std ? am->diff_std[ch[i]] : 0.0, a->accum_s};
         }
         wx_ckpt_data_channels(f, k ? "channels_out" : "channels_in", c, n);
         free(c);
