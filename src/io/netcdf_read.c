@@ -34,6 +34,9 @@ typedef struct {
     int *row_map, *col_map;
     double scale, offset, fill, miss;
     int has_fill, has_miss;
+    char bad_units[64]; /* units the catalogue parameter cannot be converted from: reads fail */
+    int spread; /* a standard deviation (ensemble spread): a temperature's units, not its range */
+    double unsigned_wrap; /* 2^bits for a signed integer type marked `_Unsigned = "true"`, else 0 */
 } nc_var;
 
 typedef struct {
@@ -308,6 +311,20 @@ static wx_status scan_var(wx_source *s, nc_impl *im, int varid, int *dimax) {
     get_double_att(ncid, varid, "add_offset", &v->offset);
     v->has_fill = get_double_att(ncid, varid, "_FillValue", &v->fill);
     v->has_miss = get_double_att(ncid, varid, "missing_value", &v->miss);
+    /* NetCDF-3 has no unsigned integers: unsigned packed data are stored in the signed type with
+     * `_Unsigned = "true"` (the NUG convention that xarray and netCDF-Java honour). Raw values
+     * below zero are then the upper half of the unsigned range. */
+    nc_type vtype;
+    char uns[8];
+    get_text_att(ncid, varid, "_Unsigned", uns, sizeof uns);
+    if (!nc_inq_vartype(ncid, varid, &vtype) && !strcasecmp(uns, "true"))
+        v->unsigned_wrap = vtype == NC_BYTE ? 256.0 : vtype == NC_SHORT ? 65536.0
+                         : vtype == NC_INT ? 4294967296.0 : 0;
+    char cm[256], stat[64];
+    get_text_att(ncid, varid, "cell_methods", cm, sizeof cm);
+    get_text_att(ncid, NC_GLOBAL, "ensemble_statistic", stat, sizeof stat);
+    v->spread = strstr(cm, "standard_deviation") || strstr(cm, "variance") ||
+                !strcmp(stat, "standard_deviation");
     char where[700];
     snprintf(where, sizeof where, "%s: variable '%s'", s->path, name);
     double *lats = NULL, *lons = NULL, *times = NULL, *levels = NULL, *members = NULL;
@@ -439,10 +456,8 @@ static wx_status scan_var(wx_source *s, nc_impl *im, int varid, int *dimax) {
         char units[256] = "";
         get_text_att(ncid, varid, "units", units, sizeof units);
         int how = units_conversion(e, units, &u_scale, &u_add);
-        if (how < 0)
-            wx_log_warn("%s: units '%s' for %s are not the expected '%s' nor one wxcast converts "
-                        "(degC for K, m for geopotential, hPa for Pa, mm for m of precipitation): "
-                        "read as they are", where, units, e->short_name, e->units);
+        if (how < 0) /* listed (inspect shows the file), refused when a field is read */
+            snprintf(v->bad_units, sizeof v->bad_units, "%s", units);
         else if (how > 0)
             wx_log_info("%s: units '%s' converted to %s's '%s'", where, units, e->short_name, e->units);
         if (conv != 0 && u_scale != 0) u_scale *= conv; /* gh in another unit: both factors */
@@ -523,6 +538,29 @@ wx_status wx_netcdf_scan(wx_source *s) {
     return st;
 }
 
+/* A NetCDF variable's units attribute is written by hand often enough to be wrong (Kelvin data
+ * labelled degC read as 546 K; hPa labelled Pa): temperatures and surface pressures outside what
+ * the atmosphere has are refused instead of archived. Not for standard deviations (ensemble
+ * spread files), which carry a temperature's units. values: [n] as stored, before the field's
+ * scale and add (GRIB units are fixed by the parameter: no such check there). */
+static wx_status check_plausible(const wx_source *s, const wx_field_info *f, const float *values,
+                                 size_t n) {
+    double lo, hi;
+    if (!f->entry) return WX_OK;
+    if (!strcmp(f->entry->units, "K")) lo = 150, hi = 360;
+    else if (!strcmp(f->entry->units, "Pa")) lo = 30000, hi = 120000; /* msl, sp (Everest 33 kPa) */
+    else return WX_OK;
+    double mn = INFINITY, mx = -INFINITY, a = f->scale != 0 ? f->scale : 1;
+    for (size_t k = 0; k < n; k++)
+        if (isfinite(values[k])) mn = fmin(mn, a * values[k] + f->add), mx = fmax(mx, a * values[k] + f->add);
+    if (mn > mx || (mn >= lo && mx <= hi)) return WX_OK;
+    char where[700];
+    wx_field_describe(s, f, where, sizeof where);
+    return wx_error_set(WX_ERR_RUN, "%s: values %.6g..%.6g %s are not plausible for %s (expected "
+                        "within %g..%g %s): is the variable's units attribute right?", where, mn,
+                        mx, f->entry->units, f->entry->short_name, lo, hi, f->entry->units);
+}
+
 wx_status wx_netcdf_read(wx_source *s, int i, wx_missing_policy policy, float *values) {
     nc_impl *im = s->impl;
     const wx_field_info *f = &s->fields[i];
@@ -541,6 +579,14 @@ wx_status wx_netcdf_read(wx_source *s, int i, wx_missing_policy policy, float *v
         case AX_EXPVER: epos = d; break;
         case AX_LAT: case AX_LON: count[d] = v->len[d]; break;
         }
+    }
+    if (v->bad_units[0]) {
+        char where[700];
+        wx_field_describe(s, f, where, sizeof where);
+        return wx_error_set(WX_ERR_RUN, "%s: units '%s' are not %s's '%s' nor ones wxcast converts "
+                            "(degC for K, m for geopotential, hPa for Pa, mm for m of "
+                            "precipitation); convert the file or correct its units attribute",
+                            where, v->bad_units, f->entry->short_name, f->entry->units);
     }
     size_t n = (size_t)v->nlat * (size_t)v->nlon;
     double *buf = wx_malloc(sizeof(double) * n);
@@ -563,6 +609,7 @@ wx_status wx_netcdf_read(wx_source *s, int i, wx_missing_policy policy, float *v
             double raw = buf[k];
             if (isnan(raw) || (v->has_fill && raw == v->fill) || (v->has_miss && raw == v->miss))
                 continue;
+            if (raw < 0) raw += v->unsigned_wrap;
             if (isnan(acc[k])) acc[k] = (float)(raw * v->scale + v->offset);
         }
     }
@@ -578,6 +625,7 @@ wx_status wx_netcdf_read(wx_source *s, int i, wx_missing_policy policy, float *v
             st = wx_error_set(WX_ERR_RUN, "%s: %ld of %zu values are missing (_FillValue/"
                               "missing_value/NaN; an ingest recipe keeps them as NaN with "
                               "`missing: nan`)", where, nmiss, n);
+        if (st == WX_OK && !v->spread) st = check_plausible(s, f, values, n);
     }
     free(buf);
     free(acc);

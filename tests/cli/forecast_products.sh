@@ -125,6 +125,9 @@ ds.to_netcdf("units.nc")
 ds = xr.open_dataset("d.nc")
 ds["msl"].attrs["units"] = "furlongs"
 ds.to_netcdf("odd.nc")
+ds = xr.open_dataset("d.nc")
+ds["t2m"].attrs["units"] = "degC"   # Kelvin values labelled degC: 273.15 K too warm once converted
+ds.to_netcdf("mislabel.nc")
 EOP
 "$W" forecast --model $CK --init d.nc --steps 2 --output u0.nc >/dev/null 2>/dev/null
 "$W" forecast --model $CK --init units.nc --steps 2 --output u1.nc >/dev/null 2>err.txt; st=$?
@@ -135,8 +138,11 @@ print(max(float(np.abs(a[v] - b[v]).max() / np.abs(a[v]).max()) for v in ('t2m',
 ok "degC and gpm read as K and m2 s-2: the same forecast within 1e-6 (rel. diff $d; $(head -c 120 err.txt))" \
     '[ $st -eq 0 ] && awk -v d="$d" "BEGIN{exit !(d+0 < 1e-6)}" && grep -q "variable .t2m.: units .degC. converted to 2t.s .K." err.txt && grep -q "variable .z500.: units .m. converted to z.s" err.txt'
 "$W" forecast --model $CK --init odd.nc --steps 1 --output u2.nc >/dev/null 2>err.txt; st=$?
-ok "unknown units: a warning naming them, read as they are ($(head -c 160 err.txt))" \
-    '[ $st -eq 0 ] && grep -q "warning: .*odd.nc: variable .msl.: units .furlongs. for msl are not the expected .Pa." err.txt'
+ok "unknown units: refused (exit 1) naming the field and the units ($(head -c 160 err.txt))" \
+    '[ $st -eq 1 ] && grep -q "error: odd.nc: field .* (msl .*): units .furlongs. are not msl.s .Pa." err.txt && [ ! -e u2.nc ]'
+"$W" forecast --model $CK --init mislabel.nc --steps 1 --output u3.nc >/dev/null 2>err.txt; st=$?
+ok "Kelvin labelled degC: implausible temperatures refused ($(head -c 200 err.txt))" \
+    '[ $st -eq 1 ] && grep -q "error: mislabel.nc: field .* (t2m .*): values .* K are not plausible for 2t" err.txt && [ ! -e u3.nc ]'
 # An analysis whose tp states no period and holds one time (read as CDS hourly sums) for a model trained on 6 h
 # tp: refused with the periods named, not fed to the model as 6 h sums
 $PY -c "

@@ -112,6 +112,53 @@ static void check_hdf5_superblocks(const char *tmp) {
              "a text file: not NetCDF (%s)", wx_error_message());
 }
 
+/* NetCDF-3 bytes with `_Unsigned = "true"` (the NUG convention for unsigned packed data, honoured
+ * by xarray): a raw byte of -56 is 200, so t = 200 * 0.5 + 200 = 300 K; a raw -1 (255) is the fill.
+ * Read as signed, the upper half of the range would come out 128 K too low. */
+static void check_unsigned_bytes(const char *tmp) {
+    char p[1200];
+    snprintf(p, sizeof p, "%s/unsigned.nc", tmp);
+    int nc, dt, dy, dx, vt, vy, vx, v;
+    nc_create(p, NC_CLOBBER, &nc);
+    nc_def_dim(nc, "time", 1, &dt);
+    nc_def_dim(nc, "latitude", 3, &dy);
+    nc_def_dim(nc, "longitude", 4, &dx);
+    nc_def_var(nc, "time", NC_DOUBLE, 1, &dt, &vt);
+    nc_put_att_text(nc, vt, "units", 32, "hours since 2017-01-01 00:00:00");
+    nc_def_var(nc, "latitude", NC_DOUBLE, 1, &dy, &vy);
+    nc_put_att_text(nc, vy, "units", 13, "degrees_north");
+    nc_def_var(nc, "longitude", NC_DOUBLE, 1, &dx, &vx);
+    nc_put_att_text(nc, vx, "units", 12, "degrees_east");
+    int dims[3] = {dt, dy, dx};
+    nc_def_var(nc, "t2m", NC_BYTE, 3, dims, &v);
+    nc_put_att_text(nc, v, "units", 1, "K");
+    double sc = 0.5, off = 200;
+    signed char fill = -1;
+    nc_put_att_double(nc, v, "scale_factor", NC_DOUBLE, 1, &sc);
+    nc_put_att_double(nc, v, "add_offset", NC_DOUBLE, 1, &off);
+    nc_put_att_schar(nc, v, "_FillValue", NC_BYTE, 1, &fill);
+    nc_put_att_text(nc, v, "_Unsigned", 4, "true");
+    nc_enddef(nc);
+    double t0 = 0, la[3] = {90, 0, -90}, lo[4] = {0, 90, 180, 270};
+    signed char raw[12] = {0, 10, 100, 127, -128, -100, -56, -2, 1, 2, 3, 4};
+    nc_put_var_double(nc, vt, &t0);
+    nc_put_var_double(nc, vy, la);
+    nc_put_var_double(nc, vx, lo);
+    nc_put_var_schar(nc, v, raw);
+    nc_close(nc);
+    wx_source *s;
+    float got[12];
+    if (!WX_CHECK(wx_source_open(p, &s) == WX_OK, "open unsigned: %s", wx_error_message())) return;
+    if (WX_CHECK(wx_source_read(s, 0, WX_MISSING_ERROR, got) == WX_OK, "read unsigned: %s",
+                 wx_error_message())) {
+        int bad = 0;
+        for (int k = 0; k < 12; k++) bad += got[k] != (float)(((unsigned char)raw[k]) * 0.5 + 200);
+        WX_CHECK(bad == 0, "_Unsigned bytes: %d of 12 differ (raw -56 read as %g, want 300)", bad,
+                 got[6]);
+    }
+    wx_source_close(s);
+}
+
 int main(void) {
     check_eraint();
     char tmp[] = "/tmp/wx_nc_read_XXXXXX";
@@ -230,6 +277,7 @@ int main(void) {
                  "hint names the ingest recipe: %s", wx_error_message());
         wx_source_close(s);
     }
+    check_unsigned_bytes(tmp);
     free(ref);
     free(got);
     free(pref);
