@@ -50,7 +50,17 @@ typedef struct {
     double *mean, *std, *min, *max, *diff_std; /* [nchan] each */
     int64_t diff_step; /* seconds between the differenced fields (6 h) */
     char climatology[64]; /* file beside the manifest, "" when none */
+    /* Checksums recorded by ingest (0 in archives written before 2026-12-01): of the climatology
+     * file's header (which covers its slab crcs), and of the manifest's own description of the
+     * data (wx_archive_meta_crc), so that a hand-edited channel, level, unit, grid or time
+     * range is found by every reader instead of mislabelling the records. */
+    uint32_t clim_crc, meta_crc;
 } wx_archive_meta;
+
+/* crc32 of the manifest's description of the data: key, dtype, channels (name, param, level
+ * type and level, units, accumulation), grid, times, shard layout, statistics window and the
+ * climatology's name and clim_crc. */
+uint32_t wx_archive_meta_crc(const wx_archive_meta *m);
 
 int64_t wx_archive_points(const wx_archive_meta *m);      /* nlat*nlon */
 int64_t wx_archive_record_bytes(const wx_archive_meta *m); /* nchan*points*dtype size */

@@ -11,6 +11,7 @@
 #include "core/wx_json.h"
 #include "core/wx_yaml.h"
 #include "io/archive.h"
+#include "io/climatology.h"
 
 static void stats_array(wx_json *j, const char *key, const double *v, int n) {
     wx_json_key(j, key);
@@ -19,7 +20,52 @@ static void stats_array(wx_json *j, const char *key, const double *v, int n) {
     wx_json_array_end(j);
 }
 
-wx_status wx_archive_write_manifest(const char *dir, const wx_archive_meta *m) {
+/* Accumulation period as readers see it: archives from before the sources' period was recorded
+ * hold 0 for an accumulation, read as a sum over the archive step. */
+static int64_t accum_read_as(const wx_archive_meta *m, const wx_archive_channel *ch) {
+    const wx_catalogue_entry *e = wx_catalogue_find_kind(ch->param, ch->kind);
+    return e && e->accumulated && ch->accum_s == 0 ? m->step : ch->accum_s;
+}
+
+uint32_t wx_archive_meta_crc(const wx_archive_meta *m) {
+    /* A canonical text of the parsed values; grid numbers at 9 digits, as the reader snaps older
+     * manifests' 9-digit grids to exact spacings. */
+    char line[512];
+    uint32_t crc = 0;
+    int n = snprintf(line, sizeof line, "%016" PRIx64 " %d %d %d %.9g %.9g %.9g %.9g %" PRId64
+                     " %" PRId64 " %" PRId64 " %" PRId64 " %d %" PRId64 " %" PRId64 " %s %08x\n",
+                     m->key, (int)m->dtype, m->grid.nlat, m->grid.nlon, m->grid.lat0, m->grid.dlat,
+                     m->grid.lon0, m->grid.dlon, (int64_t)m->start, m->step, m->count,
+                     m->records_per_shard, m->has_stats, m->has_stats ? (int64_t)m->stats_start : 0,
+                     m->has_stats ? (int64_t)m->stats_end : 0, m->climatology, m->clim_crc);
+    crc = wx_archive_crc32(crc, line, (size_t)n);
+    for (int c = 0; c < m->nchan; c++) {
+        const wx_archive_channel *ch = &m->chan[c];
+        n = snprintf(line, sizeof line, "%s|%s|%d|%.9g|%s|%" PRId64 "\n", ch->name, ch->param,
+                     (int)ch->kind, ch->level, ch->units, accum_read_as(m, ch));
+        crc = wx_archive_crc32(crc, line, (size_t)n);
+    }
+    return crc;
+}
+
+/* The header checksum of the climatology file `name` beside the manifest (0 if unreadable: the
+ * climatology reader reports that file itself). */
+static uint32_t clim_header_crc(const char *dir, const char *name) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    unsigned char b[WX_CLIM_HEADER_BYTES];
+    FILE *f = fopen(path, "rb");
+    size_t got = f ? fread(b, 1, sizeof b, f) : 0;
+    if (f) fclose(f);
+    if (got != sizeof b) return 0;
+    wx_clim_header h;
+    wx_clim_header_unpack(b, &h);
+    return h.header_crc;
+}
+
+wx_status wx_archive_write_manifest(const char *dir, const wx_archive_meta *m_in) {
+    wx_archive_meta mc = *m_in, *m = &mc;
+    mc.clim_crc = m->has_stats && m->climatology[0] ? clim_header_crc(dir, m->climatology) : 0;
     char path[4096], buf[64];
     snprintf(path, sizeof path, "%s/manifest.json", dir);
     wx_atomic_file f;
@@ -84,8 +130,14 @@ wx_status wx_archive_write_manifest(const char *dir, const wx_archive_meta *m) {
         wx_json_kv_int(&j, "diff_step_s", m->diff_step);
         stats_array(&j, "diff_std", m->diff_std, m->nchan);
         wx_json_kv_string(&j, "climatology", m->climatology);
+        if (m->climatology[0]) {
+            snprintf(buf, sizeof buf, "%08x", m->clim_crc);
+            wx_json_kv_string(&j, "climatology_crc32", buf);
+        }
         wx_json_object_end(&j);
     }
+    snprintf(buf, sizeof buf, "%08x", wx_archive_meta_crc(m));
+    wx_json_kv_string(&j, "metadata_crc32", buf);
     wx_json_object_end(&j);
     fputc('\n', f.fp);
     return wx_atomic_commit(&f);
@@ -182,10 +234,7 @@ static wx_status parse(const wx_yaml *r, const char *ctx, wx_archive_meta *m) {
     /* Archives from before the sources' period was recorded: an accumulation with period 0 was
      * read as a sum over the archive step; say so once here for every reader (dump, forecast,
      * eval's SEEPS, the checkpoint's DATA) */
-    for (int c = 0; c < m->nchan; c++) {
-        const wx_catalogue_entry *e = wx_catalogue_find_kind(m->chan[c].param, m->chan[c].kind);
-        if (e && e->accumulated && m->chan[c].accum_s == 0) m->chan[c].accum_s = m->step;
-    }
+    for (int c = 0; c < m->nchan; c++) m->chan[c].accum_s = accum_read_as(m, &m->chan[c]);
     const wx_yaml *st = wx_yaml_get(r, "statistics");
     if (st) {
         m->has_stats = 1;
@@ -201,7 +250,21 @@ static wx_status parse(const wx_yaml *r, const char *ctx, wx_archive_meta *m) {
         WX_TRY(get_num(st, "diff_step_s", ctx, &v));
         m->diff_step = (int64_t)v;
         WX_TRY(get_str(st, "climatology", ctx, &s));
+        if (strchr(s, '/') || !strcmp(s, "..") || !strcmp(s, ".") || strlen(s) >= sizeof m->climatology)
+            return wx_error_set(WX_ERR_RUN, "%s: statistics.climatology '%s': expected the name of "
+                                "a file beside the manifest", ctx, s);
         snprintf(m->climatology, sizeof m->climatology, "%s", s);
+        const wx_yaml *cc = wx_yaml_get(st, "climatology_crc32");
+        if (cc && cc->kind == WX_YAML_SCALAR) m->clim_crc = (uint32_t)strtoul(cc->scalar, NULL, 16);
+    }
+    const wx_yaml *mc = wx_yaml_get(r, "metadata_crc32");
+    if (mc && mc->kind == WX_YAML_SCALAR) {
+        uint32_t want = (uint32_t)strtoul(mc->scalar, NULL, 16), got = wx_archive_meta_crc(m);
+        if (got != want)
+            return wx_error_set(WX_ERR_RUN, "%s: the description of the data (channels, levels, "
+                                "units, grid, times) is not what ingest wrote (metadata_crc32 %08x, "
+                                "computed %08x): edited by hand? rerun `wxcast ingest` to rewrite "
+                                "it", ctx, want, got);
     }
     return WX_OK;
 }

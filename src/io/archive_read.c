@@ -57,26 +57,16 @@ static wx_status load_shard(const char *dir, const wx_archive_meta *m, int s, in
         return wx_error_set(WX_ERR_RUN, "%s: not a wxcast shard (bad magic or short file)", path);
     }
     wx_shard_header_unpack(hdr, &out->h);
-    wx_shard_header exp;
-    wx_shard_expected(m, s, &exp);
-    /* name the first field that differs: the shard was written for another manifest */
-    static const char *const field[] = {"record count", "record bytes", "first record",
-                                        "key (channels, grid and times)", "record stride",
-                                        "data offset"};
-    const uint64_t got[] = {out->h.record_count, out->h.record_bytes, out->h.first_record,
-                            out->h.key, out->h.record_stride, out->h.data_offset};
-    const uint64_t want_h[] = {exp.record_count, exp.record_bytes, exp.first_record, exp.key,
-                               exp.record_stride, exp.data_offset};
-    for (int k = 0; k < 6; k++)
-        if (got[k] != want_h[k]) {
-            close(fd);
-            return wx_error_set(WX_ERR_RUN, "%s: header does not match manifest.json: %s %llu in "
-                                "the shard, %llu from the manifest (%d channels, %dx%d grid); was "
-                                "manifest.json edited or replaced?", path, field[k],
-                                (unsigned long long)got[k], (unsigned long long)want_h[k], m->nchan,
-                                m->grid.nlat, m->grid.nlon);
-        }
+    /* The header's own checksum first: a damaged header is damage, not a shard of another
+     * manifest (its record count bounds the tables read). */
     uint64_t n = out->h.record_count;
+    struct stat sb;
+    if (fstat(fd, &sb) || n > ((uint64_t)sb.st_size - WX_SHARD_HEADER_BYTES) / 12) {
+        close(fd);
+        return wx_error_set(WX_ERR_RUN, "%s: header damaged (record count %llu does not fit a "
+                            "file of %lld bytes); rerun `wxcast ingest` to rewrite it", path,
+                            (unsigned long long)n, (long long)sb.st_size);
+    }
     out->offsets = wx_calloc(n + 1, 8);
     out->crcs = wx_calloc(n + 1, 4);
     if (pread(fd, out->offsets, 8 * n, WX_SHARD_HEADER_BYTES) != (ssize_t)(8 * n) ||
@@ -84,11 +74,27 @@ static wx_status load_shard(const char *dir, const wx_archive_meta *m, int s, in
         st = wx_error_set(WX_ERR_RUN, "%s: tables truncated", path);
     else if (wx_shard_header_crc(hdr, out->offsets, out->crcs, n) != out->h.header_crc)
         st = wx_error_set(WX_ERR_RUN, "%s: header checksum mismatch (header or tables damaged)", path);
+    wx_shard_header exp;
+    wx_shard_expected(m, s, &exp);
+    /* name the first field that differs: the shard was written for another manifest */
+    static const char *const field[] = {"record count", "record bytes", "first record",
+                                        "key (recipe and sources)", "record stride",
+                                        "data offset"};
+    const uint64_t got[] = {out->h.record_count, out->h.record_bytes, out->h.first_record,
+                            out->h.key, out->h.record_stride, out->h.data_offset};
+    const uint64_t want_h[] = {exp.record_count, exp.record_bytes, exp.first_record, exp.key,
+                               exp.record_stride, exp.data_offset};
+    for (int k = 0; k < 6 && st == WX_OK; k++)
+        if (got[k] != want_h[k])
+            st = wx_error_set(WX_ERR_RUN, "%s: header does not match manifest.json: %s %llu in "
+                              "the shard, %llu from the manifest (%d channels, %dx%d grid); was "
+                              "manifest.json edited or replaced?", path, field[k],
+                              (unsigned long long)got[k], (unsigned long long)want_h[k], m->nchan,
+                              m->grid.nlat, m->grid.nlon);
     /* archive-format.md: the file is exactly data_offset + N·record_stride; anything else was cut
      * short or written to after ingest */
-    struct stat sb;
     uint64_t want = out->h.data_offset + n * out->h.record_stride;
-    if (st == WX_OK && (fstat(fd, &sb) || (uint64_t)sb.st_size != want))
+    if (st == WX_OK && (uint64_t)sb.st_size != want)
         st = wx_error_set(WX_ERR_RUN, "%s: file is %lld bytes, expected %llu (%llu records of %llu "
                           "after %llu header bytes): truncated or appended to; rerun `wxcast "
                           "ingest` to rewrite it", path, (long long)sb.st_size,

@@ -133,6 +133,11 @@ wx_status wx_climatology_open(const char *dir, wx_climatology **out) {
         st = wx_error_set(WX_ERR_RUN, "%s: header truncated", c->path);
     else
         st = check_header(c, b, &m);
+    /* another archive's climatology of the same shape passes every check above */
+    if (st == WX_OK && m.clim_crc && c->h.header_crc != m.clim_crc)
+        st = wx_error_set(WX_ERR_RUN, "%s: not the climatology ingest wrote for this archive "
+                          "(header checksum %08x, manifest.json records %08x): copied from another "
+                          "archive? rerun `wxcast ingest`", c->path, c->h.header_crc, m.clim_crc);
     wx_archive_meta_free(&m);
     if (st != WX_OK) {
         wx_climatology_close(c);

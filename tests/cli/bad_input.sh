@@ -340,7 +340,31 @@ fails 1 "verify of a climatology with a byte appended" "cl3/climatology.wxc: $((
 rm -rf cl1 cl2 cl3
 cp -r archive mm && sed -i 's/"nlat":32/"nlat":31/' mm/manifest.json
 run verify mm
-fails 1 "verify of an archive whose manifest nlat was edited" "mm/shard-00000.wxr: header does not match manifest.json: record bytes" "31x64 grid); was manifest.json edited or replaced?"
+fails 1 "verify of an archive whose manifest nlat was edited" "mm/manifest.json: the description of the data" "is not what ingest wrote (metadata_crc32"
+# a manifest without the checksum (written before 2026-12-01): the shard headers still disagree
+sed -i 's/,"metadata_crc32":"[0-9a-f]*"//' mm/manifest.json
+run verify mm
+fails 1 "verify of an older manifest whose nlat was edited" "mm/shard-00000.wxr: header does not match manifest.json: record bytes" "31x64 grid); was manifest.json edited or replaced?"
+rm -rf mm
+# edits the shard headers cannot see: a unit, a level, a channel name
+for e in 's/"units":"K"/"units":"degC"/' 's/"level":850/"level":700/' 's/"name":"t850"/"name":"t851"/'; do
+    cp -r archive mm && sed -i "$e" mm/manifest.json && cmp -s archive/manifest.json mm/manifest.json && echo "edit $e changed nothing"
+    run verify mm
+    fails 1 "verify of a manifest edited with $e" "mm/manifest.json: the description of the data" "edited by hand?"
+    rm -rf mm
+done
+# a damaged shard header is damage, not "was manifest.json edited": byte 20 is in the record
+# count, byte 60 in the key
+for b in 20 60; do
+    cp -r archive mm && printf '\x55' | dd of=mm/shard-00000.wxr bs=1 seek=$b conv=notrunc 2>/dev/null
+    run verify mm
+    fails 1 "verify of a shard whose header byte $b is damaged" "mm/shard-00000.wxr: header"
+    ok "  ... called damage, not a manifest edit ($err)" '! grep -q "manifest.json edited" <<<"$err" && grep -Eq "header (damaged|checksum mismatch)" <<<"$err"'
+    rm -rf mm
+done
+cp -r archive mm && sed -i 's/"climatology":"climatology.wxc"/"climatology":"..\/archive\/climatology.wxc"/' mm/manifest.json
+run verify mm
+fails 1 "a climatology outside the archive folder" "statistics.climatology '../archive/climatology.wxc': expected the name of a file beside the manifest"
 rm -rf mm
 cp -r archive broken && head -c 100 archive/manifest.json > broken/manifest.json
 run inspect broken
