@@ -1,11 +1,13 @@
 #include "synth/synth_run.h"
 
+#include <dirent.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/wx_config.h"
 #include "core/wx_fs.h"
+#include "core/wx_log.h"
 #include "core/wx_progress.h"
 #include "core/wx_yaml.h"
 #include "io/grib_write.h"
@@ -91,6 +93,79 @@ static const wx_catalogue_entry *chan_entry(int c) {
     return wx_catalogue_find_kind(ch->var, ch->level ? WX_LEVEL_PRESSURE : WX_LEVEL_SINGLE);
 }
 
+/* The one place the output names are made: a month's file of group gi, the static file. */
+static void month_path(const out_state *o, int gi, int y, int mo, const char *ext, char *path,
+                       size_t cap) {
+    snprintf(path, cap, "%s/%s_%s_%04d%02d.%s", o->dir, o->prefix, group_names[gi], y, mo, ext);
+}
+
+static void static_path(const out_state *o, const char *ext, char *path, size_t cap) {
+    snprintf(path, cap, "%s/%s_static.%s", o->dir, o->prefix, ext);
+}
+
+static int group_selected(const out_state *o, int gi) {
+    for (int c = 0; c < WX_SYN_NCHAN; c++)
+        if (o->selected[c] && chan_group(c) == gi) return 1;
+    return 0;
+}
+
+/* Every file the run will write, checked before the spin-up (a folder or FIFO in the way, an
+ * unwritable folder: usage errors now, not after hours of model time). Files of another run in
+ * the folder (other months, another world) are named in a warning: an ingest of the folder
+ * would mix the two. */
+static wx_status check_outputs(const out_state *o, wx_time t0, wx_time t1) {
+    WX_TRY(wx_output_dir_check(o->dir, "output"));
+    char path[1200];
+    const char *ext[2] = {o->grib ? "grib" : NULL, o->netcdf ? "nc" : NULL};
+    for (int e = 0; e < 2; e++) {
+        if (!ext[e]) continue;
+        static_path(o, ext[e], path, sizeof path);
+        WX_TRY(wx_output_path_check(path, "output"));
+        int64_t y;
+        int mo, d, h, mi, sec;
+        wx_time_split(t0, &y, &mo, &d, &h, &mi, &sec);
+        for (wx_time t = wx_time_make(y, mo, 1, 0, 0, 0); t < t1;) {
+            for (int gi = 0; gi < G_N; gi++) {
+                if (!group_selected(o, gi)) continue;
+                month_path(o, gi, (int)y, mo, ext[e], path, sizeof path);
+                WX_TRY(wx_output_path_check(path, "output"));
+            }
+            if (++mo > 12) mo = 1, y++;
+            t = wx_time_make(y, mo, 1, 0, 0, 0);
+        }
+    }
+    DIR *dir = opendir(o->dir);
+    int others = 0;
+    char first[256] = "";
+    size_t np = strlen(o->prefix);
+    for (struct dirent *e; dir && (e = readdir(dir));) {
+        const char *n = e->d_name, *dot = strrchr(n, '.');
+        if (strncmp(n, o->prefix, np) || n[np] != '_' || !dot ||
+            (strcmp(dot, ".nc") && strcmp(dot, ".grib")))
+            continue;
+        int ours = 0, yy, mm;
+        const char *ex = dot + 1;
+        int fmt_on = !strcmp(ex, "nc") ? o->netcdf : o->grib;
+        if (!strncmp(n + np + 1, "static.", 7)) ours = fmt_on;
+        for (int gi = 0; gi < G_N && !ours; gi++) {
+            size_t gl = strlen(group_names[gi]);
+            if (strncmp(n + np + 1, group_names[gi], gl) || n[np + 1 + gl] != '_' ||
+                sscanf(n + np + 2 + gl, "%4d%2d.", &yy, &mm) != 2)
+                continue;
+            wx_time ms = wx_time_make(yy, mm, 1, 0, 0, 0);
+            wx_time me = wx_time_make(mm == 12 ? yy + 1 : yy, mm == 12 ? 1 : mm + 1, 1, 0, 0, 0);
+            ours = fmt_on && group_selected(o, gi) && me > t0 && ms < t1;
+        }
+        if (!ours && !others++) snprintf(first, sizeof first, "%s", n);
+    }
+    if (dir) closedir(dir);
+    if (others)
+        wx_log_warn("synth: %s holds %d file%s this run does not write (%s%s): an ingest of the "
+                    "folder would mix them with this world; use another --output", o->dir, others,
+                    others > 1 ? "s" : "", first, others > 1 ? ", ..." : "");
+    return WX_OK;
+}
+
 static wx_status open_month(out_state *o, int y, int mo) {
     char path[1200];
     for (int gi = 0; gi < G_N; gi++) {
@@ -105,8 +180,7 @@ static wx_status open_month(out_state *o, int y, int mo) {
             }
         if (!nsel) continue;
         if (o->grib) {
-            snprintf(path, sizeof path, "%s/%s_%s_%04d%02d.grib", o->dir, o->prefix,
-                     group_names[gi], y, mo);
+            month_path(o, gi, y, mo, "grib", path, sizeof path);
             WX_TRY(wx_grib_writer_open(&o->gw[gi], path));
         }
         if (o->netcdf) {
@@ -114,9 +188,12 @@ static wx_status open_month(out_state *o, int y, int mo) {
             wx_nc_layout L = {o->grid, gi != G_SFC, &lev, nsel, vars, 0, 0,
                               "wxcast synthetic reanalysis (forced shallow-water world)",
                               "wxcast synth", 1};
-            snprintf(path, sizeof path, "%s/%s_%s_%04d%02d.nc", o->dir, o->prefix,
-                     group_names[gi], y, mo);
-            WX_TRY(wx_nc_writer_open(&o->nw[gi], path, &L));
+            month_path(o, gi, y, mo, "nc", path, sizeof path);
+            wx_status st = wx_nc_writer_open(&o->nw[gi], path, &L);
+            if (st != WX_OK) { /* the group's GRIB file is open: its temporary goes too */
+                if (o->grib) wx_grib_writer_abort(&o->gw[gi]);
+                return st;
+            }
         }
         o->open[gi] = 1;
     }
@@ -180,7 +257,7 @@ static wx_status write_static(out_state *o, wx_time t0) {
     wx_status st = WX_OK;
     if (o->grib) {
         wx_grib_writer w;
-        snprintf(path, sizeof path, "%s/%s_static.grib", o->dir, o->prefix);
+        static_path(o, "grib", path, sizeof path);
         st = wx_grib_writer_open(&w, path);
         wx_grib_field fz = {ez, 0, t0, 0, 0, -1, 0}, fl = {el, 0, t0, 0, 0, -1, 0};
         if (!st) st = wx_grib_writer_add(&w, &fz, &o->grid, z);
@@ -195,7 +272,7 @@ static wx_status write_static(out_state *o, wx_time t0) {
         wx_nc_layout L = {o->grid, 0, NULL, 2, vars, 0, 0, "wxcast synthetic reanalysis: static fields",
                           "wxcast synth", 1};
         wx_nc_writer w;
-        snprintf(path, sizeof path, "%s/%s_static.nc", o->dir, o->prefix);
+        static_path(o, "nc", path, sizeof path);
         st = wx_nc_writer_open(&w, path, &L);
         if (!st) st = wx_nc_writer_put(&w, 0, t0, 0, 0, z);
         if (!st) st = wx_nc_writer_put(&w, 0, t0, 1, 0, lsm);
@@ -224,6 +301,9 @@ static wx_status write_ke(const char *path, const double *ke, int T) {
 static wx_status parse_lists(const wx_yaml *root, out_state *o) {
     const wx_yaml *vars = wx_yaml_get(root, "variables"), *fmts = wx_yaml_get(root, "formats");
     for (int c = 0; c < WX_SYN_NCHAN; c++) o->selected[c] = vars ? 0 : 1;
+    if (vars && vars->kind == WX_YAML_SEQ && vars->count == 0)
+        return wx_error_set(WX_ERR_USAGE, "%s: line %d: variables: expected at least one channel "
+                            "(or no key: all)", root->file, vars->line);
     for (int i = 0; vars && i < vars->count; i++) {
         const char *name;
         WX_TRY(wx_yaml_as_string(vars->items[i], "variables", &name));
@@ -361,6 +441,7 @@ static wx_status run(const wx_yaml *root, wx_synth_opts *opts, out_state *o, wx_
     wx_time t0 = wx_time_make(y0, 1, 1, 0, 0, 0);
     wx_time t1 = days > 0 ? t0 + days * 86400 : wx_time_make(y0 + years, 1, 1, 0, 0, 0);
     double doy0 = wx_time_day_of_year(t0) - 1;
+    if (!*twin_path) WX_TRY(check_outputs(o, t0, t1));
     WX_TRY(wx_sw_model_init(m, &p, doy0, -spin * 86400.0));
     if (*twin_path) return run_twins(m, twin_path, pert != 0 ? pert : 1e-6, (double)(t1 - t0) / 86400.0);
     WX_TRY(wx_syn_diag_init(dg, m, &o->grid));

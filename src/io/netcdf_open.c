@@ -1,5 +1,6 @@
 #include "io/netcdf_open.h"
 
+#include <H5Epublic.h>
 #include <netcdf.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -49,8 +50,15 @@ unsigned long long wx_hdf5_recorded_size(const char *path) {
     return (unsigned long long)size;
 }
 
+void wx_nc_quiet_hdf5(void) {
+    static _Thread_local int done;
+    if (!done) H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    done = 1;
+}
+
 wx_status wx_nc_open_read(const char *path, int *ncid, int *nc_rc) {
     *ncid = -1;
+    wx_nc_quiet_hdf5();
     int rc = nc_open(path, NC_NOWRITE, ncid);
     if (nc_rc) *nc_rc = rc;
     if (rc != NC_NOERR) {

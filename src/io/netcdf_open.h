@@ -14,6 +14,12 @@
  * nc_rc (nullable) receives netCDF's status (NC_ENOTNC: not NetCDF at all, e.g. GRIB). */
 wx_status wx_nc_open_read(const char *path, int *ncid, int *nc_rc);
 
+/* Turns off HDF5's printing of its error stack (20 lines of HDF5-DIAG on stderr before our one
+ * error line) for the calling thread. netCDF-C does this when it initialises, but HDF5 keeps the
+ * setting per thread, and ingest and eval read NetCDF on worker threads. Cheap after the first
+ * call on a thread; wx_nc_open_read and the readers call it. */
+void wx_nc_quiet_hdf5(void);
+
 /* The size an HDF5 file's superblock records (base + end-of-file address), 0 when `path` has no
  * HDF5 signature at 0, 512, 1024 or 2048 or its superblock cannot be read. */
 unsigned long long wx_hdf5_recorded_size(const char *path);

@@ -600,9 +600,12 @@ wx_status wx_netcdf_read(wx_source *s, int i, wx_missing_policy policy, float *v
      * merge by taking, per point, the first experiment with a value. */
     for (size_t x = 0; x < nexp && st == WX_OK; x++) {
         if (epos >= 0) start[epos] = x;
+        wx_nc_quiet_hdf5();
         int e = nc_get_vara_double(im->ncid, v->varid, start, count, buf);
         if (e) {
-            st = wx_error_set(WX_ERR_RUN, "%s: read failed: %s", where, nc_strerror(e));
+            st = wx_error_set(WX_ERR_RUN, "%s: read failed: %s%s", where, nc_strerror(e),
+                              e == NC_EHDFERR ? " (the data is damaged: a compressed chunk that "
+                              "does not decode, or a failed Fletcher32 checksum)" : "");
             break;
         }
         for (size_t k = 0; k < n; k++) {

@@ -448,6 +448,24 @@ printf 'truncation: 21\nnlat: 17\nnlon: 32\nstart_year: 2000\ndays: 5\noutput_st
 run synth step5.yaml --output step5out
 usage_error "synth output_step_hours 5" "step5.yaml: line 6: key 'output_step_hours': 5 does not divide 24"
 ok "synth output_step_hours 5: nothing written" '[ ! -e step5out ]'
+# an output name taken by a folder (February's NetCDF file), an output folder that is a file:
+# refused before the spin-up, nothing written, no temporaries
+printf 'truncation: 21\nnlat: 17\nnlon: 32\nstart_year: 2000\ndays: 40\nspin_up_days: 2\nformats: [grib, netcdf]\n' > s40.yaml
+mkdir -p taken/synth_sfc_200002.nc
+run synth s40.yaml --output taken
+usage_error "synth: a later month's file name is a folder" "output taken/synth_sfc_200002.nc: is a folder, expected a file name"
+ok "  ... refused before anything was written ($(ls -A taken | tr '\n' ' '))" '[ "$(ls -A taken)" = synth_sfc_200002.nc ]'
+run synth s40.yaml --output plain_file
+usage_error "synth --output naming a file" "output plain_file: is a file, expected a folder"
+printf 'truncation: 21\nnlat: 17\nnlon: 32\nstart_year: 2000\ndays: 2\nvariables: []\n' > novars.yaml
+run synth novars.yaml --output novars
+usage_error "synth variables: []" "novars.yaml: line 6: variables: expected at least one channel"
+ok "  ... nothing written" '[ ! -e novars ]'
+# files of another run in the folder: named in a warning (an ingest of the folder would mix them)
+printf 'truncation: 21\nnlat: 17\nnlon: 32\nstart_year: 2000\ndays: 3\nspin_up_days: 0\nformats: [netcdf]\nvariables: [z500]\n' > s3.yaml
+mkdir -p mixed && touch mixed/synth_pl500_199912.nc mixed/synth_pl500_200001.nc mixed/other.nc
+run synth s3.yaml --output mixed
+ok "synth: another run's file in the folder is warned about (rc $rc: $err)" '[ $rc -eq 0 ] && grep -q "warning: synth: mixed holds 1 file this run does not write (synth_pl500_199912.nc)" <<<"$err"'
 run demo --model foo --output demo1
 usage_error "demo --model foo" "demo: --model foo: expected fourcastnet, graphcast or both"
 ok "demo --model foo: no banner on stdout, no folder" '[ ! -s "$T/out" ] && [ ! -e demo1 ]'

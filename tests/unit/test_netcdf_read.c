@@ -3,10 +3,13 @@
  * by the file's own latitude/longitude values. Self-written files in the new and old CDS layouts,
  * packed/unpacked, latitude ascending/descending, −180..180 longitudes and an expver dimension
  * decode to the same field; time units/calendars give the right valid times. */
+#include <fcntl.h>
 #include <math.h>
+#include <pthread.h>
 #include <netcdf.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "era5_testdata.h"
@@ -159,6 +162,84 @@ static void check_unsigned_bytes(const char *tmp) {
     wx_source_close(s);
 }
 
+/* A NetCDF-4 variable with Fletcher32 checksums and one damaged byte, read on a thread other
+ * than the one that opened it (as ingest's decode threads do): one error naming the field and
+ * the damage, and none of HDF5's error stack on stderr (HDF5 keeps its printing switch per
+ * thread; netCDF-C turns it off only on the thread that initialised it). */
+typedef struct {
+    wx_source *s;
+    float *vals;
+    wx_status st;
+    char msg[1024];
+} read_job;
+
+static void *read_on_thread(void *arg) {
+    read_job *j = arg;
+    j->st = wx_source_read(j->s, 0, WX_MISSING_ERROR, j->vals);
+    snprintf(j->msg, sizeof j->msg, "%s", j->st == WX_OK ? "" : wx_error_message());
+    return NULL;
+}
+
+static void check_fletcher32_damage(const char *tmp) {
+    char p[1200], errp[1200];
+    snprintf(p, sizeof p, "%s/f32.nc", tmp);
+    snprintf(errp, sizeof errp, "%s/f32.err", tmp);
+    int nc, dt, dy, dx, vt, vy, vx, v;
+    nc_create(p, NC_CLOBBER | NC_NETCDF4, &nc);
+    nc_def_dim(nc, "time", 1, &dt);
+    nc_def_dim(nc, "latitude", 3, &dy);
+    nc_def_dim(nc, "longitude", 4, &dx);
+    nc_def_var(nc, "time", NC_DOUBLE, 1, &dt, &vt);
+    nc_put_att_text(nc, vt, "units", 32, "hours since 2017-01-01 00:00:00");
+    nc_def_var(nc, "latitude", NC_DOUBLE, 1, &dy, &vy);
+    nc_def_var(nc, "longitude", NC_DOUBLE, 1, &dx, &vx);
+    int dims[3] = {dt, dy, dx};
+    nc_def_var(nc, "t2m", NC_FLOAT, 3, dims, &v);
+    nc_def_var_fletcher32(nc, v, NC_FLETCHER32);
+    nc_put_att_text(nc, v, "units", 1, "K");
+    double t0 = 0, la[3] = {90, 0, -90}, lo[4] = {0, 90, 180, 270};
+    float vals[12];
+    for (int k = 0; k < 12; k++) vals[k] = 271.828125f; /* a byte pattern to find in the file */
+    nc_put_var_double(nc, vt, &t0);
+    nc_put_var_double(nc, vy, la);
+    nc_put_var_double(nc, vx, lo);
+    nc_put_var_float(nc, v, vals);
+    nc_close(nc);
+    FILE *f = fopen(p, "r+b");
+    long at = -1;
+    unsigned char buf[1 << 16];
+    size_t n = f ? fread(buf, 1, sizeof buf, f) : 0;
+    for (size_t k = 0; k + 8 <= n && at < 0; k++)
+        if (!memcmp(buf + k, &vals[0], 4) && !memcmp(buf + k + 4, &vals[1], 4)) at = (long)k + 5;
+    if (!WX_CHECK(f && at > 0, "the data chunk found in %s", p)) {
+        if (f) fclose(f);
+        return;
+    }
+    buf[at] ^= 0x40;
+    fseek(f, at, SEEK_SET);
+    fwrite(buf + at, 1, 1, f);
+    fclose(f);
+    wx_source *s;
+    if (!WX_CHECK(wx_source_open(p, &s) == WX_OK, "open f32: %s", wx_error_message())) return;
+    read_job j = {s, vals, WX_OK, ""};
+    fflush(stderr);
+    int saved = dup(2), fd = open(errp, O_CREAT | O_TRUNC | O_WRONLY, 0644);
+    dup2(fd, 2);
+    pthread_t th;
+    pthread_create(&th, NULL, read_on_thread, &j);
+    pthread_join(th, NULL);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    close(fd);
+    struct stat sb;
+    long long printed = stat(errp, &sb) == 0 ? (long long)sb.st_size : -1;
+    WX_CHECK(j.st == WX_ERR_RUN && strstr(j.msg, "field 1 (t2m") && strstr(j.msg, "Fletcher32"),
+             "damaged chunk: %s", j.msg);
+    WX_CHECK(printed == 0, "nothing printed by HDF5 (%lld bytes on stderr)", printed);
+    wx_source_close(s);
+}
+
 int main(void) {
     check_eraint();
     char tmp[] = "/tmp/wx_nc_read_XXXXXX";
@@ -278,6 +359,7 @@ int main(void) {
         wx_source_close(s);
     }
     check_unsigned_bytes(tmp);
+    check_fletcher32_damage(tmp);
     free(ref);
     free(got);
     free(pref);
