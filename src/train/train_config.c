@@ -377,6 +377,27 @@ static wx_status parse_stage(wx_train_config *c, const wx_yaml *st) {
     return WX_OK;
 }
 
+/* The sections of the stages not run now are checked too (unknown keys, types, ranges), so a
+ * typo in `finetune:` is found before a days-long pretrain, not after it. Their files (a precip
+ * stage's wind checkpoint, which finetune has not written yet) are not opened. */
+static wx_status check_other_stages(const wx_train_config *c) {
+    const wx_train_stage all[] = {WX_STAGE_PRETRAIN, WX_STAGE_FINETUNE, WX_STAGE_PRECIP};
+    for (int k = 0; k < 3; k++) {
+        if (all[k] == c->stage) continue;
+        const char *name = wx_train_stage_name(all[k]);
+        const wx_yaml *st = wx_yaml_get(c->root, name);
+        if (!st) continue;
+        WX_TRY(wx_cfg_validate(st, name, stage_fields(all[k])));
+        if (st->kind != WX_YAML_MAP) continue;
+        char path[64];
+        snprintf(path, sizeof path, "%s.optimizer", name);
+        WX_TRY(wx_cfg_validate(wx_yaml_get(st, "optimizer"), path, stage_opt_fields(all[k])));
+        snprintf(path, sizeof path, "%s.loss", name);
+        WX_TRY(wx_cfg_validate(wx_yaml_get(st, "loss"), path, loss_fields));
+    }
+    return WX_OK;
+}
+
 static wx_status parse(wx_train_config *c, const char *stage) {
     const wx_yaml *r = c->root;
     WX_TRY(wx_cfg_validate(r, "", root_fields));
@@ -442,7 +463,7 @@ static wx_status parse(wx_train_config *c, const char *stage) {
              wx_train_stage_name(c->stage));
     WX_TRY(parse_validation(c, wx_yaml_get(r, "validation")));
     WX_TRY(parse_stage(c, wx_yaml_get(r, wx_train_stage_name(c->stage))));
-    return WX_OK;
+    return check_other_stages(c);
 }
 
 wx_status wx_train_config_load(const char *path, const char *stage, wx_train_config *c) {

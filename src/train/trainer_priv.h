@@ -67,6 +67,9 @@ void wx_trainer_teardown(wx_trainer *t);
 /* trainer_resume.c. A warning line when the run's archive normalises a channel differently from
  * the checkpoint `what` names (its DATA section ck_data): how many channels, and the largest
  * difference with its channel and statistic. */
+/* A checkpoint's channels (DATA channels_in/out, names and order) against the run's: a usage
+ * error naming both lists when they differ (old checkpoints without DATA pass). */
+wx_status wx_trainer_check_channels(const wx_trainer *t, const char *what, const char *ck_data);
 void wx_trainer_warn_stats(const wx_trainer *t, const char *what, const char *ck_data);
 /* --resume from a checkpoint at `step`: drops the rows of the metrics file at `path` past that
  * step (and an unfinished last row), by an atomic rewrite, with an info line saying how many. */

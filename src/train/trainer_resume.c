@@ -31,6 +31,43 @@ static int number_of(const wx_yaml *e, const char *key, double *v) {
     return !errno && end != n->scalar && !*end;
 }
 
+/* "a, b, c" of DATA list `key` into buf. Returns the number of names. */
+static int names_of(const wx_yaml *data, const char *key, char *buf, size_t cap) {
+    const wx_yaml *l = wx_yaml_get(data, key);
+    buf[0] = 0;
+    int n = 0;
+    for (int i = 0; l && l->kind == WX_YAML_SEQ && i < l->count; i++) {
+        const wx_yaml *nm = wx_yaml_get(l->items[i], "name");
+        size_t len = strlen(buf);
+        if (nm && nm->kind == WX_YAML_SCALAR && len + 1 < cap)
+            snprintf(buf + len, cap - len, "%s%s", n++ ? ", " : "", nm->scalar);
+    }
+    return n;
+}
+
+wx_status wx_trainer_check_channels(const wx_trainer *t, const char *what, const char *ck_data) {
+    wx_yaml *old = NULL, *now = NULL;
+    if (!ck_data || wx_yaml_load_string(ck_data, "checkpoint DATA", &old) != WX_OK ||
+        wx_yaml_load_string(t->data_text, "run DATA", &now) != WX_OK) {
+        wx_error_clear(); /* a checkpoint without the section: nothing to compare */
+        wx_yaml_free(old);
+        return WX_OK;
+    }
+    static const char *const lists[] = {"channels_in", "channels_out"};
+    wx_status st = WX_OK;
+    for (int k = 0; k < 2 && st == WX_OK; k++) {
+        char a[2048], b[2048];
+        names_of(old, lists[k], a, sizeof a);
+        names_of(now, lists[k], b, sizeof b);
+        if (strcmp(a, b))
+            st = wx_error_set(WX_ERR_USAGE, "%s: trained with %s [%s], this run has [%s]: the "
+                              "weights belong to those channels in that order", what, lists[k], a, b);
+    }
+    wx_yaml_free(old);
+    wx_yaml_free(now);
+    return st;
+}
+
 void wx_trainer_warn_stats(const wx_trainer *t, const char *what, const char *ck_data) {
     wx_yaml *old = NULL, *now = NULL;
     if (!ck_data || wx_yaml_load_string(ck_data, "checkpoint DATA", &old) != WX_OK ||

@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/wx_fs.h"
@@ -288,6 +289,36 @@ static wx_status setup_local(wx_trainer *t) {
     return WX_OK;
 }
 
+/* --metrics names a file to write: not one of the run's inputs or checkpoints (a slip of the
+ * tab key would overwrite the config or the archive's manifest), nothing inside the archive, and
+ * not an earlier run's rows unless --resume (which appends) or --overwrite says so. */
+static wx_status check_metrics_path(const wx_trainer *t) {
+    const wx_train_config *c = t->c;
+    const char *mp = t->o->metrics;
+    if (!mp) return WX_OK;
+    char manifest[WX_TRAIN_PATH_MAX + 16];
+    snprintf(manifest, sizeof manifest, "%s/manifest.json", c->archive);
+    const char *const ins[] = {c->path, c->model_path, manifest, t->o->resume, c->init_from,
+                               c->wind_ckpt, t->last_path, t->best_path};
+    for (size_t k = 0; k < sizeof ins / sizeof ins[0]; k++)
+        if (ins[k] && ins[k][0]) WX_TRY(wx_output_not_input(mp, ins[k], "--metrics"));
+    char *dir = wx_strdup(mp), *slash = strrchr(dir, '/');
+    if (slash) *slash = 0;
+    struct stat a, b;
+    int inside = stat(slash ? dir : ".", &a) == 0 && stat(c->archive, &b) == 0 &&
+                 a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+    free(dir);
+    if (inside)
+        return wx_error_set(WX_ERR_USAGE, "--metrics %s: inside the archive folder %s; write it "
+                            "elsewhere", mp, c->archive);
+    struct stat m;
+    if (!t->o->resume && !t->o->overwrite && stat(mp, &m) == 0 && S_ISREG(m.st_mode) && m.st_size > 0)
+        return wx_error_set(WX_ERR_USAGE, "--metrics %s already holds an earlier run's rows, which "
+                            "a fresh run would replace: continue that run with --resume, start "
+                            "afresh with --overwrite, or name another file", mp);
+    return WX_OK;
+}
+
 /* Rank 0: the starting point (fresh, init_from weights or a resumed run) and the output files.
  * hp (the parameters), m and v are full (params->len) host buffers here. */
 static wx_status setup_root(wx_trainer *t, float *hp, float *adam_m, float *adam_v) {
@@ -302,11 +333,15 @@ static wx_status setup_root(wx_trainer *t, float *hp, float *adam_m, float *adam
                                 "fresh run would replace it: continue that run with --resume %s, "
                                 "start afresh with --overwrite, or set another checkpoint_dir",
                                 c->path, paths[k], t->last_path);
+    WX_TRY(check_metrics_path(t));
     WX_TRY(wx_mkdir_p(c->checkpoint_dir));
     const char *from = t->o->resume ? t->o->resume : c->init_from[0] ? c->init_from : NULL;
     if (from) {
         wx_checkpoint ck;
+        char what[WX_TRAIN_PATH_MAX + 64];
+        snprintf(what, sizeof what, "%s %s", t->o->resume ? "--resume" : "init_from", from);
         wx_status s = wx_checkpoint_read(from, &ck);
+        if (s == WX_OK) s = wx_trainer_check_channels(t, what, ck.data_text);
         if (s == WX_OK) s = wx_checkpoint_load(&ck, WX_CKPT_PARAM, m->params, hp);
         if (s == WX_OK && t->o->resume) {
             if (!ck.has_state || strcmp(ck.st.stage, t->st.stage))
@@ -315,6 +350,11 @@ static wx_status setup_root(wx_trainer *t, float *hp, float *adam_m, float *adam
                                  "from it)", from, ck.has_state ? ck.st.stage : "?", t->st.stage);
             if (s == WX_OK) s = wx_checkpoint_load(&ck, WX_CKPT_ADAM_M, m->params, adam_m);
             if (s == WX_OK) s = wx_checkpoint_load(&ck, WX_CKPT_ADAM_V, m->params, adam_v);
+            if (s == WX_OK && ck.st.total_steps != t->total)
+                wx_log_warn("--resume %s: the stage now has %lld steps, the checkpoint's run had "
+                            "%lld (another archive, batch or epochs): its learning-rate schedule "
+                            "and sample order are not an uninterrupted run's", from,
+                            (long long)t->total, (long long)ck.st.total_steps);
             if (s == WX_OK) {
                 t->st = ck.st;
                 t->st.total_steps = t->total;
@@ -330,8 +370,6 @@ static wx_status setup_root(wx_trainer *t, float *hp, float *adam_m, float *adam
         if (s == WX_OK) {
             wx_log_info("%s %s (step %lld)", t->o->resume ? "resuming from" : "weights from", from,
                         (long long)(ck.has_state ? ck.st.step : 0));
-            char what[WX_TRAIN_PATH_MAX + 64];
-            snprintf(what, sizeof what, "%s %s", t->o->resume ? "--resume" : "init_from", from);
             wx_trainer_warn_stats(t, what, ck.data_text);
         }
         wx_checkpoint_free(&ck);

@@ -14,7 +14,10 @@
 #  5. warnings: a finetune without init_from; --resume on an archive whose normalisation differs
 #     from the checkpoint's (which channel, which statistic, how much);
 #  6. --resume --metrics after a kill drops the rows past the checkpoint's step (and the killed
-#     run's unfinished row), so the file equals an uninterrupted run's.
+#     run's unfinished row), so the file equals an uninterrupted run's;
+#  7. --metrics naming an input (config, manifest, checkpoint) or a file in the archive, or an
+#     earlier run's rows without --resume/--overwrite, exits 2 and leaves them intact;
+#  8. a stage section not run now is checked at load (unknown key, range), --print-config too.
 # Usage: train_checks.sh WXCAST SRCDIR
 set -u
 W=$1
@@ -177,4 +180,41 @@ ok "resume: exit 0, says it dropped 2 rows past step 3 ($(grep dropped "$T/err")
 ok "the metrics file equals the uninterrupted run's ($(diff <(strip A.jsonl) <(strip K.jsonl) | head -2))" \
     'diff <(strip A.jsonl) <(strip K.jsonl) >/dev/null'
 ok "no temporary left" '! ls -A | grep -q "\.tmp\."'
+
+# 7. --metrics names an output: not the config, the archive's manifest, a checkpoint; not an
+#    earlier run's rows unless --resume or --overwrite
+cp t_ckA.yaml keep.yaml
+cp archive/manifest.json manifest.keep
+run train keep.yaml --metrics keep.yaml --overwrite
+usage_error "--metrics naming the config" "--metrics keep.yaml is the input keep.yaml"
+ok "  ... the config is intact" 'cmp -s keep.yaml t_ckA.yaml'
+run train keep.yaml --metrics archive/manifest.json --overwrite
+usage_error "--metrics naming the archive's manifest" "--metrics archive/manifest.json is the input archive/manifest.json"
+run train keep.yaml --metrics archive/new.jsonl --overwrite
+usage_error "--metrics inside the archive folder" "--metrics archive/new.jsonl: inside the archive folder"
+ok "  ... the archive is intact" 'cmp -s archive/manifest.json manifest.keep && [ ! -e archive/new.jsonl ]'
+run train keep.yaml --resume ckA/pretrain/last.ckpt --metrics ckA/pretrain/last.ckpt
+usage_error "--metrics naming the --resume checkpoint" "is the input ckA/pretrain/last.ckpt"
+sed 's#checkpoint_dir: ckA#checkpoint_dir: ckB#' t_ckA.yaml > t_ckB.yaml
+run train t_ckB.yaml --metrics A.jsonl
+usage_error "a fresh run onto an earlier run's metrics" "--metrics A.jsonl already holds an earlier run's rows" "--overwrite"
+ok "  ... they are kept ($(diff <(strip A.jsonl) <(strip K.jsonl) | head -1))" 'diff <(strip A.jsonl) <(strip K.jsonl) >/dev/null'
+
+# 7b. a checkpoint trained on other channels (or the same in another order) is refused for
+#     --resume and init_from, naming both lists
+sed 's#data: {archive: archive,#data: {archive: archive, channels_in: [t850, z500, msl, t2m],#; s#checkpoint_dir: ckA#checkpoint_dir: ckC#' t_ckA.yaml > t_ord.yaml
+run train t_ord.yaml --resume ckA/pretrain/last.ckpt
+usage_error "--resume with the channels reordered" "--resume ckA/pretrain/last.ckpt: trained with channels_in [z500, t850, msl, t2m], this run has [t850, z500, msl, t2m]"
+printf 'finetune: {steps: 2, batch_size: 2, init_from: ckA/pretrain/last.ckpt}\n' >> t_ord.yaml
+run train t_ord.yaml --stage finetune
+usage_error "init_from with the channels reordered" "init_from ckA/pretrain/last.ckpt: trained with channels_in [z500, t850, msl, t2m]"
+
+# 8. a typo in a stage not run now is found at load (before a days-long pretrain)
+printf '%s\ncheckpoint_dir: cktypo\npretrain:\n  steps: 3\nfinetune:\n  rolout_steps: 2\n' "$HEAD" > typo.yaml
+run train typo.yaml
+usage_error "finetune typo while pretraining" "typo.yaml: line 9: unknown key 'finetune.rolout_steps', did you mean 'rollout_steps'?"
+ok "  ... before any checkpoint" '[ ! -e cktypo ]'
+printf '%s\ncheckpoint_dir: cktypo\npretrain:\n  steps: 3\nfinetune:\n  optimizer: {lr: -4}\n' "$HEAD" > typo2.yaml
+run train typo2.yaml --print-config
+usage_error "--print-config: finetune lr -4" "typo2.yaml: line 9: key 'finetune.optimizer.lr': value -4 is out of range"
 checks_summary
