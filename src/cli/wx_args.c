@@ -100,10 +100,22 @@ int wx_args_parse(const wx_arg_spec *spec, int argc, char **argv, wx_args *out) 
             } else if (eq) {
                 out->values[k] = eq + 1;
             } else {
-                if (i + 1 >= argc) {
-                    char shown[128];
-                    snprintf(shown, sizeof shown, "--%s", o->name);
-                    return usage_error(spec, "option '%s' needs a value", shown);
+                char shown[128];
+                snprintf(shown, sizeof shown, "--%s", o->name);
+                if (i + 1 >= argc) return usage_error(spec, "option '%s' needs a value", shown);
+                /* `--metrics --zero1` made a file named --zero1; a value that is itself one of
+                 * this command's options is a forgotten value (`--name=--x` still passes one) */
+                const char *next = argv[i + 1];
+                if (next[0] == '-' && next[1] == '-') {
+                    const char *nn = next + 2, *ne = strchr(nn, '=');
+                    if (option_index(spec, nn, ne ? (size_t)(ne - nn) : strlen(nn)) >= 0 ||
+                        !strcmp(next, "--help"))
+                    {
+                        char both[400];
+                        snprintf(both, sizeof both, "%.80s' needs a value, got the option '%.60s' "
+                                 "(write %.80s=%.60s to give that value", shown, next, shown, next);
+                        return usage_error(spec, "option '%s)", both);
+                    }
                 }
                 out->values[k] = argv[++i];
             }

@@ -286,7 +286,9 @@ static wx_status validate_and_save(wx_trainer *t, int at_stop, double *loss) {
         char (*keys)[128] = wx_calloc((size_t)n, 128);
         kv[0] = WX_M_STR("phase", "valid");
         kv[1] = WX_M_INT("step", t->st.step);
-        kv[2] = WX_M_INT("epoch", t->st.epoch);
+        /* the epoch the validated step belongs to, 0-based as in the train rows (at an epoch's
+         * end the state has already moved on to the next one) */
+        kv[2] = WX_M_INT("epoch", t->st.epoch_pos == 0 && t->st.epoch > 0 ? t->st.epoch - 1 : t->st.epoch);
         kv[3] = WX_M_NUM("loss", r.loss);
         kv[4] = WX_M_INT("samples", r.samples);
         for (int l = 0; l < r.nleads; l++)
@@ -315,12 +317,19 @@ static wx_status loop(wx_trainer *t, wx_train_summary *sum) {
     sum->first_step = t->first_step = t->st.step;
     sum->last_loss = NAN;
     double vloss, stop_loss = NAN; /* the validation at a --max-steps stop (validate_and_save) */
+    const double run_t0 = wx_time_now();
+    const int64_t run_step0 = t->st.step;
     while (t->st.step < stop) {
         wx_dataset_epoch_begin(ds, &t->st.order);
         wx_progress pr;
-        char label[32];
+        char label[32], run_eta[48] = "";
         snprintf(label, sizeof label, "epoch %lld/%lld", (long long)t->st.epoch + 1, (long long)epochs);
-        wx_progress_start(&pr, label, t->bpe, "batches");
+        /* the batches this process runs in this epoch: not those a resumed run did before it
+         * (its rate and ETA counted them over the time since the resume), nor those past a
+         * `steps:` or --max-steps stop in the middle of the epoch */
+        const int64_t pos0 = t->st.epoch_pos;
+        const int64_t left = stop - t->st.step;
+        wx_progress_start(&pr, label, (t->bpe - pos0 < left ? t->bpe - pos0 : left), "batches");
         if (t->st.epoch_pos < t->bpe) WX_TRY(wx_dataset_prefetch(ds, t->st.epoch_pos));
         double t0 = wx_time_now();
         int64_t done0 = t->st.step;
@@ -346,6 +355,14 @@ static wx_status loop(wx_trainer *t, wx_train_summary *sum) {
             /* the rollout length of this step: a curriculum (rollout_every) changes it, and the
              * loss sums over it, so a jump in the loss at a change needs it beside the loss */
             const int64_t k_roll = rollout_at(c, t->st.step - 1);
+            if (stop - t->st.step > t->bpe - t->st.epoch_pos) { /* more epochs to come */
+                char d[16];
+                wx_progress_format_duration(d, sizeof d, (double)(stop - t->st.step) *
+                                            (wx_time_now() - run_t0) / (double)(t->st.step - run_step0));
+                snprintf(run_eta, sizeof run_eta, "  run ETA %s", d);
+            } else {
+                run_eta[0] = 0;
+            }
             if (t->metrics && (t->st.step % c->log_every == 0 || t->st.step == t->total)) {
                 wx_metric_kv kv[] = {WX_M_STR("phase", "train"), WX_M_INT("step", t->st.step),
                                      WX_M_INT("epoch", t->st.epoch), WX_M_NUM("loss", loss),
@@ -356,12 +373,13 @@ static wx_status loop(wx_trainer *t, wx_train_summary *sum) {
                 WX_TRY(wx_metrics_write(t->metrics, kv, t->nranks > 1 ? 11 : 9));
             }
             if (c->rollout_steps > 1)
-                wx_progress_update(&pr, t->st.epoch_pos, "step %lld/%lld  rollout %lld  loss %.4g  "
-                                   "%.1f samples/s", (long long)t->st.step, (long long)t->total,
-                                   (long long)k_roll, loss, sps);
+                wx_progress_update(&pr, t->st.epoch_pos - pos0, "step %lld/%lld  rollout %lld  "
+                                   "loss %.4g  %.1f samples/s%s", (long long)t->st.step,
+                                   (long long)t->total, (long long)k_roll, loss, sps, run_eta);
             else
-                wx_progress_update(&pr, t->st.epoch_pos, "step %lld/%lld  loss %.4g  %.1f samples/s",
-                                   (long long)t->st.step, (long long)t->total, loss, sps);
+                wx_progress_update(&pr, t->st.epoch_pos - pos0, "step %lld/%lld  loss %.4g  %.1f "
+                                   "samples/s%s", (long long)t->st.step, (long long)t->total, loss,
+                                   sps, run_eta);
             if (c->checkpoint_every && t->st.step % c->checkpoint_every == 0 &&
                 t->st.epoch_pos < t->bpe && t->st.step < t->total) {
                 wx_dataset_drain(ds); /* the prefetch of the next batch restarts below */

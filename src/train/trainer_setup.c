@@ -334,6 +334,8 @@ static wx_status setup_root(wx_trainer *t, float *hp, float *adam_m, float *adam
                                 "start afresh with --overwrite, or set another checkpoint_dir",
                                 c->path, paths[k], t->last_path);
     WX_TRY(check_metrics_path(t));
+    if (wx_output_dir_check(c->checkpoint_dir, "checkpoint_dir") != WX_OK)
+        return wx_error_wrap(WX_ERR_USAGE, "%s: ", c->path);
     WX_TRY(wx_mkdir_p(c->checkpoint_dir));
     const char *from = t->o->resume ? t->o->resume : c->init_from[0] ? c->init_from : NULL;
     if (from) {

@@ -148,6 +148,9 @@ run info --model
 usage_error "missing option value" "'--model'"
 run forecast --model a.ckpt --init A --init B --steps 1 --output x.nc
 usage_error "an option given twice (the second used to replace the first)" "forecast: option '--init' given twice" "comma-separated list"
+run train x.yaml --metrics --zero1
+usage_error "a value left out before the next option (made a file named --zero1)" "train: option '--metrics' needs a value, got the option '--zero1'" "--metrics=--zero1"
+ok "  ... no such file" '[ ! -e ./--zero1 ]'
 run info --json=yes
 usage_error "flag with a value" "'--json=yes'"
 run info stray

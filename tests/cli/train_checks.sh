@@ -209,6 +209,12 @@ printf 'finetune: {steps: 2, batch_size: 2, init_from: ckA/pretrain/last.ckpt}\n
 run train t_ord.yaml --stage finetune
 usage_error "init_from with the channels reordered" "init_from ckA/pretrain/last.ckpt: trained with channels_in [z500, t850, msl, t2m]"
 
+# 7c. a checkpoint_dir under a file: a usage error naming the config and the key
+: > afile
+sed 's#checkpoint_dir: ckA#checkpoint_dir: afile/ck#' t_ckA.yaml > t_af.yaml
+run train t_af.yaml
+usage_error "checkpoint_dir under a file" "t_af.yaml: checkpoint_dir afile/ck/pretrain: afile is not a folder"
+
 # 8. a typo in a stage not run now is found at load (before a days-long pretrain)
 printf '%s\ncheckpoint_dir: cktypo\npretrain:\n  steps: 3\nfinetune:\n  rolout_steps: 2\n' "$HEAD" > typo.yaml
 run train typo.yaml
