@@ -56,6 +56,9 @@ static const wx_cfg_field grid_fields[] = {
 
 static wx_status load_sources(wx_recipe *r, const wx_yaml *list) {
     r->sources = wx_calloc(1, sizeof(char *));
+    if (list->count < 1)
+        return wx_error_set(WX_ERR_USAGE, "%s: line %d: sources: expected at least one file or glob",
+                            list->file, list->line);
     for (int i = 0; i < list->count; i++) {
         const char *pat;
         char key[32], full[8192];
@@ -141,6 +144,11 @@ static wx_status load_var(wx_recipe *r, const wx_yaml *node, int i) {
         if (v->accum_s % 3600)
             return wx_error_set(WX_ERR_USAGE, "%s: line %d: %s.accumulate: '%s' must be whole hours",
                                 node->file, acc->line, path, s);
+        if (v->entry && !v->entry->accumulated)
+            return wx_error_set(WX_ERR_USAGE, "%s: line %d: %s.accumulate: '%s' is not an "
+                                "accumulated parameter (accumulate sums accumulations such as tp "
+                                "over a period; an instantaneous field has none)", node->file,
+                                acc->line, path, v->param);
     }
     for (int k = 0; k < i; k++)
         if (!strcmp(r->vars[k].name, v->name))
@@ -249,6 +257,9 @@ static wx_status parse(wx_recipe *r, const char *output_override) {
         return wx_error_set(WX_ERR_USAGE, "%s: no `output:` in the recipe and no --output given",
                             root->file);
     }
+    /* a file in the way, or a folder that cannot be written: before any source is read */
+    if (wx_output_dir_check(r->output, output_override ? "--output" : "output") != WX_OK)
+        return wx_error_wrap(WX_ERR_USAGE, "%s: ", root->file);
     return WX_OK;
 }
 

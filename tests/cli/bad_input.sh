@@ -396,6 +396,16 @@ ok "ingest of the dump exits 0 ($err)" '[ $rc -eq 0 ]'
 "$W" -q dump redo --output d2.nc >/dev/null 2>&1
 ok "its dump equals the first (z500, t850, msl, t2m)" 'for v in z500 t850 msl t2m; do [ -n "$(data d.nc $v)" ] && [ "$(data d2.nc $v)" = "$(data d.nc $v)" ] || exit 1; done'
 
+# recipe mistakes that are the user's, not the data's: exit 2 before any source is read
+sed 's#sources: \["d.nc"\]#sources: []#' redo.yaml > nosrc.yaml
+run ingest nosrc.yaml
+usage_error "ingest sources: []" "nosrc.yaml: line 1: sources: expected at least one file or glob"
+sed 's#{name: t850, param: t, level: 850}#{name: t850, param: t, level: 850, accumulate: 12h}#' redo.yaml > acct.yaml
+run ingest acct.yaml
+usage_error "ingest accumulate on t" "acct.yaml: line 4: variables[1].accumulate: 't' is not an accumulated parameter"
+run ingest redo.yaml --output plain_file
+usage_error "ingest --output naming a file" "redo.yaml: --output plain_file: is a file, expected a folder"
+
 # 8. Failed runs remove the empty folders they made, and only those.
 sed 's/param: t, level: 850/param: nosuch, level: 850/; s/output: archive/output: new\/arch/' recipe.yaml > bad.yaml
 run ingest bad.yaml
