@@ -12,6 +12,8 @@
                                       sqrt(2) x climatological std from CLIM_DIR's z500 files
                                       (streamed, any length) or given in m2 s-2
   synth_stats.py ke KE_TXT PNG        plot of the kinetic-energy spectrum and its slope
+  synth_stats.py ranges DIR           min, max and (unweighted) mean of every variable over all
+                                      monthly files; fails on a non-finite value
 
 Averages over the regular grid are cos(latitude)-weighted; "spread" is the area mean of the
 temporal variance at each point (about that point's mean over the period)."""
@@ -173,6 +175,27 @@ def ke(path, png):
     print(f"slope {slope:.2f} over n = {int(n[m][0])}..{int(n[m][-1])}; wrote {png}")
 
 
+def ranges(d):
+    import netCDF4
+    lo, hi, tot, cnt = {}, {}, {}, {}
+    for f in sorted(glob.glob(f"{d}/*_??????.nc")):
+        with netCDF4.Dataset(f) as nc:
+            lev = nc.variables.get("pressure_level")
+            for v, var in nc.variables.items():
+                if var.ndim < 3:
+                    continue
+                a = np.asarray(var[:], dtype=np.float64)
+                if not np.isfinite(a).all():
+                    sys.exit(f"{f}: {v}: non-finite values")
+                k = v + (f"{int(lev[0])}" if lev is not None else "")
+                lo[k] = min(lo.get(k, math.inf), a.min())
+                hi[k] = max(hi.get(k, -math.inf), a.max())
+                tot[k] = tot.get(k, 0.0) + a.sum()
+                cnt[k] = cnt.get(k, 0) + a.size
+    for k in sorted(lo):
+        print(f"{k:8s} {lo[k]:.6g} .. {hi[k]:.6g}  mean {tot[k] / cnt[k]:.6g}")
+
+
 if __name__ == "__main__":
     if len(sys.argv) >= 3 and sys.argv[1] == "stats":
         stats(sys.argv[2])
@@ -187,5 +210,7 @@ if __name__ == "__main__":
         twinlog(sys.argv[2], sys.argv[3])
     elif len(sys.argv) == 4 and sys.argv[1] == "ke":
         ke(sys.argv[2], sys.argv[3])
+    elif len(sys.argv) == 3 and sys.argv[1] == "ranges":
+        ranges(sys.argv[2])
     else:
         sys.exit(__doc__)

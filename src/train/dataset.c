@@ -78,6 +78,18 @@ static wx_status open_common(wx_dataset *ds, const wx_train_config *c, int64_t b
     }
     /* splits */
     ds->rollout = rollout, ds->max_lead = max_lead;
+    /* a year range outside the archive is the likelier mistake than a lead too long for it */
+    int64_t y0, y1;
+    int mo, dd, hh, mi, ss;
+    wx_time_split(m->start, &y0, &mo, &dd, &hh, &mi, &ss);
+    wx_time_split(m->start + (m->count - 1) * m->step, &y1, &mo, &dd, &hh, &mi, &ss);
+    const int64_t *yr[2] = {c->train_years, c->valid_years};
+    for (int k = 0; k < 2; k++)
+        if (yr[k][1] < y0 || yr[k][0] > y1)
+            return wx_error_set(WX_ERR_USAGE, "%s: %s [%lld, %lld]: the archive %s holds no record "
+                                "in those years (it covers %lld..%lld)", c->path,
+                                k ? "valid_years" : "train_years", (long long)yr[k][0],
+                                (long long)yr[k][1], c->archive, (long long)y0, (long long)y1);
     ds->train = split_samples(ds, c->train_years, rollout, &ds->ntrain);
     ds->valid = split_samples(ds, c->valid_years, max_lead, &ds->nvalid);
     if (ds->ntrain < batch)

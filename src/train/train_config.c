@@ -170,6 +170,9 @@ static wx_status str_list(const wx_yaml *map, const char *key, const char *full,
 static wx_status years(const wx_yaml *map, const char *key, const char *full, int64_t y[2]) {
     const wx_yaml *l = wx_yaml_get(map, key);
     y[0] = 0, y[1] = -1;
+    if (l && l->kind == WX_YAML_SEQ && l->count == 0 && strcmp(key, "test_years"))
+        return wx_error_set(WX_ERR_USAGE, "%s: line %d: key '%s': an empty list, expected [first, "
+                            "last] years", l->file, l->line, full);
     if (!l || l->count == 0) return WX_OK;
     if (l->count != 2)
         return wx_error_set(WX_ERR_USAGE, "%s: line %d: key '%s': expected [first, last] years, got "

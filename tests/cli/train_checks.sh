@@ -215,6 +215,14 @@ sed 's#checkpoint_dir: ckA#checkpoint_dir: afile/ck#' t_ckA.yaml > t_af.yaml
 run train t_af.yaml
 usage_error "checkpoint_dir under a file" "t_af.yaml: checkpoint_dir afile/ck/pretrain: afile is not a folder"
 
+# 7d. year splits: an empty list, years the archive does not hold
+sed 's#valid_years: \[2001, 2001\]#valid_years: []#' t_ckA.yaml > t_vy.yaml
+run train t_vy.yaml
+usage_error "valid_years: []" "t_vy.yaml: line 2: key 'data.valid_years': an empty list, expected [first, last] years"
+sed 's#valid_years: \[2001, 2001\]#valid_years: [2005, 2005]#; s#checkpoint_dir: ckA#checkpoint_dir: ckvy#' t_ckA.yaml > t_vy2.yaml
+run train t_vy2.yaml
+usage_error "valid_years outside the archive" "valid_years [2005, 2005]: the archive archive holds no record in those years (it covers 2000..2001)"
+
 # 8. a typo in a stage not run now is found at load (before a days-long pretrain)
 printf '%s\ncheckpoint_dir: cktypo\npretrain:\n  steps: 3\nfinetune:\n  rolout_steps: 2\n' "$HEAD" > typo.yaml
 run train typo.yaml
