@@ -3,11 +3,14 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include "core/wx_log.h"
 
 /* Splits "a/b/c.nc" into dir "a/b" and name "c.nc" (dir "." when there is no slash). */
 static void split_path(const char *path, char **dir, const char **name) {
@@ -38,6 +41,31 @@ wx_status wx_output_replaceable(const char *path) {
     return wx_error_set(WX_ERR_USAGE, "%s: exists and is %s; outputs are written to a new file "
                         "renamed over the name, which would replace it: name a regular file",
                         path, file_kind(sb.st_mode));
+}
+
+int wx_atomic_remove_dead(const char *path) {
+    char *dir;
+    const char *name;
+    split_path(path, &dir, &name);
+    char prefix[512];
+    int np = snprintf(prefix, sizeof prefix, ".%s.tmp.", name), n = 0;
+    DIR *d = np < (int)sizeof prefix ? opendir(dir) : NULL;
+    for (struct dirent *e; d && (e = readdir(d));) {
+        if (strncmp(e->d_name, prefix, (size_t)np)) continue;
+        char *end;
+        long pid = strtol(e->d_name + np, &end, 10);
+        if (*end || pid <= 0 || pid == (long)getpid() || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+            continue;
+        char tmp[8192];
+        snprintf(tmp, sizeof tmp, "%s/%s", dir, e->d_name);
+        if (unlink(tmp) == 0) {
+            n++;
+            wx_log_info("removed %s, left by a run (pid %ld) that no longer exists", tmp, pid);
+        }
+    }
+    if (d) closedir(d);
+    free(dir);
+    return n;
 }
 
 wx_status wx_atomic_open(wx_atomic_file *f, const char *path) {

@@ -172,6 +172,7 @@ run train t_ckK.yaml --resume ckK/pretrain/last.ckpt --max-steps 2
 usage_error "--resume of an unfinished stage, --max-steps below its step" "--max-steps 2" \
     "already at step 3 of 6" "expected --max-steps above 3"
 printf '{"phase":"train","st' >> K.jsonl # a row the kill cut
+: > ckK/pretrain/.last.ckpt.tmp.2147483000   # a SIGKILLed run's half-written checkpoint
 run_flags=()
 run train t_ckK.yaml --resume ckK/pretrain/last.ckpt --metrics K.jsonl
 run_flags=(-q)
@@ -180,6 +181,7 @@ ok "resume: exit 0, says it dropped 2 rows past step 3 ($(grep dropped "$T/err")
 ok "the metrics file equals the uninterrupted run's ($(diff <(strip A.jsonl) <(strip K.jsonl) | head -2))" \
     'diff <(strip A.jsonl) <(strip K.jsonl) >/dev/null'
 ok "no temporary left" '! ls -A | grep -q "\.tmp\."'
+ok "a dead run's checkpoint temporary removed by the resume" '[ ! -e ckK/pretrain/.last.ckpt.tmp.2147483000 ]'
 
 # 7. --metrics names an output: not the config, the archive's manifest, a checkpoint; not an
 #    earlier run's rows unless --resume or --overwrite
