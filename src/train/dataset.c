@@ -211,6 +211,14 @@ static wx_status open_precip(wx_dataset *ds, const wx_train_config *c, wx_train_
                               rollout);
     free(in);
     WX_TRY(st);
+    /* log1p(x / eps) of a field that goes negative (t2m in degC, a wind) is NaN: the target must
+     * be an accumulation (its values >= 0), as tp is */
+    const wx_archive_channel *tc = &ds->meta->chan[ds->cout[0]];
+    const wx_catalogue_entry *te = wx_catalogue_find_kind(tc->param, tc->kind);
+    if (te && !te->accumulated)
+        return wx_error_set(WX_ERR_USAGE, "%s: precip.channel '%s' is %s (%s), not an accumulation: "
+                            "the precip stage predicts log1p(x / eps) of a non-negative sum such as "
+                            "tp", c->path, mdl->target_name, te->short_name, te->long_name);
     ds->target_log_eps = mdl->target_log_eps;
     for (int i = 0; i < mdl->nin_names; i++) {
         int k = ds->cin[i];

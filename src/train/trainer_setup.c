@@ -277,6 +277,10 @@ static wx_status setup_local(wx_trainer *t) {
     t->data_text = data_yaml(t);
     t->bpe = wx_dataset_batches_per_epoch(&t->ds);
     t->total = c->steps > 0 ? c->steps : c->epochs * t->bpe;
+    if (c->opt.warmup >= t->total && t->rank == 0)
+        wx_log_warn("%s: %s.optimizer.warmup %lld is not below the stage's %lld steps: the learning "
+                    "rate never reaches lr", c->path, wx_train_stage_name(c->stage),
+                    (long long)c->opt.warmup, (long long)t->total);
 
     snprintf(t->st.stage, sizeof t->st.stage, "%s", wx_train_stage_name(c->stage));
     t->st.total_steps = t->total;

@@ -306,6 +306,10 @@ fails 1 "eval of a GRIB2 file" "forecast_20001227T06_pl.grib2" "not a NetCDF fil
 ok "eval of a GRIB2 file: no output folder made" '[ ! -e ev ]'
 run train train.yaml --stage precip
 usage_error "--stage precip without a precip section" "train.yaml" "precip:" "wind_checkpoint"
+sed 's#checkpoint_dir: ck#checkpoint_dir: ckpt2m#' train.yaml > tp2m.yaml
+printf 'precip: {wind_checkpoint: ck/pretrain/last.ckpt, channel: t2m, steps: 1, batch_size: 2}\n' >> tp2m.yaml
+run train tp2m.yaml --stage precip
+usage_error "precip.channel t2m (log1p of a temperature)" "tp2m.yaml: precip.channel 't2m' is 2t (2 metre temperature), not an accumulation"
 
 # 6. dump into the archive it reads.
 m0=$(md5sum < archive/manifest.json)
