@@ -84,7 +84,7 @@ static void held(const ingest_ctx *c, const wx_recipe_var *v, char *hint, size_t
         n += snprintf(hint + n, cap - (size_t)n, "%s%g", k ? ", " : " at ", lv[k]);
     if (v->kind == WX_LEVEL_PRESSURE && nl) n += snprintf(hint + n, cap - (size_t)n, "%s hPa", more ? ", ..." : "");
     if (m1 >= m0) n += snprintf(hint + n, cap - (size_t)n, ", members %d-%d", m0, m1);
-    char a[32], b[32], every[48] = "";
+    char a[32], b[32], every[128] = "";
     wx_time_format(t0, a), wx_time_format(t1, b);
     if (nt > 1) { /* the spacing: a step the sources do not have (5h on 6-hourly data) */
         wx_time *tv = wx_malloc(sizeof(wx_time) * (size_t)nt);
@@ -99,9 +99,24 @@ static void held(const ingest_ctx *c, const wx_recipe_var *v, char *hint, size_t
         wx_time d = 0;
         for (int i = 1; i < k; i++)
             if (tv[i] > tv[i - 1] && (!d || tv[i] - tv[i - 1] < d)) d = tv[i] - tv[i - 1];
+        /* times missing inside the span ("every 12h" alone claimed a complete series) */
+        int64_t missing = 0;
+        wx_time first_gap = 0;
+        for (int i = 1; d > 0 && i < k; i++)
+            if (tv[i] - tv[i - 1] > d) {
+                if (!missing) first_gap = tv[i - 1] + d;
+                missing += (tv[i] - tv[i - 1]) / d - 1;
+            }
         free(tv);
         char dur[32];
         if (d > 0) wx_time_format_duration(d, dur), snprintf(every, sizeof every, " every %s", dur);
+        if (missing) {
+            char g[32];
+            wx_time_format(first_gap, g);
+            size_t e = strlen(every);
+            snprintf(every + e, sizeof every - e, " with %lld missing (the first %s)",
+                     (long long)missing, g);
+        }
     }
     if (nt) snprintf(hint + n, cap - (size_t)n, ", valid %s .. %s%s (`wxcast inspect FILE` lists "
                      "each file's)", a, b, every);

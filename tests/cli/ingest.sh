@@ -267,6 +267,15 @@ recipe lv "$DATA/era5-levels-members.grib" "  - {name: z700, param: z, level: 70
 ok "a level the sources lack: the recipe, and the levels, members and times they hold ($(cat "$T/lverr.txt"))" \
     '[ $rc -eq 1 ] && grep -q "lv.yaml: no source field for variable .z700. (z 700 hPa, member 3)" "$T/lverr.txt" && grep -q "the sources hold z at 500, 850 hPa, members 0-9, valid 2017-01-01T00:00 .. 2017-01-02T12:00 every 12h" "$T/lverr.txt"'
 
+# a time missing from the sources (every message of 2017-01-02 00 UTC removed): the hint says the
+# series has a gap and where, not that it runs "every 12h" from first to last
+printf 'if (!(dataDate == 20170102 && dataTime == 0)) { write; }\n' > "$T/gap.rules"
+grib_filter -o "$T/gap.grib" "$T/gap.rules" "$DATA/era5-levels-members.grib"
+recipe gp "$T/gap.grib" "  - {name: z500, param: z, level: 500}"
+"$WX" ingest "$T/gp.yaml" > /dev/null 2> "$T/gperr.txt"; rc=$?
+ok "a gap in the sources named as one ($(cat "$T/gperr.txt"))" \
+    '[ $rc -eq 1 ] && grep -q "every 12h with 1 missing (the first 2017-01-02T00:00)" "$T/gperr.txt"'
+
 # grid: {resolution} that is no multiple of the source spacing: a global source goes to the global
 # grid of that spacing (1 deg -> 1.5 deg, WB2's 121x240) by conservative regridding, which keeps the
 # area-weighted mean; a regional source cannot (usage error naming the recipe).
