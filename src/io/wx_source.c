@@ -111,7 +111,10 @@ wx_status wx_source_grid_from_axes(const double *lats, int nlat, const double *l
                                    const char *where, wx_grid *grid, int *row_map, int *col_map) {
     const char *hint = "regrid to a regular lat/lon grid first, e.g. `cdo remapbil,r360x181 IN OUT`";
     double dlat = nlat > 1 ? fabs(lats[1] - lats[0]) : 1.0;
-    double dlon = nlon > 1 ? fabs(lons[1] - lons[0]) : 1.0;
+    /* longitude steps taken modulo 360: a regional grid across the dateline in -180..180
+     * (150 .. 180, -177 .. -150) is regular, it only wraps */
+    double dlon = nlon > 1 ? fabs(remainder(lons[1] - lons[0], 360.0)) : 1.0;
+    const int lon_up = nlon < 2 || remainder(lons[1] - lons[0], 360.0) > 0;
     double lat0 = lats[0];
     for (int j = 1; j < nlat; j++) {
         double d = lats[j] - lats[j - 1];
@@ -122,8 +125,8 @@ wx_status wx_source_grid_from_axes(const double *lats, int nlat, const double *l
         if (lats[j] > lat0) lat0 = lats[j];
     }
     for (int i = 1; i < nlon; i++) {
-        double d = lons[i] - lons[i - 1];
-        if (fabs(fabs(d) - dlon) > 1e-4 + 1e-4 * dlon || (d > 0) != (lons[1] > lons[0]))
+        double d = remainder(lons[i] - lons[i - 1], 360.0);
+        if (fabs(fabs(d) - dlon) > 1e-4 + 1e-4 * dlon || (d > 0) != lon_up)
             return wx_error_set(WX_ERR_RUN, "%s: longitudes are not equally spaced (step %g then %g "
                                 "at column %d): not a regular lat/lon grid; %s", where, dlon,
                                 fabs(d), i, hint);
@@ -153,7 +156,7 @@ wx_status wx_source_grid_from_axes(const double *lats, int nlat, const double *l
             if (l < lon0) lon0 = l;
         }
     } else {
-        lon0 = (nlon < 2 || lons[1] > lons[0]) ? lons[0] : lons[nlon - 1];
+        lon0 = lon_up ? lons[0] : lons[nlon - 1];
         lon0 = fmod(lon0, 360.0);
         if (lon0 < 0) lon0 += 360;
     }
@@ -168,7 +171,12 @@ wx_status wx_source_grid_from_axes(const double *lats, int nlat, const double *l
         if (d < 0) d += 360;
         int c = (int)floor(d / dlon + 0.5);
         if (periodic) c %= nlon;
-        if (c < 0 || c >= nlon || seen[c])
+        if (c >= 0 && c < nlon && seen[c] && fabs((nlon - 1) * dlon - 360.0) < 1e-3)
+            st = wx_error_set(WX_ERR_RUN, "%s: longitude %g repeats the first column's (a cyclic "
+                              "column, as some tools append for plotting): drop it first, e.g. "
+                              "xarray ds.isel(longitude=slice(0, -1)) or `cdo selindexbox,1,%d,1,%d`",
+                              where, lons[i], nlon - 1, nlat);
+        else if (c < 0 || c >= nlon || seen[c])
             st = wx_error_set(WX_ERR_RUN, "%s: longitude %g does not fit a regular grid", where,
                               lons[i]);
         else

@@ -254,6 +254,20 @@ int main(void) {
         WX_CHECK(wx_source_grid_from_axes(lats, 32, lons, 4, "cdo", &g, rm, cm) == WX_OK &&
                      g.lat0 == 90 && g.dlat == 180.0 / 31 && wx_grid_lat(&g, 31) == -90 && rm[31] == 31,
                  "a pole row 1.2e-5 past -90 is the pole: %s", wx_error_message());
+        /* a regional grid across the dateline in -180..180 is regular: it only wraps */
+        double dl[21], la3[3] = {10, 5, 0};
+        int cm21[21], rm3[3];
+        for (int i = 0; i < 21; i++) dl[i] = remainder(150.0 + 3 * i, 360.0);
+        WX_CHECK(wx_source_grid_from_axes(la3, 3, dl, 21, "dateline", &g, rm3, cm21) == WX_OK &&
+                     g.lon0 == 150 && g.dlon == 3 && g.nlon == 21 && cm21[11] == 11 && dl[11] == -177,
+                 "150..180, -177..-150: lon0 %g dlon %g, column of -177 %d (%s)", g.lon0, g.dlon,
+                 cm21[11], wx_error_message());
+        /* a cyclic column (0..360 inclusive): the message says so */
+        double cyc[5] = {0, 90, 180, 270, 360};
+        int cm5[5];
+        WX_CHECK(wx_source_grid_from_axes(la3, 3, cyc, 5, "cyclic", &g, rm3, cm5) == WX_ERR_RUN &&
+                     strstr(wx_error_message(), "longitude 360 repeats the first column's"),
+                 "cyclic column: %s", wx_error_message());
     }
     td_nc_opts layouts[] = {{1, 0, 0, 0, 0}, {0, 0, 0, 0, 0}, {1, 0, 1, 0, 0}, {1, 0, 0, 1, 0},
                             {0, 0, 1, 0, 1}, {1, 1, 0, 0, 0}, {0, 1, 1, 1, 1}};
