@@ -45,14 +45,22 @@ static int names_of(const wx_yaml *data, const char *key, char *buf, size_t cap)
     return n;
 }
 
-wx_status wx_trainer_check_channels(const wx_trainer *t, const char *what, const char *ck_data) {
-    wx_yaml *old = NULL, *now = NULL;
-    if (!ck_data || wx_yaml_load_string(ck_data, "checkpoint DATA", &old) != WX_OK ||
-        wx_yaml_load_string(t->data_text, "run DATA", &now) != WX_OK) {
-        wx_error_clear(); /* a checkpoint without the section: nothing to compare */
-        wx_yaml_free(old);
-        return WX_OK;
+/* The checkpoint's DATA section and the run's, parsed; 0 (nothing to compare) for a checkpoint
+ * without the section. */
+static int load_data_pair(const wx_trainer *t, const char *ck_data, wx_yaml **old, wx_yaml **now) {
+    *old = *now = NULL;
+    if (!ck_data || wx_yaml_load_string(ck_data, "checkpoint DATA", old) != WX_OK ||
+        wx_yaml_load_string(t->data_text, "run DATA", now) != WX_OK) {
+        wx_error_clear();
+        wx_yaml_free(*old);
+        return 0;
     }
+    return 1;
+}
+
+wx_status wx_trainer_check_channels(const wx_trainer *t, const char *what, const char *ck_data) {
+    wx_yaml *old, *now;
+    if (!load_data_pair(t, ck_data, &old, &now)) return WX_OK;
     static const char *const lists[] = {"channels_in", "channels_out"};
     wx_status st = WX_OK;
     for (int k = 0; k < 2 && st == WX_OK; k++) {
@@ -69,13 +77,8 @@ wx_status wx_trainer_check_channels(const wx_trainer *t, const char *what, const
 }
 
 void wx_trainer_warn_stats(const wx_trainer *t, const char *what, const char *ck_data) {
-    wx_yaml *old = NULL, *now = NULL;
-    if (!ck_data || wx_yaml_load_string(ck_data, "checkpoint DATA", &old) != WX_OK ||
-        wx_yaml_load_string(t->data_text, "run DATA", &now) != WX_OK) {
-        wx_error_clear(); /* a checkpoint without the section: nothing to compare */
-        wx_yaml_free(old);
-        return;
-    }
+    wx_yaml *old, *now;
+    if (!load_data_pair(t, ck_data, &old, &now)) return;
     static const char *const lists[] = {"channels_in", "channels_out"};
     static const char *const stats[] = {"mean", "std", "diff_std"};
     int nchan = 0, ndiff = 0;

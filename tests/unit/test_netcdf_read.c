@@ -115,26 +115,41 @@ static void check_hdf5_superblocks(const char *tmp) {
              "a text file: not NetCDF (%s)", wx_error_message());
 }
 
+/* A one-time 3x4 file (latitudes 90, 0, -90; longitudes 0..270) with variable t2m of `type` in K,
+ * left in define mode for the caller's attributes; small_grid_coords writes the coordinates. */
+static void small_grid_file(const char *p, int mode, nc_type type, int *nc, int *v) {
+    int dt, dy, dx, vt, vy, vx;
+    nc_create(p, mode, nc);
+    nc_def_dim(*nc, "time", 1, &dt);
+    nc_def_dim(*nc, "latitude", 3, &dy);
+    nc_def_dim(*nc, "longitude", 4, &dx);
+    nc_def_var(*nc, "time", NC_DOUBLE, 1, &dt, &vt);
+    nc_put_att_text(*nc, vt, "units", 32, "hours since 2017-01-01 00:00:00");
+    nc_def_var(*nc, "latitude", NC_DOUBLE, 1, &dy, &vy);
+    nc_put_att_text(*nc, vy, "units", 13, "degrees_north");
+    nc_def_var(*nc, "longitude", NC_DOUBLE, 1, &dx, &vx);
+    nc_put_att_text(*nc, vx, "units", 12, "degrees_east");
+    int dims[3] = {dt, dy, dx};
+    nc_def_var(*nc, "t2m", type, 3, dims, v);
+    nc_put_att_text(*nc, *v, "units", 1, "K");
+}
+
+static void small_grid_coords(int nc) {
+    double t0 = 0, la[3] = {90, 0, -90}, lo[4] = {0, 90, 180, 270};
+    int id;
+    nc_inq_varid(nc, "time", &id), nc_put_var_double(nc, id, &t0);
+    nc_inq_varid(nc, "latitude", &id), nc_put_var_double(nc, id, la);
+    nc_inq_varid(nc, "longitude", &id), nc_put_var_double(nc, id, lo);
+}
+
 /* NetCDF-3 bytes with `_Unsigned = "true"` (the NUG convention for unsigned packed data, honoured
  * by xarray): a raw byte of -56 is 200, so t = 200 * 0.5 + 200 = 300 K; a raw -1 (255) is the fill.
  * Read as signed, the upper half of the range would come out 128 K too low. */
 static void check_unsigned_bytes(const char *tmp) {
     char p[1200];
     snprintf(p, sizeof p, "%s/unsigned.nc", tmp);
-    int nc, dt, dy, dx, vt, vy, vx, v;
-    nc_create(p, NC_CLOBBER, &nc);
-    nc_def_dim(nc, "time", 1, &dt);
-    nc_def_dim(nc, "latitude", 3, &dy);
-    nc_def_dim(nc, "longitude", 4, &dx);
-    nc_def_var(nc, "time", NC_DOUBLE, 1, &dt, &vt);
-    nc_put_att_text(nc, vt, "units", 32, "hours since 2017-01-01 00:00:00");
-    nc_def_var(nc, "latitude", NC_DOUBLE, 1, &dy, &vy);
-    nc_put_att_text(nc, vy, "units", 13, "degrees_north");
-    nc_def_var(nc, "longitude", NC_DOUBLE, 1, &dx, &vx);
-    nc_put_att_text(nc, vx, "units", 12, "degrees_east");
-    int dims[3] = {dt, dy, dx};
-    nc_def_var(nc, "t2m", NC_BYTE, 3, dims, &v);
-    nc_put_att_text(nc, v, "units", 1, "K");
+    int nc, v;
+    small_grid_file(p, NC_CLOBBER, NC_BYTE, &nc, &v);
     double sc = 0.5, off = 200;
     signed char fill = -1;
     nc_put_att_double(nc, v, "scale_factor", NC_DOUBLE, 1, &sc);
@@ -142,11 +157,8 @@ static void check_unsigned_bytes(const char *tmp) {
     nc_put_att_schar(nc, v, "_FillValue", NC_BYTE, 1, &fill);
     nc_put_att_text(nc, v, "_Unsigned", 4, "true");
     nc_enddef(nc);
-    double t0 = 0, la[3] = {90, 0, -90}, lo[4] = {0, 90, 180, 270};
     signed char raw[12] = {0, 10, 100, 127, -128, -100, -56, -2, 1, 2, 3, 4};
-    nc_put_var_double(nc, vt, &t0);
-    nc_put_var_double(nc, vy, la);
-    nc_put_var_double(nc, vx, lo);
+    small_grid_coords(nc);
     nc_put_var_schar(nc, v, raw);
     nc_close(nc);
     wx_source *s;
@@ -184,25 +196,13 @@ static void check_fletcher32_damage(const char *tmp) {
     char p[1200], errp[1200];
     snprintf(p, sizeof p, "%s/f32.nc", tmp);
     snprintf(errp, sizeof errp, "%s/f32.err", tmp);
-    int nc, dt, dy, dx, vt, vy, vx, v;
-    nc_create(p, NC_CLOBBER | NC_NETCDF4, &nc);
-    nc_def_dim(nc, "time", 1, &dt);
-    nc_def_dim(nc, "latitude", 3, &dy);
-    nc_def_dim(nc, "longitude", 4, &dx);
-    nc_def_var(nc, "time", NC_DOUBLE, 1, &dt, &vt);
-    nc_put_att_text(nc, vt, "units", 32, "hours since 2017-01-01 00:00:00");
-    nc_def_var(nc, "latitude", NC_DOUBLE, 1, &dy, &vy);
-    nc_def_var(nc, "longitude", NC_DOUBLE, 1, &dx, &vx);
-    int dims[3] = {dt, dy, dx};
-    nc_def_var(nc, "t2m", NC_FLOAT, 3, dims, &v);
+    int nc, v;
+    small_grid_file(p, NC_CLOBBER | NC_NETCDF4, NC_FLOAT, &nc, &v);
     nc_def_var_fletcher32(nc, v, NC_FLETCHER32);
-    nc_put_att_text(nc, v, "units", 1, "K");
-    double t0 = 0, la[3] = {90, 0, -90}, lo[4] = {0, 90, 180, 270};
     float vals[12];
     for (int k = 0; k < 12; k++) vals[k] = 271.828125f; /* a byte pattern to find in the file */
-    nc_put_var_double(nc, vt, &t0);
-    nc_put_var_double(nc, vy, la);
-    nc_put_var_double(nc, vx, lo);
+    nc_enddef(nc);
+    small_grid_coords(nc);
     nc_put_var_float(nc, v, vals);
     nc_close(nc);
     FILE *f = fopen(p, "r+b");
