@@ -52,6 +52,7 @@ static wx_status setup(ingest_ctx *c) {
     uint64_t key = fnv(1469598103934665603ULL, r->text, strlen(r->text));
     for (int s = 0; s < r->nsources; s++) {
         WX_TRY(wx_source_open(r->sources[s], &c->src[s]));
+        wx_source_check_inputs(c->src[s]);
         struct stat sb;
         /* size and modification time: a source rewritten in place (a corrected ERA5T -> ERA5
          * download has the same grid, packing and size) must not resume onto the old shards */

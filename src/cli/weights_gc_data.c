@@ -190,6 +190,7 @@ wx_status wx_weights_gc_data(const char *path, const wx_gc_config *c, char **tex
         wx_source *src = NULL;
         *fields = wx_malloc(sizeof(float) * (size_t)(c->n_static * hw));
         s = wx_source_open(spath, &src);
+        if (s == WX_OK) wx_source_check_inputs(src);
         for (int i = 0; s == WX_OK && i < c->n_static; i++) {
             float *fl = *fields + i * hw;
             s = read_static(src, c->statics[i], &g, fl);

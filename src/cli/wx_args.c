@@ -106,10 +106,16 @@ int wx_args_parse(const wx_arg_spec *spec, int argc, char **argv, wx_args *out) 
                 /* `--metrics --zero1` made a file named --zero1; a value that is itself one of
                  * this command's options is a forgotten value (`--name=--x` still passes one) */
                 const char *next = argv[i + 1];
+                if (!strcmp(next, "-q") || !strcmp(next, "-v") || !strcmp(next, "-h")) {
+                    char both[400];
+                    snprintf(both, sizeof both, "%.80s' needs a value, got the option '%s' "
+                             "(write %.80s=%s to give that value", shown, next, shown, next);
+                    return usage_error(spec, "option '%s)", both);
+                }
                 if (next[0] == '-' && next[1] == '-') {
                     const char *nn = next + 2, *ne = strchr(nn, '=');
                     if (option_index(spec, nn, ne ? (size_t)(ne - nn) : strlen(nn)) >= 0 ||
-                        !strcmp(next, "--help"))
+                        !strcmp(next, "--help") || wx_args_global(next))
                     {
                         char both[400];
                         snprintf(both, sizeof both, "%.80s' needs a value, got the option '%.60s' "

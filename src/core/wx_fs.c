@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/wx_log.h"
@@ -58,6 +59,10 @@ int wx_atomic_remove_dead(const char *path) {
             continue;
         char tmp[8192];
         snprintf(tmp, sizeof tmp, "%s/%s", dir, e->d_name);
+        /* a pid is only this machine's: on a folder shared between nodes a recent temporary may
+         * be another node's live writer, so only those untouched for an hour go */
+        struct stat sb;
+        if (stat(tmp, &sb) != 0 || time(NULL) - sb.st_mtime < 3600) continue;
         if (unlink(tmp) == 0) {
             n++;
             wx_log_info("removed %s, left by a run (pid %ld) that no longer exists", tmp, pid);

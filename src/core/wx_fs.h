@@ -22,8 +22,9 @@ typedef struct {
  * when absent. */
 wx_status wx_atomic_open(wx_atomic_file *f, const char *path);
 /* Removes the temporaries of `path` ("<dir>/.<name>.tmp.<pid>") that a killed run left (SIGKILL,
- * a crash: no handler ran), i.e. whose process no longer exists on this machine; a live pid's is
- * left alone. Returns how many were removed. */
+ * a crash: no handler ran): whose process no longer exists on this machine and which nothing has
+ * written for an hour (on a folder shared between nodes the pid may be another machine's). A live
+ * pid's is left alone. Returns how many were removed. */
 int wx_atomic_remove_dead(const char *path);
 /* fflush, fsync, fclose, rename onto the final name, fsync of the folder. On failure the
  * temporary is removed. Either way `f` is released. */

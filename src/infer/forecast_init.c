@@ -65,6 +65,7 @@ static wx_status set_open(const char *list, src_set *ss) {
             if (!strcmp(names[j], t))
                 st = wx_error_set(WX_ERR_USAGE, "--init '%s': %s is listed twice", list, t);
         if (st == WX_OK) st = wx_source_open(t, &ss->src[ss->n]);
+        if (st == WX_OK) wx_source_check_inputs(ss->src[ss->n]);
         if (st == WX_OK) ss->base[ss->n + 1] = ss->base[ss->n] + wx_source_count(ss->src[ss->n]), ss->n++;
         if (comma) t = comma + 1;
     }

@@ -61,7 +61,11 @@ static wx_status load_shard(const char *dir, const wx_archive_meta *m, int s, in
      * manifest (its record count bounds the tables read). */
     uint64_t n = out->h.record_count;
     struct stat sb;
-    if (fstat(fd, &sb) || n > ((uint64_t)sb.st_size - WX_SHARD_HEADER_BYTES) / 12) {
+    if (fstat(fd, &sb) != 0) {
+        close(fd);
+        return wx_error_set(WX_ERR_RUN, "%s: cannot stat: %s", path, strerror(errno));
+    }
+    if (n > ((uint64_t)sb.st_size - WX_SHARD_HEADER_BYTES) / 12) {
         close(fd);
         return wx_error_set(WX_ERR_RUN, "%s: header damaged (record count %llu does not fit a "
                             "file of %lld bytes); rerun `wxcast ingest` to rewrite it", path,

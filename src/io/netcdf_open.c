@@ -1,6 +1,7 @@
+#define _GNU_SOURCE /* RTLD_DEFAULT */
 #include "io/netcdf_open.h"
 
-#include <H5Epublic.h>
+#include <dlfcn.h>
 #include <netcdf.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -51,9 +52,22 @@ unsigned long long wx_hdf5_recorded_size(const char *path) {
 }
 
 void wx_nc_quiet_hdf5(void) {
+    /* H5Eset_auto2(H5E_DEFAULT, NULL, NULL) of the HDF5 netCDF-C itself loaded (looked up at run
+     * time: linking an HDF5 of our own could pick another build, e.g. the MPI one, whose switch
+     * netCDF never reads). hid_t is int64_t since HDF5 1.10; H5E_DEFAULT is 0. */
+    typedef int (*set_auto_fn)(int64_t, void *, void *);
+    static set_auto_fn set_auto;
+    static int looked;
     static _Thread_local int done;
-    if (!done) H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    if (done) return;
     done = 1;
+    if (!__atomic_load_n(&looked, __ATOMIC_ACQUIRE)) {
+        void *f = dlsym(RTLD_DEFAULT, "H5Eset_auto2");
+        __atomic_store_n((void **)&set_auto, f, __ATOMIC_RELAXED);
+        __atomic_store_n(&looked, 1, __ATOMIC_RELEASE);
+    }
+    set_auto_fn fn = __atomic_load_n(&set_auto, __ATOMIC_RELAXED);
+    if (fn) fn(0, NULL, NULL);
 }
 
 wx_status wx_nc_open_read(const char *path, int *ncid, int *nc_rc) {

@@ -34,7 +34,8 @@ typedef struct {
     int *row_map, *col_map;
     double scale, offset, fill, miss;
     int has_fill, has_miss;
-    char bad_units[64]; /* units the catalogue parameter cannot be converted from: reads fail */
+    char bad_units[256]; /* units the catalogue parameter cannot be converted from */
+    int warned_units;    /* the warning about them, once (sources not wx_source_check_inputs) */
     int spread; /* a standard deviation (ensemble spread): a temperature's units, not its range */
     double unsigned_wrap; /* 2^bits for a signed integer type marked `_Unsigned = "true"`, else 0 */
 } nc_var;
@@ -222,10 +223,39 @@ static int varies_in_time(int ncid, int varid, int ndims, const size_t *len, con
 /* A units string reduced for comparison: no blanks, "**" and "^" dropped, lower case ("m**2
  * s**-2" and "m2 s-2" both give "m2s-2"). */
 static void units_key(const char *u, char *out, size_t cap) {
+    /* Spelled-out words to symbols, and a quotient to negative exponents, so that "kg/m^2",
+     * "kg m**-2" and "kg m-2", or "meters/second", "metres per second" and "m s-1", give the
+     * same key ("kgm-2", "ms-1"); the rest is lower-cased without spaces, '*' and '^'. */
+    static const char *const words[][2] = {
+        {"metre", "m"}, {"metres", "m"}, {"meter", "m"}, {"meters", "m"}, {"second", "s"},
+        {"seconds", "s"}, {"sec", "s"}, {"kilogram", "kg"}, {"kilograms", "kg"}, {NULL, NULL}};
     size_t n = 0;
-    for (const char *p = u; *p && n + 1 < cap; p++) {
-        if (*p == ' ' || *p == '*' || *p == '^') continue;
-        out[n++] = (char)tolower((unsigned char)*p);
+    int divide = 0; /* the next unit is a denominator: its exponent is negated */
+    for (const char *p = u; *p && n + 8 < cap;) {
+        if (*p == ' ' || *p == '*' || *p == '^') { p++; continue; }
+        if (*p == '/') { divide = 1, p++; continue; }
+        if (!isalpha((unsigned char)*p)) { out[n++] = (char)tolower((unsigned char)*p++); continue; }
+        char w[64];
+        size_t k = 0;
+        while ((isalpha((unsigned char)*p) || *p == '_') && k + 1 < sizeof w)
+            w[k++] = (char)tolower((unsigned char)*p++);
+        w[k] = 0;
+        if (!strcmp(w, "per")) { divide = 1; continue; }
+        const char *sym = w;
+        for (int i = 0; words[i][0]; i++)
+            if (!strcmp(w, words[i][0])) sym = words[i][1];
+        n += (size_t)snprintf(out + n, cap - n, "%s", sym);
+        if (n >= cap) n = cap - 1;
+        if (divide) {
+            while (*p == ' ' || *p == '*' || *p == '^') p++;
+            char e[16];
+            size_t d = 0;
+            while (isdigit((unsigned char)*p) && d + 1 < sizeof e) e[d++] = *p++;
+            e[d] = 0;
+            n += (size_t)snprintf(out + n, cap - n, "-%s", d ? e : "1");
+            if (n >= cap) n = cap - 1;
+            divide = 0;
+        }
     }
     out[n] = 0;
 }
@@ -233,15 +263,13 @@ static void units_key(const char *u, char *out, size_t cap) {
 /* How a catalogue parameter is read from a variable whose `units` attribute is `units`: *scale and
  * *add convert the stored values to the catalogue's units (values · scale + add); returns 0 when
  * the units are the catalogue's (or absent, or another spelling of them), 1 for a known
- * conversion, -1 for units it does not know (the caller warns: read as they are). Known: temperatures in degrees Celsius, geopotential as height in metres, pressures in
+ * conversion, -1 for units it does not know (refused for inputs, warned about otherwise). Known: temperatures in degrees Celsius, geopotential as height in metres, pressures in
  * hPa, precipitation in mm (kg m-2). */
 static int units_conversion(const wx_catalogue_entry *e, const char *units, double *scale, double *add) {
     static const char *const celsius[] = {"degc", "deg_c", "degreec", "degree_c", "degrees_c",
                                           "celsius", "degree_celsius", "degrees_celsius", "°c", "c",
                                           NULL};
     static const char *const kelvin[] = {"k", "kelvin", "degk", "deg_k", "degreesk", NULL};
-    static const char *const metres_per_s[] = {"ms-1", "m/s", "meterspersecond", "metre/second",
-                                               "meter/second", NULL};
     static const char *const fraction[] = {"(0-1)", "1", "~", "fraction", "0-1", NULL};
     char u[256], a[256], b[256];
     *scale = 0, *add = 0;
@@ -253,11 +281,9 @@ static int units_conversion(const wx_catalogue_entry *e, const char *units, doub
         if (in_list(u, kelvin)) return 0;
         if (in_list(u, celsius)) return *add = 273.15, 1;
     }
-    if (!strcmp(a, "ms-1") && in_list(u, metres_per_s)) return 0;
     if (!strcmp(a, "(0-1)") && in_list(u, fraction)) return 0;
-    if (!strcmp(a, "m2s-2") && (!strcmp(u, "m2/s2") || !strcmp(u, "m2.s-2"))) return 0;
-    if (!strcmp(a, "m2s-2") && (!strcmp(u, "m") || !strcmp(u, "gpm") || !strcmp(u, "metres") ||
-                                !strcmp(u, "meters")))
+    if (!strcmp(a, "m2s-2") && !strcmp(u, "m2.s-2")) return 0;
+    if (!strcmp(a, "m2s-2") && (!strcmp(u, "m") || !strcmp(u, "gpm")))
         return *scale = 9.80665, 1; /* geopotential height: 1 gpm = g0 m2 s-2 */
     if (!strcmp(a, "pa") && (!strcmp(u, "hpa") || !strcmp(u, "mbar") || !strcmp(u, "millibars") ||
                              !strcmp(u, "mb")))
@@ -265,10 +291,9 @@ static int units_conversion(const wx_catalogue_entry *e, const char *units, doub
     if (!strcmp(a, "m") && e->accumulated && (!strcmp(u, "mm") || !strcmp(u, "kgm-2")))
         return *scale = 1e-3, 1; /* 1 kg m-2 of water = 1 mm */
     if (!strcmp(a, "kgm-2") && !strcmp(u, "mm")) return 0;
-    if (!strcmp(a, "m2s-2") && (!strcmp(u, "jkg-1") || !strcmp(u, "j/kg"))) return 0;
+    if (!strcmp(a, "m2s-2") && !strcmp(u, "jkg-1")) return 0;
     if (!strcmp(a, "%") && !strcmp(u, "percent")) return 0;
-    if (!strcmp(a, "kgkg-1") && (!strcmp(u, "kg/kg") || !strcmp(u, "1"))) return 0;
-    if (!strcmp(a, "pas-1") && !strcmp(u, "pa/s")) return 0;
+    if (!strcmp(a, "kgkg-1") && !strcmp(u, "1")) return 0;
     return -1;
 }
 
@@ -580,13 +605,18 @@ wx_status wx_netcdf_read(wx_source *s, int i, wx_missing_policy policy, float *v
         case AX_LAT: case AX_LON: count[d] = v->len[d]; break;
         }
     }
-    if (v->bad_units[0]) {
+    if (v->bad_units[0] && (s->inputs_checked || !v->warned_units)) {
         char where[700];
         wx_field_describe(s, f, where, sizeof where);
-        return wx_error_set(WX_ERR_RUN, "%s: units '%s' are not %s's '%s' nor ones wxcast converts "
-                            "(degC for K, m for geopotential, hPa for Pa, mm for m of "
-                            "precipitation); convert the file or correct its units attribute",
-                            where, v->bad_units, f->entry->short_name, f->entry->units);
+        const char *why = "are not %s's '%s' nor ones wxcast converts (degC for K, m for geopotential, "
+                          "hPa for Pa, mm for m of precipitation)";
+        char msg[512];
+        snprintf(msg, sizeof msg, why, f->entry->short_name, f->entry->units);
+        if (s->inputs_checked)
+            return wx_error_set(WX_ERR_RUN, "%s: units '%s' %s; convert the file or correct its "
+                                "units attribute", where, v->bad_units, msg);
+        wx_log_warn("%s: units '%s' %s: read as they are", where, v->bad_units, msg);
+        v->warned_units = 1;
     }
     size_t n = (size_t)v->nlat * (size_t)v->nlon;
     double *buf = wx_malloc(sizeof(double) * n);
@@ -610,9 +640,10 @@ wx_status wx_netcdf_read(wx_source *s, int i, wx_missing_policy policy, float *v
         }
         for (size_t k = 0; k < n; k++) {
             double raw = buf[k];
-            if (isnan(raw) || (v->has_fill && raw == v->fill) || (v->has_miss && raw == v->miss))
+            if (raw < 0) raw += v->unsigned_wrap; /* a fill may be given in either range */
+            if (isnan(raw) || (v->has_fill && (raw == v->fill || raw - v->unsigned_wrap == v->fill)) ||
+                (v->has_miss && (raw == v->miss || raw - v->unsigned_wrap == v->miss)))
                 continue;
-            if (raw < 0) raw += v->unsigned_wrap;
             if (isnan(acc[k])) acc[k] = (float)(raw * v->scale + v->offset);
         }
     }
@@ -628,7 +659,7 @@ wx_status wx_netcdf_read(wx_source *s, int i, wx_missing_policy policy, float *v
             st = wx_error_set(WX_ERR_RUN, "%s: %ld of %zu values are missing (_FillValue/"
                               "missing_value/NaN; an ingest recipe keeps them as NaN with "
                               "`missing: nan`)", where, nmiss, n);
-        if (st == WX_OK && !v->spread) st = check_plausible(s, f, values, n);
+        if (st == WX_OK && s->inputs_checked && !v->spread) st = check_plausible(s, f, values, n);
     }
     free(buf);
     free(acc);

@@ -75,6 +75,8 @@ const wx_field_info *wx_source_info(const wx_source *s, int i) {
     return (i >= 0 && i < s->count) ? &s->fields[i] : NULL;
 }
 
+void wx_source_check_inputs(wx_source *s) { s->inputs_checked = 1; }
+
 wx_status wx_source_read(wx_source *s, int i, wx_missing_policy policy, float *values) {
     WX_ASSERT(i >= 0 && i < s->count);
     const wx_field_info *f = &s->fields[i];

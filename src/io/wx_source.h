@@ -55,6 +55,13 @@ wx_source_format wx_source_format_of(const wx_source *s);
 int wx_source_count(const wx_source *s);
 const wx_field_info *wx_source_info(const wx_source *s, int i);
 
+/* Marks `s` as data to archive or to start a model from (ingest, forecast --init): NetCDF
+ * variables whose units cannot be converted to the catalogue's, and temperatures or surface
+ * pressures outside what the atmosphere has (Kelvin labelled degC), are then refused when read.
+ * Other readers (eval and export of forecasts, which may be a broken model's) get a warning for
+ * such units and the values as stored. */
+void wx_source_check_inputs(wx_source *s);
+
 /* Decodes field i into values (stored grid order). Missing points (GRIB bitmap, NetCDF
  * _FillValue/missing_value) are an error naming file, message, variable, time and count under
  * WX_MISSING_ERROR, NaN under WX_MISSING_NAN. Safe to call from several threads at once

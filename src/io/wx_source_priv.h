@@ -10,6 +10,7 @@ struct wx_source {
     int count, cap;
     wx_field_info *fields;
     void *impl; /* reader-private state */
+    int inputs_checked; /* wx_source_check_inputs: unknown units and implausible values refused */
 };
 
 /* Appends a field (grows the table). */

@@ -380,23 +380,23 @@ static wx_status parse_stage(wx_train_config *c, const wx_yaml *st) {
     return WX_OK;
 }
 
-/* The sections of the stages not run now are checked too (unknown keys, types, ranges), so a
- * typo in `finetune:` is found before a days-long pretrain, not after it. Their files (a precip
- * stage's wind checkpoint, which finetune has not written yet) are not opened. */
+/* The sections of the stages not run now are parsed too, into a scratch copy, so that a typo or
+ * a bad value in `finetune:` (an unknown key, lr_min above lr, rollout_start above rollout_steps)
+ * is found before a days-long pretrain, not after it. Parsing opens no checkpoint: a precip
+ * stage's wind checkpoint, which finetune has not written yet, is only named. */
 static wx_status check_other_stages(const wx_train_config *c) {
     const wx_train_stage all[] = {WX_STAGE_PRETRAIN, WX_STAGE_FINETUNE, WX_STAGE_PRECIP};
     for (int k = 0; k < 3; k++) {
-        if (all[k] == c->stage) continue;
-        const char *name = wx_train_stage_name(all[k]);
-        const wx_yaml *st = wx_yaml_get(c->root, name);
-        if (!st) continue;
-        WX_TRY(wx_cfg_validate(st, name, stage_fields(all[k])));
-        if (st->kind != WX_YAML_MAP) continue;
-        char path[64];
-        snprintf(path, sizeof path, "%s.optimizer", name);
-        WX_TRY(wx_cfg_validate(wx_yaml_get(st, "optimizer"), path, stage_opt_fields(all[k])));
-        snprintf(path, sizeof path, "%s.loss", name);
-        WX_TRY(wx_cfg_validate(wx_yaml_get(st, "loss"), path, loss_fields));
+        const wx_yaml *st = wx_yaml_get(c->root, wx_train_stage_name(all[k]));
+        if (all[k] == c->stage || !st) continue;
+        wx_train_config tmp = *c; /* shares the parsed files; owns only what parse_stage makes */
+        tmp.stage = all[k];
+        tmp.channel_weights = NULL, tmp.nweights = 0;
+        tmp.precip_model_root = NULL, tmp.precip_model = NULL;
+        wx_status s = parse_stage(&tmp, st);
+        free(tmp.channel_weights);
+        wx_yaml_free(tmp.precip_model_root);
+        WX_TRY(s);
     }
     return WX_OK;
 }

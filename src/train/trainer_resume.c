@@ -10,6 +10,7 @@
 #include "core/wx_fs.h"
 #include "core/wx_log.h"
 #include "core/wx_yaml.h"
+#include "meteo/wx_catalogue.h"
 #include "train/trainer_priv.h"
 
 /* The entry of channel `name` in the DATA section's list `key`, or NULL. */
@@ -31,18 +32,38 @@ static int number_of(const wx_yaml *e, const char *key, double *v) {
     return !errno && end != n->scalar && !*end;
 }
 
-/* "a, b, c" of DATA list `key` into buf. Returns the number of names. */
-static int names_of(const wx_yaml *data, const char *key, char *buf, size_t cap) {
-    const wx_yaml *l = wx_yaml_get(data, key);
-    buf[0] = 0;
-    int n = 0;
-    for (int i = 0; l && l->kind == WX_YAML_SEQ && i < l->count; i++) {
-        const wx_yaml *nm = wx_yaml_get(l->items[i], "name");
-        size_t len = strlen(buf);
-        if (nm && nm->kind == WX_YAML_SCALAR && len + 1 < cap)
-            snprintf(buf + len, cap - len, "%s%s", n++ ? ", " : "", nm->scalar);
+/* What a channel name stands for, so that archives naming the same variable differently (t2m,
+ * 2t, 2m_temperature; z500 and geopotential at 500) compare equal: "<shortName>[@<hPa>][/<s>]",
+ * or the name itself when the catalogue does not know it. */
+static void identity(const char *name, char *out, size_t cap) {
+    char base[128];
+    long period = wx_catalogue_strip_period(name, base, sizeof base);
+    double level = 0;
+    const wx_catalogue_entry *e = wx_catalogue_find(base);
+    if (!e) e = wx_catalogue_split_level(base, &level);
+    if (!e) {
+        snprintf(out, cap, "%s", name);
+        return;
     }
-    return n;
+    int n = snprintf(out, cap, "%s", e->short_name);
+    if (level > 0 && n > 0 && (size_t)n < cap) n += snprintf(out + n, cap - (size_t)n, "@%g", level);
+    if (period && n > 0 && (size_t)n < cap) snprintf(out + n, cap - (size_t)n, "/%ld", period);
+}
+
+/* "a, b, c" of DATA list `key` into names, and their identities into ids. */
+static void names_of(const wx_yaml *data, const char *key, char *names, char *ids, size_t cap) {
+    const wx_yaml *l = wx_yaml_get(data, key);
+    names[0] = ids[0] = 0;
+    for (int i = 0, n = 0; l && l->kind == WX_YAML_SEQ && i < l->count; i++) {
+        const wx_yaml *nm = wx_yaml_get(l->items[i], "name");
+        if (!nm || nm->kind != WX_YAML_SCALAR) continue;
+        char id[160];
+        identity(nm->scalar, id, sizeof id);
+        size_t a = strlen(names), b = strlen(ids);
+        if (a + 1 < cap) snprintf(names + a, cap - a, "%s%s", n ? ", " : "", nm->scalar);
+        if (b + 1 < cap) snprintf(ids + b, cap - b, "%s%s", n ? "," : "", id);
+        n++;
+    }
 }
 
 /* The checkpoint's DATA section and the run's, parsed; 0 (nothing to compare) for a checkpoint
@@ -64,10 +85,10 @@ wx_status wx_trainer_check_channels(const wx_trainer *t, const char *what, const
     static const char *const lists[] = {"channels_in", "channels_out"};
     wx_status st = WX_OK;
     for (int k = 0; k < 2 && st == WX_OK; k++) {
-        char a[2048], b[2048];
-        names_of(old, lists[k], a, sizeof a);
-        names_of(now, lists[k], b, sizeof b);
-        if (strcmp(a, b))
+        char a[2048], b[2048], ia[4096], ib[4096];
+        names_of(old, lists[k], a, ia, sizeof a);
+        names_of(now, lists[k], b, ib, sizeof b);
+        if (strcmp(ia, ib))
             st = wx_error_set(WX_ERR_USAGE, "%s: trained with %s [%s], this run has [%s]: the "
                               "weights belong to those channels in that order", what, lists[k], a, b);
     }

@@ -143,6 +143,12 @@ ok "unknown units: refused (exit 1) naming the field and the units ($(head -c 16
 "$W" forecast --model $CK --init mislabel.nc --steps 1 --output u3.nc >/dev/null 2>err.txt; st=$?
 ok "Kelvin labelled degC: implausible temperatures refused ($(head -c 200 err.txt))" \
     '[ $st -eq 1 ] && grep -q "error: mislabel.nc: field .* (t2m .*): values .* K are not plausible for 2t" err.txt && [ ! -e u3.nc ]'
+# the range check is for inputs: a broken model's forecast (t2m 400 K too warm) is still drawn
+$PY -c "
+import xarray as xr
+ds = xr.open_dataset('u0.nc'); ds['t2m'] = ds['t2m'] + 400; ds.to_netcdf('blown.nc')"
+"$W" -q export blown.nc --output exblown --no-coast --width 240 >/dev/null 2>err.txt; st=$?
+ok "export of a forecast with implausible values works (exit $st: $(head -c 160 err.txt))" '[ $st -eq 0 ] && [ -n "$(find exblown -name "2t_*.png")" ]'
 # An analysis whose tp states no period and holds one time (read as CDS hourly sums) for a model trained on 6 h
 # tp: refused with the periods named, not fed to the model as 6 h sums
 $PY -c "

@@ -173,6 +173,8 @@ usage_error "--resume of an unfinished stage, --max-steps below its step" "--max
     "already at step 3 of 6" "expected --max-steps above 3"
 printf '{"phase":"train","st' >> K.jsonl # a row the kill cut
 : > ckK/pretrain/.last.ckpt.tmp.2147483000   # a SIGKILLed run's half-written checkpoint
+touch -d '2 hours ago' ckK/pretrain/.last.ckpt.tmp.2147483000
+: > ckK/pretrain/.best.ckpt.tmp.2147483001   # a recent one: maybe another node's live writer
 run_flags=()
 run train t_ckK.yaml --resume ckK/pretrain/last.ckpt --metrics K.jsonl
 run_flags=(-q)
@@ -181,7 +183,9 @@ ok "resume: exit 0, says it dropped 2 rows past step 3 ($(grep dropped "$T/err")
 ok "the metrics file equals the uninterrupted run's ($(diff <(strip A.jsonl) <(strip K.jsonl) | head -2))" \
     'diff <(strip A.jsonl) <(strip K.jsonl) >/dev/null'
 ok "no temporary left" '! ls -A | grep -q "\.tmp\."'
-ok "a dead run's checkpoint temporary removed by the resume" '[ ! -e ckK/pretrain/.last.ckpt.tmp.2147483000 ]'
+ok "a dead run's old checkpoint temporary removed by the resume, a recent one kept" \
+    '[ ! -e ckK/pretrain/.last.ckpt.tmp.2147483000 ] && [ -e ckK/pretrain/.best.ckpt.tmp.2147483001 ]'
+rm -f ckK/pretrain/.best.ckpt.tmp.2147483001
 
 # 7. --metrics names an output: not the config, the archive's manifest, a checkpoint; not an
 #    earlier run's rows unless --resume or --overwrite
@@ -231,6 +235,9 @@ run train typo.yaml
 usage_error "finetune typo while pretraining" "typo.yaml: line 9: unknown key 'finetune.rolout_steps', did you mean 'rollout_steps'?"
 ok "  ... before any checkpoint" '[ ! -e cktypo ]'
 printf '%s\ncheckpoint_dir: cktypo\npretrain:\n  steps: 3\nfinetune:\n  optimizer: {lr: -4}\n' "$HEAD" > typo2.yaml
+printf '%s\ncheckpoint_dir: cktypo\npretrain:\n  steps: 3\nfinetune:\n  optimizer: {lr: 1.0e-4, lr_min: 1.0e-3}\n' "$HEAD" > typo3.yaml
+run train typo3.yaml
+usage_error "finetune lr_min above lr while pretraining" "typo3.yaml: line 9: key 'finetune.optimizer.lr_min': 0.001 is above lr 0.0001"
 run train typo2.yaml --print-config
 usage_error "--print-config: finetune lr -4" "typo2.yaml: line 9: key 'finetune.optimizer.lr': value -4 is out of range"
 checks_summary

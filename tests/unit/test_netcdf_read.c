@@ -115,9 +115,11 @@ static void check_hdf5_superblocks(const char *tmp) {
              "a text file: not NetCDF (%s)", wx_error_message());
 }
 
-/* A one-time 3x4 file (latitudes 90, 0, -90; longitudes 0..270) with variable t2m of `type` in K,
- * left in define mode for the caller's attributes; small_grid_coords writes the coordinates. */
-static void small_grid_file(const char *p, int mode, nc_type type, int *nc, int *v) {
+/* A one-time 3x4 file (latitudes 90, 0, -90; longitudes 0..270) with variable `name` of `type` in
+ * `units`, left in define mode for the caller's attributes; small_grid_coords writes the
+ * coordinates. */
+static void small_grid_file(const char *p, int mode, nc_type type, const char *name,
+                            const char *units, int *nc, int *v) {
     int dt, dy, dx, vt, vy, vx;
     nc_create(p, mode, nc);
     nc_def_dim(*nc, "time", 1, &dt);
@@ -130,8 +132,8 @@ static void small_grid_file(const char *p, int mode, nc_type type, int *nc, int 
     nc_def_var(*nc, "longitude", NC_DOUBLE, 1, &dx, &vx);
     nc_put_att_text(*nc, vx, "units", 12, "degrees_east");
     int dims[3] = {dt, dy, dx};
-    nc_def_var(*nc, "t2m", type, 3, dims, v);
-    nc_put_att_text(*nc, *v, "units", 1, "K");
+    nc_def_var(*nc, name, type, 3, dims, v);
+    nc_put_att_text(*nc, *v, "units", strlen(units), units);
 }
 
 static void small_grid_coords(int nc) {
@@ -149,7 +151,7 @@ static void check_unsigned_bytes(const char *tmp) {
     char p[1200];
     snprintf(p, sizeof p, "%s/unsigned.nc", tmp);
     int nc, v;
-    small_grid_file(p, NC_CLOBBER, NC_BYTE, &nc, &v);
+    small_grid_file(p, NC_CLOBBER, NC_BYTE, "t2m", "K", &nc, &v);
     double sc = 0.5, off = 200;
     signed char fill = -1;
     nc_put_att_double(nc, v, "scale_factor", NC_DOUBLE, 1, &sc);
@@ -197,7 +199,7 @@ static void check_fletcher32_damage(const char *tmp) {
     snprintf(p, sizeof p, "%s/f32.nc", tmp);
     snprintf(errp, sizeof errp, "%s/f32.err", tmp);
     int nc, v;
-    small_grid_file(p, NC_CLOBBER | NC_NETCDF4, NC_FLOAT, &nc, &v);
+    small_grid_file(p, NC_CLOBBER | NC_NETCDF4, NC_FLOAT, "t2m", "K", &nc, &v);
     nc_def_var_fletcher32(nc, v, NC_FLETCHER32);
     float vals[12];
     for (int k = 0; k < 12; k++) vals[k] = 271.828125f; /* a byte pattern to find in the file */
@@ -238,6 +240,40 @@ static void check_fletcher32_damage(const char *tmp) {
              "damaged chunk: %s", j.msg);
     WX_CHECK(printed == 0, "nothing printed by HDF5 (%lld bytes on stderr)", printed);
     wx_source_close(s);
+}
+
+/* Units spelled as other tools write them (wgrib2/NCL "kg/m^2", "meters/second", "m2/s2"): the
+ * same as the catalogue's for an input (no refusal), tp in kg/m^2 converted to m. */
+static void check_unit_spellings(const char *tmp) {
+    static const struct { const char *var, *units; double scale; } cases[] = {
+        {"u10", "meters/second", 1}, {"v10", "metres per second", 1}, {"tcwv", "kg/m^2", 1},
+        {"tcwv", "kg/m2", 1}, {"tp", "kg/m^2", 1e-3}, {"z", "m2/s2", 1}, {"q", "kg/kg", 1}};
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        char p[1200];
+        snprintf(p, sizeof p, "%s/units%zu.nc", tmp, k);
+        int nc, v;
+        small_grid_file(p, NC_CLOBBER, NC_FLOAT, cases[k].var, cases[k].units, &nc, &v);
+        if (!strcmp(cases[k].var, "z") || !strcmp(cases[k].var, "q")) { /* on 500 hPa */
+            int dl, vl;
+            nc_def_dim(nc, "level", 1, &dl);
+            nc_def_var(nc, "level", NC_DOUBLE, 1, &dl, &vl);
+            nc_put_att_text(nc, vl, "units", 3, "hPa");
+        }
+        nc_enddef(nc);
+        small_grid_coords(nc);
+        float raw[12], got[12];
+        for (int i = 0; i < 12; i++) raw[i] = 2.0f + i;
+        nc_put_var_float(nc, v, raw);
+        nc_close(nc);
+        wx_source *s;
+        if (!WX_CHECK(wx_source_open(p, &s) == WX_OK, "open %s: %s", p, wx_error_message())) continue;
+        wx_source_check_inputs(s);
+        wx_status st = wx_source_read(s, 0, WX_MISSING_ERROR, got);
+        WX_CHECK(st == WX_OK && fabs(got[5] - raw[5] * cases[k].scale) < 1e-6 * raw[5],
+                 "%s in '%s': read as %g (want %g): %s", cases[k].var, cases[k].units, got[5],
+                 raw[5] * cases[k].scale, st == WX_OK ? "" : wx_error_message());
+        wx_source_close(s);
+    }
 }
 
 int main(void) {
@@ -374,6 +410,7 @@ int main(void) {
     }
     check_unsigned_bytes(tmp);
     check_fletcher32_damage(tmp);
+    check_unit_spellings(tmp);
     free(ref);
     free(got);
     free(pref);
