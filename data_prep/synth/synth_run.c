@@ -443,7 +443,11 @@ static wx_status run(const wx_yaml *root, wx_synth_opts *opts, out_state *o, wx_
     double doy0 = wx_time_day_of_year(t0) - 1;
     if (!*twin_path) WX_TRY(check_outputs(o, t0, t1));
     WX_TRY(wx_sw_model_init(m, &p, doy0, -spin * 86400.0));
-    if (*twin_path) return run_twins(m, twin_path, pert != 0 ? pert : 1e-6, (double)(t1 - t0) / 86400.0);
+    if (*twin_path) {
+        snprintf(opts->twin_log, sizeof opts->twin_log, "%s", twin_path);
+        opts->twin_days = (int)((t1 - t0) / 86400);
+        return run_twins(m, twin_path, pert != 0 ? pert : 1e-6, (double)(t1 - t0) / 86400.0);
+    }
     WX_TRY(wx_syn_diag_init(dg, m, &o->grid));
     WX_TRY(wx_mkdir_p(o->dir));
     WX_TRY(write_static(o, t0));

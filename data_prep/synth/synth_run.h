@@ -16,6 +16,8 @@ typedef struct {
     int64_t times_written;
     int files_written;
     char output_dir[1024];
+    char twin_log[1024]; /* the twin_log file written instead of output files, "" when none */
+    int twin_days;
 } wx_synth_opts;
 
 wx_status wx_synth_run(const char *config_path, wx_synth_opts *o);

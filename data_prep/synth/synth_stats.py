@@ -146,9 +146,13 @@ def report(days, err, sat, every):
             return float("nan")
         slope = np.polyfit(days[m], np.log2(err[m]), 1)[0]
         return 1 / slope if slope > 0 else float("inf")
-    print(f"doubling time (fit of log2 error) days 0-10: {doubling(0, 10):.2f} d, "
-          f"5-15: {doubling(5, 15):.2f} d, 5-25: {doubling(5, 25):.2f} d, "
-          f"5-{days[-1]:.0f}: {doubling(5, days[-1]):.2f} d (points below a quarter of saturation)")
+    # only the windows the run covers (a 10-day run's "5-25" would be its 5-10 fit)
+    wins = [(d0, d1) for d0, d1 in ((0, 10), (5, 15), (5, 25)) if d1 <= days[-1]]
+    if days[-1] > 5 and (5, days[-1]) not in wins:
+        wins.append((5, days[-1]))
+    print("doubling time (fit of log2 error) days " +
+          ", ".join(f"{d0:.0f}-{d1:.0f}: {doubling(d0, d1):.2f} d" for d0, d1 in wins) +
+          " (points below a quarter of saturation)")
     half = np.nonzero(err >= 0.5 * sat)[0]
     print("error reaches half the saturation level at day " +
           (f"{days[half[0]]:.1f}" if len(half) else f"> {days[-1]:.0f} (last {err[-1] / sat:.2e} of it)"))

@@ -123,13 +123,16 @@ int wx_cmd_eval(int argc, char **argv) {
     if (st == WX_OK && (base || wx_eval_model_index(&r, WX_EVAL_PERSISTENCE) >= 0))
         st = wx_eval_write_scorecards(&r, base ? base : WX_EVAL_PERSISTENCE, out, &cards);
     char more[64] = "";
+    int seeps_scored = 0; /* the archive's climatology has SEEPS fields; a forecast with tp, too */
+    for (int i = 0; r.has_seeps && i < r.ncells && !seeps_scored; i++)
+        seeps_scored = r.cells[i].chan == r.seeps_chan && r.cells[i].sums.n_seeps > 0;
     if (r.nregions > 1)
         snprintf(more, sizeof more, " (+%d in %d other regions)", r.nrcells, r.nregions - 1);
     if (st == WX_OK)
         printf("eval: %lld initial time%s, %d models (incl. baselines), %d scores%s%s%s%s, %d "
                "scorecard%s -> %s\n", (long long)r.ninit, r.ninit == 1 ? "" : "s", r.nmodels,
                r.ncells, more, r.has_climatology ? "" : " (no climatology: no ACC)",
-               r.has_seeps ? ", SEEPS for " : "", r.has_seeps ? r.chan_names[r.seeps_chan] : "",
+               seeps_scored ? ", SEEPS for " : "", seeps_scored ? r.chan_names[r.seeps_chan] : "",
                cards, cards == 1 ? "" : "s", out);
     wx_eval_result_free(&r);
     free(list), free(files), free(models);

@@ -26,7 +26,10 @@ int wx_cmd_synth(int argc, char **argv) {
         fprintf(stderr, "wxcast: error: %s\n", wx_error_message());
         return st;
     }
-    if (!o.print_config)
+    if (o.twin_log[0])
+        printf("%s: twin z500 differences over %d days (no output files)\n", o.twin_log,
+               o.twin_days);
+    else if (!o.print_config)
         printf("%s: %lld output times in %d files\n", o.output_dir, (long long)o.times_written,
                o.files_written);
     return 0;

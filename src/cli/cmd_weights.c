@@ -152,8 +152,9 @@ static wx_status import_data_text(const char *path, const wx_fcn_config *d, char
     wx_status s = wx_cfg_validate(root, "", data_fields);
     if (s == WX_OK) s = wx_cfg_validate(gr, "grid", grid_fields);
     if (s == WX_OK) s = wx_cfg_str(root, data_fields, "time_step", &step_text);
-    if (s == WX_OK) s = wx_time_parse_duration(step_text, "time_step", &step_s);
-    if (s != WX_OK) s = wx_error_wrap(WX_ERR_USAGE, "%s: ", path);
+    /* the schema's messages name the file and line already; the duration's does not */
+    if (s == WX_OK && (s = wx_time_parse_duration(step_text, "time_step", &step_s)) != WX_OK)
+        s = wx_error_wrap(WX_ERR_USAGE, "%s: ", path);
     if (s == WX_OK) {
         nch = ch->count;
         if (d->n_extra)

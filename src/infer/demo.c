@@ -106,7 +106,7 @@ static wx_status stage_world(wx_demo_opts *o) {
         if (o->report) fprintf(o->report, "reusing %s\n", world);
         return WX_OK;
     }
-    wx_synth_opts so = {world, 0, 0, 0, ""};
+    wx_synth_opts so = {.output = world};
     WX_TRY(wx_synth_run(cfg, &so));
     if (o->report)
         fprintf(o->report, "%s: %lld times in %d files\n", world, (long long)so.times_written,

@@ -37,6 +37,9 @@ check "synth world, archive with tp, forecast dumped from it" $?
 run eval --forecast f.nc --truth archive --output ev
 check "eval exits 0 (rc $rc: $err)" "$rc"
 ok "the printed line names SEEPS for tp ($out)" '[[ "$out" == *", SEEPS for tp,"* ]]'
+"$W" -q dump archive --as-forecast --vars t2m --output f_t2m.nc --start 2000-01-20T00:00 --end 2000-01-22T00:00 >/dev/null
+run eval --forecast f_t2m.nc --truth archive --output ev_t2m --no-baselines
+ok "a forecast without tp: no SEEPS claimed on the printed line ($out)" '[ $rc -eq 0 ] && [[ "$out" != *"SEEPS"* ]]'
 ok "scores.csv: a last column seeps" \
     '[ "$(head -1 ev/scores.csv)" = "model,variable,units,lead_hours,n,rmse,bias,mae,acc,n_ens,crps,spread,spread_skill,spread_skill_fair,seeps" ]'
 col() { awk -F, -v m="$1" -v v="$2" -v l="$3" '$1 == m && $2 == v && $4 == l {print $15}' ev/scores.csv; }
