@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -86,6 +87,8 @@ typedef struct {
     int ncvar[WX_SYN_NCHAN];
     int64_t tindex;
     int files;
+    char source[160]; /* NetCDF `source`: the seed and a hash of the config text, so files of two
+                         worlds in one folder can be told apart */
 } out_state;
 
 static const wx_catalogue_entry *chan_entry(int c) {
@@ -187,7 +190,7 @@ static wx_status open_month(out_state *o, int y, int mo) {
             double lev = gi == G_PL500 ? 500 : 850;
             wx_nc_layout L = {o->grid, gi != G_SFC, &lev, nsel, vars, 0, 0,
                               "wxcast synthetic reanalysis (forced shallow-water world)",
-                              "wxcast synth", 1};
+                              o->source, 1};
             month_path(o, gi, y, mo, "nc", path, sizeof path);
             wx_status st = wx_nc_writer_open(&o->nw[gi], path, &L);
             if (st != WX_OK) { /* the group's GRIB file is open: its temporary goes too */
@@ -270,7 +273,7 @@ static wx_status write_static(out_state *o, wx_time t0) {
         wx_nc_var vars[2] = {{ez->nc_name, ez->cf_units, ez->standard_name, ez->long_name, 0},
                              {el->nc_name, el->cf_units, el->standard_name, el->long_name, 0}};
         wx_nc_layout L = {o->grid, 0, NULL, 2, vars, 0, 0, "wxcast synthetic reanalysis: static fields",
-                          "wxcast synth", 1};
+                          o->source, 1};
         wx_nc_writer w;
         static_path(o, "nc", path, sizeof path);
         st = wx_nc_writer_open(&w, path, &L);
@@ -436,6 +439,27 @@ static wx_status run(const wx_yaml *root, wx_synth_opts *opts, out_state *o, wx_
         if (*late_path[k] && wx_output_path_check(late_path[k], late[k]) != WX_OK)
             return wx_error_wrap(WX_ERR_USAGE, "%s: line %d: ", root->file, wx_yaml_key_line(root, late[k]));
     p.seed = (uint64_t)seed;
+    { /* FNV-1a of the effective config (defaults filled in, so `jet_width: 12` and no key are
+       * one world) without the keys that say where it is written, and without the seed */
+        uint64_t h = 1469598103934665603ULL;
+        char *text = NULL;
+        size_t len = 0;
+        FILE *mf = open_memstream(&text, &len);
+        WX_ASSERT(mf != NULL);
+        wx_cfg_print(mf, root, fields, 0);
+        fclose(mf);
+        for (char *line = text; line && *line;) {
+            char *nl = strchr(line, '\n');
+            size_t n = nl ? (size_t)(nl - line) : strlen(line);
+            if (strncmp(line, "output:", 7) && strncmp(line, "ke_spectrum:", 12) &&
+                strncmp(line, "twin_log:", 9) && strncmp(line, "seed:", 5)) /* named apart */
+                for (size_t k = 0; k < n; k++) h = (h ^ (unsigned char)line[k]) * 1099511628211ULL;
+            line = nl ? nl + 1 : NULL;
+        }
+        free(text);
+        snprintf(o->source, sizeof o->source, "wxcast synth, seed %lld, config %016llx",
+                 (long long)seed, (unsigned long long)h);
+    }
     if (fmod(step_h * 3600.0, p.dt) != 0) p.dt = step_h * 3600.0 / ceil(step_h * 3600.0 / p.dt);
 
     wx_time t0 = wx_time_make(y0, 1, 1, 0, 0, 0);

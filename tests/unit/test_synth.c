@@ -198,9 +198,25 @@ int main(void) {
         WX_CHECK(files_equal(pa, pb), "%s byte-identical across runs", names[i]);
     }
     char pa[700], pc[700];
-    snprintf(pa, sizeof pa, "%s/synth_pl500_200301.nc", a);
-    snprintf(pc, sizeof pc, "%s/synth_pl500_200301.nc", c);
+    /* GRIB: no provenance attribute, so other bytes are other fields */
+    snprintf(pa, sizeof pa, "%s/synth_pl500_200301.grib", a);
+    snprintf(pc, sizeof pc, "%s/synth_pl500_200301.grib", c);
     WX_CHECK(!files_equal(pa, pc), "another seed gives another world");
+    /* NetCDF files say which world they hold: seed and config hash in `source` */
+    char src[2][256] = {"", ""};
+    for (int k = 0; k < 2; k++) {
+        int nc;
+        size_t len = 0;
+        snprintf(pa, sizeof pa, "%s/synth_pl500_200301.nc", k ? c : a);
+        if (!nc_open(pa, NC_NOWRITE, &nc)) {
+            if (!nc_inq_attlen(nc, NC_GLOBAL, "source", &len) && len < sizeof src[k])
+                nc_get_att_text(nc, NC_GLOBAL, "source", src[k]);
+            nc_close(nc);
+        }
+    }
+    WX_CHECK(strstr(src[0], "wxcast synth, seed 1, config ") && strstr(src[1], "seed 2, config ") &&
+                 !strcmp(strstr(src[0], "config"), strstr(src[1], "config")),
+             "source names seed and config hash ('%s', '%s')", src[0], src[1]);
 
     char p[700];
     snprintf(p, sizeof p, "%s/synth_pl500_200301.nc", a);

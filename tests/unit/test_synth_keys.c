@@ -65,6 +65,38 @@ static int same_file(const char *a, const char *b) {
     return eq;
 }
 
+/* 1 when the z500 fields (variable z) of two pl500 files are bitwise equal, 0 when not, -1 when
+ * unreadable. The files' `source` attribute names the config's hash, so worlds of different
+ * configs differ as files even where their fields are equal: compare the fields. */
+static int same_z500(const char *a, const char *b) {
+    float *v[2] = {NULL, NULL};
+    size_t n[2] = {0, 0};
+    const char *p[2] = {a, b};
+    int ok = 1;
+    for (int k = 0; k < 2; k++) {
+        int nc, id, nd, dims[8];
+        if (nc_open(p[k], NC_NOWRITE, &nc)) { ok = 0; continue; }
+        n[k] = 1;
+        if (!nc_inq_varid(nc, "z", &id) && !nc_inq_varndims(nc, id, &nd) && nd <= 8 &&
+            !nc_inq_vardimid(nc, id, dims)) {
+            for (int d = 0; d < nd; d++) {
+                size_t len;
+                nc_inq_dimlen(nc, dims[d], &len);
+                n[k] *= len;
+            }
+            v[k] = malloc(sizeof(float) * n[k]);
+            if (nc_get_var_float(nc, id, v[k])) ok = 0;
+        } else {
+            ok = 0;
+        }
+        nc_close(nc);
+    }
+    int eq = ok ? (n[0] == n[1] && !memcmp(v[0], v[1], sizeof(float) * n[0])) : -1;
+    free(v[0]);
+    free(v[1]);
+    return eq;
+}
+
 /* Sum of a NetCDF variable (float32 values as double); -1 when it cannot be read. */
 static double nc_sum(const char *path, const char *var) {
     int nc, id, nd, dims[8];
@@ -119,7 +151,7 @@ int main(void) {
     snprintf(b, sizeof b, "%s/w12/synth_pl500_200301.nc", dir);
     WX_CHECK(same_file(a, b) == 1, "jet_width: 12 (the default) gives the same file as no key");
     snprintf(b, sizeof b, "%s/w8/synth_pl500_200301.nc", dir);
-    WX_CHECK(same_file(a, b) == 0, "jet_width: 8 changes the world");
+    WX_CHECK(same_z500(a, b) == 0, "jet_width: 8 changes the world");
 
     /* session-4 keys */
     run(dir, "defaults4", "days: 1\njet_latitude: 45\nlower_depth: 3000\nwave_speed: 60\n"
@@ -135,7 +167,7 @@ int main(void) {
     for (int i = 0; i < 4; i++) {
         run(dir, changed[i][0], changed[i][1], &o);
         snprintf(b, sizeof b, "%s/%s/synth_pl500_200301.nc", dir, changed[i][0]);
-        WX_CHECK(same_file(a, b) == 0, "%s changes the world", changed[i][1] + 8);
+        WX_CHECK(same_z500(a, b) == 0, "%s changes the world", changed[i][1] + 8);
     }
 
     /* convection */
@@ -160,11 +192,11 @@ int main(void) {
     cur_base = NULL;
     snprintf(a, sizeof a, "%s/conv_off/synth_pl500_200301.nc", dir);
     snprintf(b, sizeof b, "%s/conv_dry/synth_pl500_200301.nc", dir);
-    WX_CHECK(same_file(a, b) == 1, "convection without heating leaves z500 unchanged");
+    WX_CHECK(same_z500(a, b) == 1, "convection without heating leaves z500 unchanged");
     snprintf(b, sizeof b, "%s/conv_on/synth_pl500_200301.nc", dir);
-    WX_CHECK(same_file(a, b) == 0, "convective heating changes z500");
+    WX_CHECK(same_z500(a, b) == 0, "convective heating changes z500");
     snprintf(a, sizeof a, "%s/conv_lp/synth_pl500_200301.nc", dir);
-    WX_CHECK(same_file(a, b) == 0, "convection_truncation changes the heating");
+    WX_CHECK(same_z500(a, b) == 0, "convection_truncation changes the heating");
     double rain[3] = {0, 0, 0};
     const char *tp_dirs[3] = {"conv_off", "conv_dry", "conv_dry3"};
     for (int i = 0; i < 3; i++) {
