@@ -19,6 +19,7 @@ typedef struct {
     double eps;
     char channel[WX_TRAIN_NAME_MAX];
     char wind_path[WX_TRAIN_PATH_MAX];
+    uint32_t wind_crc;    /* the wind checkpoint's trailing crc32: which wind model this is */
     wx_fcn_config d;      /* the PrecipNet backbone */
     int64_t max_batch;
     const wx_backend *be;
@@ -81,8 +82,8 @@ static void print_backbone(FILE *out, const wx_fcn_config *d, const char *ind) {
 
 static void pr_print_config(const wx_train_model *tm, FILE *out) {
     const precip_impl *im = tm->impl;
-    fprintf(out, "type: precipnet\neps: %.17g\nchannel: \"%s\"\nwind_checkpoint: \"%s\"\nbackbone:\n",
-            im->eps, im->channel, im->wind_path);
+    fprintf(out, "type: precipnet\neps: %.17g\nchannel: \"%s\"\nwind_checkpoint: \"%s\"\n"
+            "wind_crc32: \"%08x\"\nbackbone:\n", im->eps, im->channel, im->wind_path, im->wind_crc);
     print_backbone(out, &im->d, "  ");
 }
 
@@ -137,6 +138,14 @@ static wx_status create(const wx_fcn_config *d, double eps, const char *channel,
     im->be = be, im->ctx = ctx;
     snprintf(im->channel, sizeof im->channel, "%s", channel);
     snprintf(im->wind_path, sizeof im->wind_path, "%s", wind_path);
+    /* checkpoint.h: the file ends with the crc32 of everything before it (read and checked by
+     * the load above); recorded in this model's MODL so a --resume notices another wind model */
+    FILE *wf = fopen(wind_path, "rb");
+    unsigned char c4[4] = {0, 0, 0, 0};
+    if (wf && fseek(wf, -4, SEEK_END) == 0 && fread(c4, 1, 4, wf) == 4)
+        im->wind_crc = (uint32_t)c4[0] | (uint32_t)c4[1] << 8 | (uint32_t)c4[2] << 16 |
+                       (uint32_t)c4[3] << 24;
+    if (wf) fclose(wf);
     size_t hw = (size_t)(w->h * w->w);
     im->gen = wx_backend_alloc(be, ctx, sizeof(float) * (size_t)(max_batch * w->out_channels) * hw,
                                "precip: wind model outputs");
@@ -216,6 +225,7 @@ static const wx_cfg_field map_fields[] = {
     {"eps", WX_CFG_FLOAT, 0, 1e-30, 1e6, "1e-5", "target transform log1p(tp / eps)", NULL},
     {"channel", WX_CFG_STR, 0, WX_CFG_NO_RANGE, "tp", "archive precipitation channel", NULL},
     {"wind_checkpoint", WX_CFG_STR, 0, WX_CFG_NO_RANGE, "\"\"", "the frozen wind model", NULL},
+    {"wind_crc32", WX_CFG_STR, 0, WX_CFG_NO_RANGE, "\"\"", "its trailing crc32 when trained (not in checkpoints before 2026-12-01)", NULL},
     {"backbone", WX_CFG_MAP, 1, WX_CFG_NO_RANGE, NULL, "the PrecipNet's AFNO backbone", NULL},
     WX_CFG_END};
 

@@ -293,6 +293,18 @@ static wx_status setup_local(wx_trainer *t) {
     return WX_OK;
 }
 
+/* The same config, another model: a precip stage whose wind checkpoint was replaced (its crc32
+ * is in the model description). Names the first line that differs. */
+static void warn_model_changed(const char *from, const char *was, const char *now) {
+    const char *a = was, *b = now;
+    while (*a && *a == *b) a++, b++;
+    while (a > was && a[-1] != '\n') a--, b--;
+    int la = (int)strcspn(a, "\n"), lb = (int)strcspn(b, "\n");
+    wx_log_warn("--resume %s: the model differs from the one it was trained as (`%.*s` now, `%.*s` "
+                "in the checkpoint: a replaced wind checkpoint?); the run continues with the new one",
+                from, lb, b, la, a);
+}
+
 /* --metrics names a file to write: not one of the run's inputs or checkpoints (a slip of the
  * tab key would overwrite the config or the archive's manifest), nothing inside the archive, and
  * not an earlier run's rows unless --resume (which appends) or --overwrite says so. */
@@ -369,6 +381,8 @@ static wx_status setup_root(wx_trainer *t, float *hp, float *adam_m, float *adam
                 if (!ck.config_text || strcmp(ck.config_text, c->text))
                     wx_log_warn("%s: the config differs from the one this checkpoint was trained "
                                 "with; the run continues with the new one (not bit-identical)", from);
+                else if (ck.model_text && strcmp(ck.model_text, t->model_text))
+                    warn_model_changed(from, ck.model_text, t->model_text);
                 if (ck.st.epoch_pos > t->bpe)
                     s = wx_error_set(WX_ERR_RUN, "%s: %lld batches done in the epoch, but an epoch "
                                      "now has %lld", from, (long long)ck.st.epoch_pos,

@@ -21,6 +21,7 @@
 #include "train/checkpoint.h"
 #include "train/train_model.h"
 #include "train_toy.h"
+#include "core/wx_fs.h"
 #include "wx_test.h"
 
 static char tmp[] = "/tmp/wx_fcnplus_XXXXXX";
@@ -266,6 +267,23 @@ static void check_binary(void) {
     snprintf(args, sizeof args, "forecast --model %s --precip %s/ckpt/precip/last.ckpt --init %s "
              "--time 2020-01-01T00:00 --steps 2 --output %s/fcp.nc --threads 1", path, tmp, archive, tmp);
     WX_CHECK(run(args, "fcp") == 0, "forecast --precip with the FourCastNet+ wind model");
+    /* a precip run resumed after its wind checkpoint was replaced (here by the pretrain one)
+     * says so: the wind model's crc32 is in the precip model's description */
+    snprintf(args, sizeof args, "train --quiet %s/train.yaml --stage precip --max-steps 3 --overwrite", tmp);
+    WX_CHECK(run(args, "pr3") == 0, "precip stage, 3 steps");
+    char cp[1400];
+    snprintf(cp, sizeof cp, "cp %s/ckpt/pretrain/last.ckpt %s/ckpt/finetune/last.ckpt", tmp, tmp);
+    WX_CHECK(system(cp) == 0, "the wind checkpoint replaced");
+    snprintf(args, sizeof args, "train --quiet %s/train.yaml --stage precip --resume "
+             "%s/ckpt/precip/last.ckpt --max-steps 4", tmp, tmp);
+    WX_CHECK(run(args, "pr4") == 0, "precip resumed on another wind model");
+    char errp[700], *err = NULL;
+    size_t elen = 0;
+    snprintf(errp, sizeof errp, "%s/pr4.err", tmp);
+    WX_CHECK(wx_read_file(errp, &err, &elen) == WX_OK && strstr(err, "the model differs from the one it was "
+                                                                 "trained as (`wind_crc32:"),
+             "the resume warns about the replaced wind model: %s", err ? err : "(no stderr)");
+    free(err);
 }
 
 int main(void) {
