@@ -113,9 +113,10 @@ static int group_selected(const out_state *o, int gi) {
 }
 
 /* Every file the run will write, checked before the spin-up (a folder or FIFO in the way, an
- * unwritable folder: usage errors now, not after hours of model time). Files of another run in
- * the folder (other months, another world) are named in a warning: an ingest of the folder
- * would mix the two. */
+ * unwritable folder: usage errors now, not after hours of model time); then files of another
+ * run in the folder are warned about: an ingest of the folder would mix the two. */
+static void warn_other_runs(const out_state *o, wx_time t0, wx_time t1);
+
 static wx_status check_outputs(const out_state *o, wx_time t0, wx_time t1) {
     WX_TRY(wx_output_dir_check(o->dir, "output"));
     char path[1200];
@@ -137,6 +138,13 @@ static wx_status check_outputs(const out_state *o, wx_time t0, wx_time t1) {
             t = wx_time_make(y, mo, 1, 0, 0, 0);
         }
     }
+    warn_other_runs(o, t0, t1);
+    return WX_OK;
+}
+
+/* Names, in one warning, the files in the output folder that look like a synth run's (prefix,
+ * .nc/.grib) but are not this run's: other months, groups or formats. */
+static void warn_other_runs(const out_state *o, wx_time t0, wx_time t1) {
     DIR *dir = opendir(o->dir);
     int others = 0;
     char first[256] = "";
@@ -166,7 +174,6 @@ static wx_status check_outputs(const out_state *o, wx_time t0, wx_time t1) {
         wx_log_warn("synth: %s holds %d file%s this run does not write (%s%s): an ingest of the "
                     "folder would mix them with this world; use another --output", o->dir, others,
                     others > 1 ? "s" : "", first, others > 1 ? ", ..." : "");
-    return WX_OK;
 }
 
 static wx_status open_month(out_state *o, int y, int mo) {

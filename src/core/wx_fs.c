@@ -44,6 +44,10 @@ wx_status wx_output_replaceable(const char *path) {
                         path, file_kind(sb.st_mode));
 }
 
+int wx_fs_pid_gone(long pid) {
+    return pid > 0 && pid != (long)getpid() && kill((pid_t)pid, 0) != 0 && errno == ESRCH;
+}
+
 int wx_atomic_remove_dead(const char *path) {
     char *dir;
     const char *name;
@@ -55,8 +59,7 @@ int wx_atomic_remove_dead(const char *path) {
         if (strncmp(e->d_name, prefix, (size_t)np)) continue;
         char *end;
         long pid = strtol(e->d_name + np, &end, 10);
-        if (*end || pid <= 0 || pid == (long)getpid() || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
-            continue;
+        if (*end || !wx_fs_pid_gone(pid)) continue;
         char tmp[8192];
         snprintf(tmp, sizeof tmp, "%s/%s", dir, e->d_name);
         /* a pid is only this machine's: on a folder shared between nodes a recent temporary may

@@ -26,6 +26,9 @@ wx_status wx_atomic_open(wx_atomic_file *f, const char *path);
  * written for an hour (on a folder shared between nodes the pid may be another machine's). A live
  * pid's is left alone. Returns how many were removed. */
 int wx_atomic_remove_dead(const char *path);
+/* 1 when process `pid` (taken from a temporary's name) no longer exists on this machine; 0 for
+ * this process, a live one or a pid that cannot be asked about. */
+int wx_fs_pid_gone(long pid);
 /* fflush, fsync, fclose, rename onto the final name, fsync of the folder. On failure the
  * temporary is removed. Either way `f` is released. */
 wx_status wx_atomic_commit(wx_atomic_file *f);

@@ -6,7 +6,6 @@
 #include <ftw.h>
 #include <libgen.h>
 #include <math.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -384,8 +383,7 @@ static void remove_stale_tmp(const char *output, const char *stamp) {
         if (strncmp(e->d_name, prefix, (size_t)np)) continue;
         char *end;
         long pid = strtol(e->d_name + np, &end, 10);
-        if (*end || pid <= 0 || pid == (long)getpid() || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
-            continue;
+        if (*end || !wx_fs_pid_gone(pid)) continue;
         char path[WX_DAILY_PATH_MAX + 300];
         snprintf(path, sizeof path, "%s/%s", output, e->d_name);
         remove_tree(path);

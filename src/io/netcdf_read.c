@@ -220,12 +220,11 @@ static int varies_in_time(int ncid, int varid, int ndims, const size_t *len, con
     return differ;
 }
 
-/* A units string reduced for comparison: no blanks, "**" and "^" dropped, lower case ("m**2
- * s**-2" and "m2 s-2" both give "m2s-2"). */
+/* A units string reduced for comparison: lower case without blanks, '*' and '^'; spelled-out
+ * words to symbols and a quotient to negative exponents, so that "m**2 s**-2", "m2/s2" and
+ * "m2 s-2" give "m2s-2", and "kg/m^2", "meters/second", "metres per second" give "kgm-2",
+ * "ms-1". */
 static void units_key(const char *u, char *out, size_t cap) {
-    /* Spelled-out words to symbols, and a quotient to negative exponents, so that "kg/m^2",
-     * "kg m**-2" and "kg m-2", or "meters/second", "metres per second" and "m s-1", give the
-     * same key ("kgm-2", "ms-1"); the rest is lower-cased without spaces, '*' and '^'. */
     static const char *const words[][2] = {
         {"metre", "m"}, {"metres", "m"}, {"meter", "m"}, {"meters", "m"}, {"second", "s"},
         {"seconds", "s"}, {"sec", "s"}, {"kilogram", "kg"}, {"kilograms", "kg"}, {NULL, NULL}};
@@ -481,7 +480,7 @@ static wx_status scan_var(wx_source *s, nc_impl *im, int varid, int *dimax) {
         char units[256] = "";
         get_text_att(ncid, varid, "units", units, sizeof units);
         int how = units_conversion(e, units, &u_scale, &u_add);
-        if (how < 0) /* listed (inspect shows the file), refused when a field is read */
+        if (how < 0) /* listed (inspect shows the file); a read refuses or warns (check_inputs) */
             snprintf(v->bad_units, sizeof v->bad_units, "%s", units);
         else if (how > 0)
             wx_log_info("%s: units '%s' converted to %s's '%s'", where, units, e->short_name, e->units);
