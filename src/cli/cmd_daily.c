@@ -10,9 +10,9 @@ int wx_cmd_daily(int argc, char **argv) {
     static const wx_arg_option opts[] = {
         {"date", 1, "day to run (default: today, UTC)", "YYYY-MM-DD"},
         {"threads", 1, "compute threads, 0..1024 (default 0: the config's)", "N"},
-        {"force", 0, "replace the day's folder when it is not this config's finished run (a "
-                     "changed model, lead or ensemble; a folder made by hand); without it such a "
-                     "folder is an error (exit 2)", NULL},
+        {"force", 0, "make the day's products again and replace its folder, built aside first (without "
+                     "it a finished run of the same config is skipped, and a folder of another "
+                     "config, a rewritten analysis or one made by hand is an error, exit 2)", NULL},
         WX_FORECAST_DEVICE_OPTIONS
         {NULL, 0, NULL, NULL},
     };

@@ -393,7 +393,8 @@ static void remove_stale_tmp(const char *output, const char *stamp) {
 }
 
 /* What a day's products were made from (daily.json in the dated folder, written last): a rerun
- * with the same text is done; another model, lead, ensemble or product set is not. */
+ * with the same text is done; another analysis file (or the same name rewritten), model, lead,
+ * ensemble or product set is not. */
 static char *run_stamp(const daily_config *c, const wx_daily_opts *o) {
     char *text = NULL;
     size_t len = 0;
@@ -405,6 +406,9 @@ static char *run_stamp(const daily_config *c, const wx_daily_opts *o) {
     wx_json_object_begin(&j);
     wx_json_kv_string(&j, "format", "wxcast-daily-1");
     wx_json_kv_string(&j, "analysis", o->analysis);
+    /* a corrected analysis delivered late under the same name is another start */
+    wx_json_kv_int(&j, "analysis_bytes", stat(o->analysis, &sb) == 0 ? (int64_t)sb.st_size : -1);
+    wx_json_kv_int(&j, "analysis_mtime", stat(o->analysis, &sb) == 0 ? (int64_t)sb.st_mtime : -1);
     wx_json_kv_string(&j, "model", c->model);
     /* a retrained checkpoint under the same name is another model */
     wx_json_kv_int(&j, "model_bytes", stat(c->model, &sb) == 0 ? (int64_t)sb.st_size : -1);
@@ -440,7 +444,7 @@ static wx_status finished_check(const wx_daily_opts *o, const char *want) {
     free(have);
     if (same) return WX_OK;
     return wx_error_set(WX_ERR_USAGE, "daily: %s holds a finished run of another configuration "
-                        "(model, lead, ensemble or products differ; %s says which): run with "
+                        "(analysis, model, lead, ensemble or products differ; %s says which): run with "
                         "--force to replace it, or keep it", o->folder, path);
 }
 
@@ -475,7 +479,7 @@ static wx_status run(wx_daily_opts *o, const wx_yaml *root, const char *dir) {
     remove_stale_tmp(c.output, stamp);
     char *want = run_stamp(&c, o);
     wx_status done = is_dir(o->folder) ? finished_check(o, want) : WX_ERR_RUN;
-    if (done == WX_OK) {
+    if (done == WX_OK && !o->force) {
         free(want);
         o->skipped = 1;
         wx_log_info("daily: %s: already done with this config, skipped", o->folder);
@@ -485,6 +489,7 @@ static wx_status run(wx_daily_opts *o, const wx_yaml *root, const char *dir) {
         free(want);
         return done;
     }
+    if (done == WX_OK) wx_log_info("daily: %s: finished with this config; --force: made again", o->folder);
     if (access(o->analysis, R_OK) != 0)
         return wx_error_set(WX_ERR_RUN, "daily: analysis for %s not found: %s (analysis.folder %s, "
                                         "pattern %s)", stamp, o->analysis, c.drop, c.pattern);

@@ -76,6 +76,18 @@ rc=$?
 ncdump -v forecast_period $D/forecast.nc > fp12.txt 2>&1
 ok "--force: the 12 h run replaces it (rc $rc: $(cat out8.txt))" \
     '[ $rc -eq 0 ] && tr -d " \n" < fp12.txt | grep -q "forecast_period=0,6,12;" && grep -q "\"lead_s\":43200" $D/daily.json && [ -z "$(ls -A ops/products | grep "^\.")" ]'
+# --force on a day finished with the same config makes it again (a bad day's products redone)
+touch -d '2 minutes ago' $D/daily.json; touch -d '2 minutes ago' $D/forecast.nc
+"$W" daily ops/daily12.yaml --date 2000-12-27 --force > out10.txt 2> err10.txt
+rc=$?
+ok "--force on a finished run of the same config remakes it (rc $rc: $(tail -1 err10.txt))" \
+    '[ $rc -eq 0 ] && grep -q "finished with this config; --force: made again" err10.txt && [ $D/forecast.nc -nt sums1.txt ] && [ -z "$(ls -A ops/products | grep "^\.")" ]'
+# A corrected analysis delivered under the same name: that finished run is not "done"
+touch -d '1 minute ago' ops/drop/analysis_20001227_06.nc
+"$W" daily ops/daily12.yaml --date 2000-12-27 > out11.txt 2> err11.txt
+rc=$?
+ok "a rewritten analysis: exit 2, not skipped (rc $rc: $(cat err11.txt))" \
+    '[ $rc -eq 2 ] && grep -q "holds a finished run of another configuration (analysis," err11.txt'
 # A dated folder made by hand is no finished run
 mkdir -p ops/products/20001226T06
 "$W" daily ops/daily.yaml --date 2000-12-26 > out9.txt 2> err9.txt
