@@ -333,3 +333,20 @@ wx_status wx_path_join(const char *dir, const char *p, char *out, size_t cap) {
         return wx_error_set(WX_ERR_USAGE, "path too long (over %zu bytes): %s/%s", cap - 1, dir, p);
     return WX_OK;
 }
+
+const char *wx_fs_known_kind(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    unsigned char b[8];
+    size_t n = fread(b, 1, sizeof b, f);
+    fclose(f);
+    if (n >= 6 && !memcmp(b, "WXCKPT", 6))
+        return "a wxcast checkpoint (binary; checkpoints go to `forecast --model`, `train "
+               "--resume` or a stage's init_from)";
+    if (n >= 4 && !memcmp(b, "PK\3\4", 4)) return "a zip archive (an .npz weights file?)";
+    if (n >= 4 && (!memcmp(b, "CDF", 3) || !memcmp(b, "\x89HDF", 4)))
+        return "a NetCDF file (data: an ingest recipe's sources, `forecast --init`, `eval --forecast`)";
+    if (n >= 4 && !memcmp(b, "GRIB", 4))
+        return "a GRIB file (data: an ingest recipe's sources, `forecast --init`)";
+    return NULL;
+}

@@ -79,4 +79,9 @@ wx_status wx_file_size(const char *path, int64_t *size);
 /* Reads a whole file into a new buffer (free() it) with a NUL after the last byte. */
 wx_status wx_read_file(const char *path, char **buf, size_t *len);
 
+/* What a file is, from its first bytes, when it is one of the kinds wxcast reads ("a GRIB file
+ * (data: ...)", "a wxcast checkpoint (...)"), so that a file given in the wrong place is named as
+ * what it is; NULL for anything else or an unreadable file (the caller reports its own error). */
+const char *wx_fs_known_kind(const char *path);
+
 #endif

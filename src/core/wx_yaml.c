@@ -8,6 +8,8 @@
 #include <strings.h>
 #include <yaml.h>
 
+#include "core/wx_fs.h"
+
 static wx_yaml *node_new(wx_yaml_kind kind, int line, const char *file) {
     wx_yaml *n = wx_calloc(1, sizeof *n);
     n->kind = kind;
@@ -137,19 +139,13 @@ static wx_status load(yaml_parser_t *p, const char *name, wx_yaml **out) {
 }
 
 const char *wx_yaml_binary_kind(const char *path) {
+    const char *kind = wx_fs_known_kind(path);
+    if (kind) return kind;
     FILE *f = fopen(path, "rb");
     if (!f) return NULL;
     unsigned char b[4096];
     size_t n = fread(b, 1, sizeof b, f);
     fclose(f);
-    if (n >= 6 && !memcmp(b, "WXCKPT", 6))
-        return "a wxcast checkpoint (binary; checkpoints go to `forecast --model`, `train "
-               "--resume` or a stage's init_from)";
-    if (n >= 4 && !memcmp(b, "PK\3\4", 4)) return "a zip archive (an .npz weights file?)";
-    if (n >= 4 && (!memcmp(b, "CDF", 3) || !memcmp(b, "\x89HDF", 4)))
-        return "a NetCDF file (data: an ingest recipe's sources, `forecast --init`, `eval --forecast`)";
-    if (n >= 4 && !memcmp(b, "GRIB", 4))
-        return "a GRIB file (data: an ingest recipe's sources, `forecast --init`)";
     if (memchr(b, 0, n)) return "a binary file (weights or data?)";
     return NULL;
 }

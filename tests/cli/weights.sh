@@ -56,6 +56,13 @@ printf 'not a checkpoint' >"$T/bad.ckpt"
 run export-weights "$T/bad.ckpt" --output "$T/x.safetensors"
 fails 1 "bad checkpoint" "bad.ckpt"
 [ ! -e "$T/x.safetensors" ]; check "no safetensors written on failure" $?
+# The wrong kind of file is named as what it is
+printf 'GRIB\0\0\0\2 not really' >"$T/f.grib2"
+run export-weights "$T/f.grib2" --output "$T/x.safetensors"
+fails 1 "a GRIB file as checkpoint" "f.grib2: a GRIB file" "expected a wxcast checkpoint"
+printf '\211HDF\r\n\032\n not really' >"$T/f.nc"
+run import-weights "$T/f.nc" --config "$CFG" --output "$T/x.ckpt"
+fails 1 "a NetCDF file as safetensors" "f.nc: a NetCDF file" "expected a safetensors file"
 run import-weights "$FX/weights_tiny.safetensors" --output "$T/x.ckpt"
 fails 2 "no --config" "--config is required"
 
