@@ -23,6 +23,15 @@ wx_status wx_forecast_precip_open(wx_forecast_precip *p, const char *ckpt, wx_ro
                                        (const char *const *)names, mean, std, &p->diag);
     free(names), free(mean), free(std);
     WX_TRY(st);
+    const char *tp = wx_precip_diag_channel(p->diag);
+    for (int c = 0; c < r->nout; c++)
+        if (!strcmp(r->out[c].name, tp)) { /* two fields of one name in every output */
+            wx_precip_diag_close(p->diag);
+            p->diag = NULL;
+            return wx_error_set(WX_ERR_USAGE, "--precip %s: the model already predicts %s (its "
+                                "output channel %d): --precip adds %s to a model without it",
+                                ckpt, tp, c + 1, tp);
+        }
     p->hw = r->h * r->w;
     p->tp = wx_calloc((size_t)(r->max_batch * p->hw), sizeof(float));
     r->hook = hook;

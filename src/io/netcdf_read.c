@@ -658,7 +658,11 @@ wx_status wx_netcdf_read(wx_source *s, int i, wx_missing_policy policy, float *v
             st = wx_error_set(WX_ERR_RUN, "%s: %ld of %zu values are missing (_FillValue/"
                               "missing_value/NaN; an ingest recipe keeps them as NaN with "
                               "`missing: nan`)", where, nmiss, n);
-        if (st == WX_OK && s->inputs_checked && !v->spread) st = check_plausible(s, f, values, n);
+        if (st == WX_OK && s->inputs_checked && v->spread) /* its values pass as a state's */
+            st = wx_error_set(WX_ERR_USAGE, "%s: an ensemble spread (a standard deviation, by its "
+                              "cell_methods or ensemble_statistic), not a state: give an analysis, "
+                              "a forecast or the ensemble mean file", where);
+        if (st == WX_OK && s->inputs_checked) st = check_plausible(s, f, values, n);
     }
     free(buf);
     free(acc);

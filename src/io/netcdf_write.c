@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "core/wx_fs.h"
@@ -25,8 +26,32 @@ static int put_text(int ncid, int var, const char *name, const char *text) {
     return nc_put_att_text(ncid, var, name, strlen(text), text);
 }
 
+/* A file whose nc_close failed (a full disk: HDF5 writes its cache there) stays half-open inside
+ * HDF5, whose exit-time teardown then crashes on it (SIGSEGV in H5F__close_cb after the error
+ * line); main() skips that teardown when this is set. */
+static int close_failed;
+
+static int close_file(int ncid) {
+    int rc = nc_close(ncid);
+    if (rc != NC_NOERR) close_failed = 1;
+    return rc;
+}
+
+int wx_nc_writer_exit_unclean(void) { return close_failed; }
+
+/* " (its file system has 12 kB free)" when the folder of `tmp` is nearly full, else "". */
+static void space_hint(const char *tmp, char *buf, size_t n) {
+    buf[0] = 0;
+    char *dcopy = wx_strdup(tmp);
+    struct statvfs v;
+    if (statvfs(dirname(dcopy), &v) == 0 && (double)v.f_bavail * (double)v.f_frsize < 64e6)
+        snprintf(buf, n, " (its file system has %.0f kB free: full?)",
+                 (double)v.f_bavail * (double)v.f_frsize / 1e3);
+    free(dcopy);
+}
+
 void wx_nc_writer_abort(wx_nc_writer *w) {
-    if (w->ncid > 0) nc_close(w->ncid);
+    if (w->ncid > 0) close_file(w->ncid);
     if (w->tmp) unlink(w->tmp);
     if (w->reg > 0) wx_fs_tmp_unregister(w->reg - 1);
     free(w->path);
@@ -274,10 +299,12 @@ fail:
 
 wx_status wx_nc_writer_close(wx_nc_writer *w) {
     wx_status st = WX_OK;
-    int rc = nc_close(w->ncid);
+    int rc = close_file(w->ncid);
     w->ncid = 0;
     if (rc != NC_NOERR) {
-        st = wx_error_set(WX_ERR_RUN, "%s: close: %s", w->path, nc_strerror(rc));
+        char hint[96];
+        space_hint(w->tmp, hint, sizeof hint);
+        st = wx_error_set(WX_ERR_RUN, "%s: close: %s%s", w->path, nc_strerror(rc), hint);
         goto fail;
     }
     int fd = open(w->tmp, O_RDONLY);

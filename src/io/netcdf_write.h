@@ -94,4 +94,8 @@ wx_status wx_nc_writer_put_member(wx_nc_writer *w, int64_t t, wx_time valid, int
 wx_status wx_nc_writer_close(wx_nc_writer *w);
 void wx_nc_writer_abort(wx_nc_writer *w);
 
+/* 1 after a NetCDF file failed to close: the process must then end with _exit, not exit (HDF5's
+ * exit handler crashes on that file; see netcdf_write.c). */
+int wx_nc_writer_exit_unclean(void);
+
 #endif

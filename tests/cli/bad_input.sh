@@ -2,7 +2,8 @@
 # A new user's mistakes on the tiny world (tests/cli/lib/tiny_fcn_world.sh), each answered with one
 # "wxcast: error:" line, the right exit code, and nothing partial left behind:
 #  1. SIGINT/SIGTERM during forecast (NetCDF + GRIB2) and daily remove the temporaries (and the
-#     folders the run made), exit status 130/143;
+#     folders the run made), exit status 130/143; a NetCDF output that cannot be finished (a full
+#     disk) is one error line, exit 1;
 #  2. conflicting or meaningless forecast/train options exit 2 naming the options;
 #  3. daily's `lead:` that the model's step does not divide exits 2 at load naming file, line, key
 #     and both durations in hours, before any folder is made; forecast --lead says hours too;
@@ -86,6 +87,12 @@ for i in $(seq 100); do ls -A sy | grep -q '\.tmp\.' && break; sleep 0.1; done
 ok "synth SIGTERM case: its NetCDF temporaries existed" 'ls -A sy | grep -q "\.tmp\."'
 kill -TERM $p; wait $p; st=$?
 ok "synth SIGTERM: exit 143 (got $st), no temporary left ($(ls -A sy | grep tmp))" '[ $st -eq 143 ] && ! ls -A sy | grep -q "\.tmp\."'
+# A NetCDF file that cannot be finished (a full disk; here a file size limit, SIGXFSZ ignored, so
+# writes fail with EFBIG): one error line and exit 1. HDF5 used to crash (SIGSEGV) at exit on it.
+printf 'truncation: 21\nnlat: 17\nnlon: 32\nstart_year: 2000\ndays: 40\nspin_up_days: 0\nformats: [netcdf]\n' > short.yaml
+(trap '' XFSZ; ulimit -f 400; exec "$W" -q synth short.yaml --output syf) 2> err_fsz.txt; st=$?
+ok "synth onto a full disk: exit 1 (got $st), one error line naming the file ($(cat err_fsz.txt)), no temporary" \
+    '[ $st -eq 1 ] && [ "$(wc -l < err_fsz.txt)" -eq 1 ] && grep -q "^wxcast: error: syf/synth_.*\.nc: " err_fsz.txt && ! ls -A syf | grep -q "\.tmp\."'
 
 # 2. Options that conflict or mean nothing alone.
 # Outputs are renamed over their name: a FIFO (as a device, /dev/null as root) would be replaced.

@@ -48,6 +48,17 @@ ok "export of the spread file (err: $(cat err.txt))" '[ $st -eq 0 ]'
 "$W" eval --forecast e_spread.nc --truth archive --output ev_spread >/dev/null 2>err.txt; st=$?
 ok "eval of the spread file: exit 2 naming it, no scores (err: $(cat err.txt))" \
     '[ $st -eq 2 ] && grep -q "e_spread.nc is an ensemble spread file, not a forecast" err.txt && [ ! -e ev_spread/scores.csv ]'
+# --precip on a model that predicts tp itself: refused before the rollout (it wrote two tp fields)
+printf 'precip: {wind_checkpoint: ck/pretrain/last.ckpt, channel: tp, steps: 1, batch_size: 2}\n' >> train.yaml
+"$W" -q train train.yaml --stage precip >/dev/null 2>err.txt; st=$?
+F --init archive --time 2000-12-27T06:00 --steps 1 --precip ck/precip/last.ckpt --grib gp; st2=$?
+ok "--precip with a model that predicts tp: exit 2 naming it, no GRIB (train $st; err: $(cat err.txt))" \
+    '[ $st -eq 0 ] && [ $st2 -eq 2 ] && grep -q "the model already predicts tp (its output channel 10)" err.txt && [ ! -e gp ]'
+F --init e_spread.nc --steps 1 --output fs.nc; st=$?
+ok "forecast from the spread file: exit 2 naming it, no output (err: $(cat err.txt))" \
+    '[ $st -eq 2 ] && grep -q "e_spread.nc: field 1 (z 500 hPa .*): an ensemble spread" err.txt && [ ! -e fs.nc ]'
+F --init e_mean.nc --steps 1 --output fm.nc; st=$?
+ok "forecast from the ensemble mean file (err: $(cat err.txt))" '[ $st -eq 0 ] && [ -f fm.nc ]'
 "$W" -q eval --forecast m=e.nc,r3.nc --truth archive --output ev_mixed >/dev/null 2>err.txt; st=$?
 ok "eval of an ensemble and a deterministic file as one model: exit 2 naming both (err: $(cat err.txt))" \
     '[ $st -eq 2 ] && grep -q "model .m.: r3.nc has no members (deterministic), e.nc 4: one model.s files must all be deterministic or all ensembles of one size" err.txt'
