@@ -6,12 +6,15 @@
 #include "core/wx_fs.h"
 #include "infer/export.h"
 #include "io/png_map.h"
+#include "meteo/wx_time.h"
 
 int wx_cmd_export(int argc, char **argv) {
     static const wx_arg_option opts[] = {
         {"output", 1, "folder for the maps, wind layers, manifest and index.html", "DIR"},
         {"vars", 1, "variables to export (default: all; u/v pairs as wind speed)", "2t,msl,z500,..."},
         {"leads", 1, "leads in hours: 0,24,48 or 0-120 or 0-240/24 (default: all)", "HOURS"},
+        {"time", 1, "initial time to draw, for a file of forecasts from several (WeatherBench2's "
+                    "layout; required there)", "ISO"},
         {"kelvin", 0, "temperatures in K (default: °C)", NULL},
         {"width", 1, "map width in pixels (default: twice the grid's columns, 720..1440)", "PIXELS"},
         {"no-wind", 0, "do not write wind-particle layers for u/v pairs", NULL},
@@ -49,6 +52,10 @@ int wx_cmd_export(int argc, char **argv) {
     if (st == WX_OK) st = wx_args_int(&a, "width", 0, &width);
     if (st == WX_OK) st = wx_args_int(&a, "wind-columns", 360, &cols);
     if (st == WX_OK) st = wx_args_threads(&a, &o.threads);
+    if (st == WX_OK && wx_args_get(&a, "time")) {
+        o.has_time = 1;
+        st = wx_time_parse(wx_args_get(&a, "time"), "--time", &o.time);
+    }
     /* checked here, before the int conversion: 4294967416 would wrap to 120 */
     if (st == WX_OK && (width < 0 || width > WX_MAP_WIDTH_MAX + 1))
         st = wx_error_set(WX_ERR_USAGE, "--width %s: expected %d..%d pixels (or 0: from the grid)",

@@ -96,7 +96,7 @@ wx_status wx_export_check_vars(const char *forecast, const char *vars, const cha
                                const char *file) {
     if (!vars) return WX_OK;
     scan s;
-    WX_TRY(wx_export_scan_file(forecast, &s));
+    WX_TRY(wx_export_scan_file(forecast, NULL, &s));
     cand *c = wx_calloc((size_t)2 * s.ngroups + 1, sizeof(cand));
     wx_viewer_wind *w = wx_calloc((size_t)s.ngroups + 1, sizeof(wx_viewer_wind));
     int *sel = wx_calloc((size_t)2 * s.ngroups + 1, sizeof(int)), nw = 0;
@@ -111,7 +111,7 @@ wx_status wx_export_run(const wx_export_opts *o, wx_export_result *r) {
     memset(r, 0, sizeof *r);
     WX_TRY(check_opts(o));
     scan s;
-    wx_status st = wx_export_scan_file(o->forecast, &s);
+    wx_status st = wx_export_scan_file(o->forecast, o->has_time ? &o->time : NULL, &s);
     int nc = 0, nw = 0, nv = 0, nl = 0, nj = 0;
     cand *c = NULL, *cv = NULL;
     wx_viewer_wind *w = NULL;

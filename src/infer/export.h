@@ -26,6 +26,7 @@
 #define WX_EXPORT_H
 
 #include "core/wx_error.h"
+#include "meteo/wx_time.h"
 
 typedef struct {
     const char *forecast; /* input file */
@@ -38,6 +39,8 @@ typedef struct {
     int coast;            /* 1: GSHHG coastlines (missing data is an error) */
     int wind_max_nlon;    /* thin wind layers to at most this many columns (0: 360) */
     int threads;          /* 0: OpenMP default */
+    int has_time;         /* 1: `time` picks the initial time of a file holding several */
+    wx_time time;
 } wx_export_opts;
 
 typedef struct {

@@ -40,7 +40,7 @@ typedef struct {
 
 /* export_scan.c */
 /* The file's groups and leads (the lowest member of an ensemble file). */
-wx_status wx_export_scan_file(const char *path, scan *s);
+wx_status wx_export_scan_file(const char *path, const wx_time *pick, scan *s);
 void wx_export_scan_free(scan *s);
 /* Candidates c[2 * ngroups] and wind layers w[ngroups] in file order; returns the candidates'
  * count, *nw the layers'. */

@@ -40,7 +40,54 @@ static void field_key(const wx_field_info *f, group *out) {
     }
 }
 
-wx_status wx_export_scan_file(const char *path, scan *s) {
+/* A file of forecasts from several initial times (WeatherBench2's layout: time = initial time,
+ * prediction_timedelta) holds several fields per valid time: the maps are of one initial time,
+ * `pick` (NULL: the file must have only one). */
+static wx_status pick_init(const scan *s, const wx_time *pick, int minmem, wx_time *init, int *found) {
+    int nf = wx_source_count(s->src), n = 0;
+    wx_time *inits = wx_malloc(sizeof(wx_time) * (size_t)(nf + 1));
+    for (int i = 0; i < nf; i++) {
+        const wx_field_info *f = wx_source_info(s->src, i);
+        if (!f->has_time || !f->has_init || f->member != minmem) continue;
+        int k = 0;
+        while (k < n && inits[k] != f->init) k++;
+        if (k == n) inits[n++] = f->init;
+    }
+    qsort(inits, (size_t)n, sizeof(wx_time), cmp_time);
+    int hit = !pick || (n == 0 && *found && *init == *pick);
+    for (int k = 0; pick && k < n; k++) hit |= inits[k] == *pick;
+    wx_status st = WX_OK;
+    if (n > 1 || !hit) {
+        char list[512] = "", t[32];
+        for (int k = 0; k < n && k < 6; k++) {
+            wx_time_format(inits[k], t);
+            snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", k ? ", " : "", t);
+        }
+        if (n > 6) snprintf(list + strlen(list), sizeof list - strlen(list), ", ...");
+        if (n == 0 && *found) wx_time_format(*init, list);
+        if (!hit) {
+            char want[32];
+            wx_time_format(*pick, want);
+            st = wx_error_set(WX_ERR_USAGE, "--time %s: %s holds no forecast from that initial time "
+                              "(%s: %s)", want, wx_source_path(s->src), n > 1 ? "its initial times"
+                              : "its initial time", list[0] ? list : "none stated");
+        } else if (!pick) {
+            st = wx_error_set(WX_ERR_USAGE, "%s holds forecasts from %d initial times (%s): give "
+                              "--time with the one to export", wx_source_path(s->src), n, list);
+        }
+    }
+    if (st == WX_OK && pick) *init = *pick, *found = 1;
+    else if (st == WX_OK && n == 1) *init = inits[0], *found = 1;
+    free(inits);
+    return st;
+}
+
+/* Whether field f belongs to the maps: the first member, of the chosen initial time. */
+static int wanted(const scan *s, const wx_field_info *f, int minmem) {
+    return f->has_time && f->member == minmem && (!f->has_init || f->init == s->init);
+}
+
+wx_status wx_export_scan_file(const char *path, const wx_time *pick, scan *s) {
     memset(s, 0, sizeof *s);
     WX_TRY(wx_source_open(path, &s->src));
     int found = 0; /* without a reference time the first valid time stands for the init */
@@ -55,10 +102,11 @@ wx_status wx_export_scan_file(const char *path, scan *s) {
         const wx_field_info *f = wx_source_info(s->src, i);
         if (f->has_time && f->member < minmem) minmem = f->member;
     }
+    WX_TRY(pick_init(s, pick, minmem, &s->init, &found));
     s->valid = wx_malloc(sizeof(wx_time) * (size_t)(nf + 1));
     for (int i = 0; i < nf; i++) {
         const wx_field_info *f = wx_source_info(s->src, i);
-        if (!f->has_time || f->member != minmem || find_lead(s, f->valid) >= 0) continue;
+        if (!wanted(s, f, minmem) || find_lead(s, f->valid) >= 0) continue;
         s->valid[s->nleads++] = f->valid;
     }
     if (s->nleads == 0)
@@ -71,7 +119,7 @@ wx_status wx_export_scan_file(const char *path, scan *s) {
     s->groups = wx_calloc((size_t)nf + 1, sizeof(group));
     for (int i = 0; i < nf; i++) {
         const wx_field_info *f = wx_source_info(s->src, i);
-        if (!f->has_time || f->member != minmem) continue;
+        if (!wanted(s, f, minmem)) continue;
         group key;
         field_key(f, &key);
         int g = 0;
@@ -84,7 +132,15 @@ wx_status wx_export_scan_file(const char *path, scan *s) {
             n->field = wx_malloc(sizeof(int) * (size_t)s->nleads);
             for (int k = 0; k < s->nleads; k++) n->field[k] = -1;
         }
-        s->groups[g].field[find_lead(s, f->valid)] = i;
+        int *slot = &s->groups[g].field[find_lead(s, f->valid)];
+        if (*slot >= 0) { /* two fields for one map: which to draw is not ours to guess */
+            char a[512], b[512];
+            wx_field_describe(s->src, wx_source_info(s->src, *slot), a, sizeof a);
+            wx_field_describe(s->src, f, b, sizeof b);
+            return wx_error_set(WX_ERR_RUN, "%s and %s are the same variable at the same valid "
+                                "time: one map cannot show both", a, b);
+        }
+        *slot = i;
     }
     return WX_OK;
 }
@@ -220,8 +276,9 @@ wx_status wx_export_leads_select(const scan *s, const char *list, int *sel) {
     if (!list) return WX_OK;
     char *buf = wx_strdup(list);
     wx_status st = WX_OK;
+    int ntok = 0;
     for (char *save = NULL, *t = strtok_r(buf, ", ", &save); t && st == WX_OK;
-         t = strtok_r(NULL, ", ", &save)) {
+         t = strtok_r(NULL, ", ", &save), ntok++) {
         double a, b, step;
         if ((st = wx_export_lead_item(t, "--leads", &a, &b, &step))) break;
         int hit = 0, nhit = 0;
@@ -248,5 +305,7 @@ wx_status wx_export_leads_select(const scan *s, const char *list, int *sel) {
         }
     }
     free(buf);
+    if (st == WX_OK && ntok == 0) /* "" or " ": no maps, and an earlier export's removed */
+        st = wx_error_set(WX_ERR_USAGE, "--leads '%s': names no lead (leave it out for all)", list);
     return st;
 }

@@ -113,6 +113,20 @@ EOP
     run eval --truth archive --output o_tw --forecast m=wb2_twice.nc
     fails 1 "WB2 layout, one initial time twice" "wb2_twice.nc: two fields of z500 at 2000-12-27T00:00 in the forecast from 2000-12-27T00:00"
     ok "WB2 layout, one initial time twice: no output folder" '[ ! -e o_tw ]'
+    # export draws one initial time of such a file: without --time it is refused (it mixed the
+    # runs, labelling one's fields with the other's leads); with it the maps are the own file's
+    run export wb2_both.nc --output x_both --no-coast --width 240
+    fails 2 "export of a WB2 file of two initial times, no --time" "wb2_both.nc holds forecasts from 2 initial times (2000-12-27T00:00, 2000-12-27T06:00): give --time"
+    run export wb2_both.nc --output x_both --no-coast --width 240 --time 2000-12-27T05:00
+    fails 2 "export --time of no initial time in the file" "--time 2000-12-27T05:00: wb2_both.nc holds no forecast from that initial time"
+    run export wb2_both.nc --output x_both --no-coast --width 240 --time 2000-12-27T06:00
+    "$W" -q export f6.nc --output x_own --no-coast --width 240 > /dev/null 2>&1
+    nm=$(ls x_own/maps/*.png 2>/dev/null | wc -l)
+    ok "export --time 06 of the WB2 file: the $nm maps equal those of the 06 UTC file (rc $rc: $err)" \
+        '[ $rc -eq 0 ] && [ $nm -gt 4 ] && diff -r x_own/maps x_both/maps > /dev/null'
+    run export f6.nc --output x_own --no-coast --width 240 --leads " , "
+    fails 2 "export --leads of no lead" "--leads ' , ': names no lead"
+    ok "export --leads of no lead: the earlier export stays ($(ls x_own/maps | wc -l) maps)" '[ $(ls x_own/maps/*.png | wc -l) -eq $nm ]'
 fi
 
 # FourCastNet's 32 of a 33-row truth's rows and a full-grid forecast (GraphCast's) in one run:
