@@ -91,6 +91,7 @@ wx_status wx_atomic_open(wx_atomic_file *f, const char *path) {
         free(dir);
         return made;
     }
+    wx_atomic_remove_dead(path); /* a SIGKILLed run's temporary of this output */
     size_t n = strlen(dir) + strlen(name) + 48;
     f->tmp = wx_malloc(n);
     snprintf(f->tmp, n, "%s/.%s.tmp.%ld", dir, name, (long)getpid());

@@ -19,7 +19,7 @@ typedef struct {
 } wx_atomic_file;
 
 /* Creates the temporary "<dir>/.<name>.tmp.<pid>" next to `path`, making <dir> (and its parents)
- * when absent. */
+ * when absent, after removing the dead temporaries of `path` (wx_atomic_remove_dead). */
 wx_status wx_atomic_open(wx_atomic_file *f, const char *path);
 /* Removes the temporaries of `path` ("<dir>/.<name>.tmp.<pid>") that a killed run left (SIGKILL,
  * a crash: no handler ran): whose process no longer exists on this machine and which nothing has

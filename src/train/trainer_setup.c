@@ -353,8 +353,6 @@ static wx_status setup_root(wx_trainer *t, float *hp, float *adam_m, float *adam
     if (wx_output_dir_check(c->checkpoint_dir, "checkpoint_dir") != WX_OK)
         return wx_error_wrap(WX_ERR_USAGE, "%s: ", c->path);
     WX_TRY(wx_mkdir_p(c->checkpoint_dir));
-    wx_atomic_remove_dead(t->last_path); /* a SIGKILLed run's half-written checkpoints */
-    wx_atomic_remove_dead(t->best_path);
     const char *from = t->o->resume ? t->o->resume : c->init_from[0] ? c->init_from : NULL;
     if (from) {
         wx_checkpoint ck;

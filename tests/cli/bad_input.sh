@@ -87,6 +87,18 @@ for i in $(seq 100); do ls -A sy | grep -q '\.tmp\.' && break; sleep 0.1; done
 ok "synth SIGTERM case: its NetCDF temporaries existed" 'ls -A sy | grep -q "\.tmp\."'
 kill -TERM $p; wait $p; st=$?
 ok "synth SIGTERM: exit 143 (got $st), no temporary left ($(ls -A sy | grep tmp))" '[ $st -eq 143 ] && ! ls -A sy | grep -q "\.tmp\."'
+# A SIGKILLed forecast or export leaves its temporaries (no handler runs): the next run writing
+# the same outputs removes those of dead pids untouched for an hour, and keeps a recent one
+mkdir -p kk/g kk/x/maps
+: > kk/.f.nc.tmp.2147483000; : > kk/g/.forecast_20001227T06_sfc.grib2.tmp.2147483000
+: > kk/x/maps/.z500_f006.png.tmp.2147483000; : > kk/.f.nc.tmp.2147483001
+touch -d '2 hours ago' kk/.f.nc.tmp.2147483000 kk/g/.forecast_20001227T06_sfc.grib2.tmp.2147483000 kk/x/maps/.z500_f006.png.tmp.2147483000
+"$W" -q "${F[@]}" --steps 1 --output kk/f.nc --grib kk/g >/dev/null 2>&1 && "$W" -q export kk/f.nc --output kk/x --no-coast --width 240 >/dev/null 2>&1
+st=$?
+ok "a killed run's temporaries of forecast, GRIB and export outputs removed, a recent one kept (rc $st: $(find kk -name ".*tmp*" | tr '\n' ' '))" \
+    '[ $st -eq 0 ] && [ "$(find kk -name ".*.tmp.*")" = "kk/.f.nc.tmp.2147483001" ]'
+rm -rf kk
+
 # A NetCDF file that cannot be finished (a full disk; here a file size limit, SIGXFSZ ignored, so
 # writes fail with EFBIG): one error line and exit 1. HDF5 used to crash (SIGSEGV) at exit on it.
 printf 'truncation: 21\nnlat: 17\nnlon: 32\nstart_year: 2000\ndays: 40\nspin_up_days: 0\nformats: [netcdf]\n' > short.yaml
