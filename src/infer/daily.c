@@ -477,6 +477,10 @@ static wx_status run(wx_daily_opts *o, const wx_yaml *root, const char *dir) {
     const wx_backend *be;
     if (wx_backend_by_name(c.device, "device", &be) == WX_OK) WX_TRY(check_model_keys(root, &c));
     remove_stale_tmp(c.output, stamp);
+    struct stat sb;
+    if (lstat(o->folder, &sb) == 0 && !S_ISDIR(sb.st_mode)) /* found only at the final rename */
+        return wx_error_set(WX_ERR_USAGE, "daily: %s exists and is not a folder: the day's products "
+                            "are renamed to that name; move it away", o->folder);
     char *want = run_stamp(&c, o);
     wx_status done = is_dir(o->folder) ? finished_check(o, want) : WX_ERR_RUN;
     if (done == WX_OK && !o->force) {

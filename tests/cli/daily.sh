@@ -88,6 +88,13 @@ touch -d '1 minute ago' ops/drop/analysis_20001227_06.nc
 rc=$?
 ok "a rewritten analysis: exit 2, not skipped (rc $rc: $(cat err11.txt))" \
     '[ $rc -eq 2 ] && grep -q "holds a finished run of another configuration (analysis," err11.txt'
+# A plain file with the dated folder's name: refused before the forecasts
+touch ops/products/20001225T06
+"$W" daily ops/daily.yaml --date 2000-12-25 > out12.txt 2> err12.txt
+rc=$?
+ok "a file named as the day's folder: exit 2 before any work (rc $rc: $(cat err12.txt))" \
+    '[ $rc -eq 2 ] && grep -q "20001225T06 exists and is not a folder" err12.txt && ! grep -q "analysis" err12.txt'
+rm ops/products/20001225T06
 # A dated folder made by hand is no finished run
 mkdir -p ops/products/20001226T06
 "$W" daily ops/daily.yaml --date 2000-12-26 > out9.txt 2> err9.txt
