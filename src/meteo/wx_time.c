@@ -1,6 +1,7 @@
 #include "meteo/wx_time.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -106,27 +107,29 @@ void wx_time_format(wx_time t, char *buf) {
 }
 
 wx_status wx_time_parse_duration(const char *text, const char *what, int64_t *out) {
-    char unit[8] = "";
-    long long v;
-    int n = 0;
-    if (text && sscanf(text, "%lld%n", &v, &n) == 1 && v > 0) {
-        const char *u = text + n;
-        int64_t mul = 0;
+    const char *t = text ? text : "";
+    char *u = NULL;
+    errno = 0;
+    long long v = (*t == '-' || (*t >= '0' && *t <= '9')) ? strtoll(t, &u, 10) : 0;
+    int64_t mul = 0;
+    if (u && u > t) {
         if (!*u || !strcmp(u, "h")) mul = 3600;
         else if (!strcmp(u, "m") || !strcmp(u, "min")) mul = 60;
         else if (!strcmp(u, "s")) mul = 1;
         else if (!strcmp(u, "d")) mul = 86400;
-        (void)unit;
-        if (mul) {
-            *out = v * mul;
-            return WX_OK;
-        }
     }
-    if (text && sscanf(text, "%lld%n", &v, &n) == 1 && v <= 0)
+    if (!mul) /* "0.5d", "6 h", "six hours" */
+        return wx_error_set(WX_ERR_USAGE, "%s: '%s' is not a duration, expected a positive whole "
+                            "number with unit s, m, h or d (e.g. 6h; a bare number is hours)", what, t);
+    if (v <= 0)
         return wx_error_set(WX_ERR_USAGE, "%s: '%s': expected a duration above 0 (e.g. 6h; a bare "
-                            "number is hours)", what, text);
-    return wx_error_set(WX_ERR_USAGE, "%s: '%s' is not a duration, expected a positive number "
-                        "with unit s, m, h or d (e.g. 6h; a bare number is hours)", what, text ? text : "");
+                            "number is hours)", what, t);
+    /* 10 000 years: far past any forecast or archive, far below int64 seconds (v * mul overflowed) */
+    const long long max_s = 10000LL * 366 * 86400;
+    if (errno == ERANGE || v > max_s / mul)
+        return wx_error_set(WX_ERR_USAGE, "%s: '%s': longer than 10000 years", what, t);
+    *out = (int64_t)v * mul;
+    return WX_OK;
 }
 
 void wx_time_format_duration(int64_t s, char *buf) {

@@ -28,6 +28,16 @@ int main(void) {
     WX_CHECK(wx_time_parse_duration("30m", "s", &d) == WX_OK && d == 1800, "30m");
     WX_CHECK(wx_time_parse_duration("-6h", "s", &d) == WX_ERR_USAGE, "negative");
     WX_CHECK(wx_time_parse_duration("6x", "s", &d) == WX_ERR_USAGE, "bad unit");
+    WX_CHECK(wx_time_parse_duration("12", "s", &d) == WX_OK && d == 43200, "a bare number is hours");
+    /* v * 3600 overflowed int64 into a negative "missing" duration */
+    WX_CHECK(wx_time_parse_duration("9999999999999999996h", "s", &d) == WX_ERR_USAGE &&
+             strstr(wx_error_message(), "longer than 10000 years"), "overflow: %s", wx_error_message());
+    WX_CHECK(wx_time_parse_duration("87600h", "s", &d) == WX_OK && d == 87600LL * 3600, "10 years");
+    WX_CHECK(wx_time_parse_duration("0.5d", "s", &d) == WX_ERR_USAGE &&
+             strstr(wx_error_message(), "is not a duration"), "0.5d: %s", wx_error_message());
+    WX_CHECK(wx_time_parse_duration("0h", "s", &d) == WX_ERR_USAGE &&
+             strstr(wx_error_message(), "above 0"), "0h: %s", wx_error_message());
+    WX_CHECK(wx_time_parse_duration("6 h", "s", &d) == WX_ERR_USAGE, "a space before the unit");
     wx_time_format_duration(21600, buf);
     WX_CHECK(!strcmp(buf, "6h"), "6h out");
     WX_CHECK(wx_time_day_of_year(wx_time_make(2016, 12, 31, 18, 0, 0)) == 366, "doy leap");
