@@ -112,6 +112,14 @@ static double snap(double v) { return floor(v * 1e6 + 0.5) / 1e6; }
 wx_status wx_source_grid_from_axes(const double *lats, int nlat, const double *lons, int nlon,
                                    const char *where, wx_grid *grid, int *row_map, int *col_map) {
     const char *hint = "regrid to a regular lat/lon grid first, e.g. `cdo remapbil,r360x181 IN OUT`";
+    /* NaN passes every spacing comparison below and became a row index far outside the grid */
+    for (int k = 0; k < nlat + nlon; k++) {
+        double v = k < nlat ? lats[k] : lons[k - nlat];
+        if (!isfinite(v) || (k < nlat && fabs(v) > 90 + 1e-4))
+            return wx_error_set(WX_ERR_RUN, "%s: %s %d of the coordinates is %g: expected %s", where,
+                                k < nlat ? "latitude" : "longitude", k < nlat ? k : k - nlat, v,
+                                k < nlat ? "-90..90 degrees" : "a finite number of degrees");
+    }
     double dlat = nlat > 1 ? fabs(lats[1] - lats[0]) : 1.0;
     /* longitude steps taken modulo 360: a regional grid across the dateline in -180..180
      * (150 .. 180, -177 .. -150) is regular, it only wraps */
@@ -165,7 +173,11 @@ wx_status wx_source_grid_from_axes(const double *lats, int nlat, const double *l
     lon0 = snap(lon0);
     if (lon0 >= 360) lon0 = 0;
     WX_TRY(wx_grid_make(nlat, nlon, lat0, dlat, lon0, dlon, grid));
-    for (int j = 0; j < nlat; j++) row_map[j] = (int)floor((lat0 - lats[j]) / dlat + 0.5);
+    for (int j = 0; j < nlat; j++) {
+        row_map[j] = (int)floor((lat0 - lats[j]) / dlat + 0.5);
+        if (row_map[j] < 0 || row_map[j] >= nlat) /* cannot happen on the checks above: a guard */
+            return wx_error_set(WX_ERR_RUN, "%s: latitude %g does not fit a regular grid", where, lats[j]);
+    }
     char *seen = wx_calloc((size_t)nlon, 1);
     wx_status st = WX_OK;
     for (int i = 0; i < nlon && st == WX_OK; i++) {

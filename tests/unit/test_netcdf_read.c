@@ -304,6 +304,14 @@ int main(void) {
         WX_CHECK(wx_source_grid_from_axes(la3, 3, cyc, 5, "cyclic", &g, rm3, cm5) == WX_ERR_RUN &&
                      strstr(wx_error_message(), "longitude 360 repeats the first column's"),
                  "cyclic column: %s", wx_error_message());
+        /* a NaN latitude passed the spacing checks and crashed the reader (row index from NaN) */
+        double lan[3] = {10, NAN, 0}, la_out[3] = {95, 90, 85};
+        WX_CHECK(wx_source_grid_from_axes(lan, 3, cyc, 4, "nan", &g, rm3, cm5) == WX_ERR_RUN &&
+                     strstr(wx_error_message(), "nan: latitude 1 of the coordinates is nan"),
+                 "NaN latitude: %s", wx_error_message());
+        WX_CHECK(wx_source_grid_from_axes(la_out, 3, cyc, 4, "north", &g, rm3, cm5) == WX_ERR_RUN &&
+                     strstr(wx_error_message(), "latitude 0 of the coordinates is 95: expected -90..90"),
+                 "latitude 95: %s", wx_error_message());
     }
     td_nc_opts layouts[] = {{1, 0, 0, 0, 0}, {0, 0, 0, 0, 0}, {1, 0, 1, 0, 0}, {1, 0, 0, 1, 0},
                             {0, 0, 1, 0, 1}, {1, 1, 0, 0, 0}, {0, 1, 1, 1, 1}};
