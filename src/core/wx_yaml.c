@@ -46,7 +46,7 @@ static void node_free(wx_yaml *n) {
 }
 
 /* Recursive-descent over libyaml events. `ev` holds the event that starts this node. */
-static wx_status parse_node(yaml_parser_t *p, yaml_event_t *ev, const char *file, wx_yaml **out);
+static wx_status parse_node(yaml_parser_t *p, yaml_event_t *ev, const char *file, int depth, wx_yaml **out);
 
 static wx_status next_event(yaml_parser_t *p, yaml_event_t *ev, const char *file) {
     if (!yaml_parser_parse(p, ev))
@@ -55,8 +55,14 @@ static wx_status next_event(yaml_parser_t *p, yaml_event_t *ev, const char *file
     return WX_OK;
 }
 
-static wx_status parse_node(yaml_parser_t *p, yaml_event_t *ev, const char *file, wx_yaml **out) {
+/* No config nests deeper than a few levels; 50 000 `[` recursed until the stack overflowed. */
+#define YAML_MAX_DEPTH 64
+
+static wx_status parse_node(yaml_parser_t *p, yaml_event_t *ev, const char *file, int depth, wx_yaml **out) {
     int line = (int)ev->start_mark.line + 1;
+    if (depth > YAML_MAX_DEPTH)
+        return wx_error_set(WX_ERR_USAGE, "%s: line %d: nested more than %d levels deep", file, line,
+                            YAML_MAX_DEPTH);
     if (ev->type == YAML_SCALAR_EVENT) {
         wx_yaml *n = node_new(WX_YAML_SCALAR, line, file);
         n->scalar = wx_strdup((const char *)ev->data.scalar.value);
@@ -103,7 +109,7 @@ static wx_status parse_node(yaml_parser_t *p, yaml_event_t *ev, const char *file
             if (s) { free(key); node_free(n); return s; }
         }
         wx_yaml *child = NULL;
-        s = parse_node(p, &e, file, &child);
+        s = parse_node(p, &e, file, depth + 1, &child);
         yaml_event_delete(&e);
         if (s) { free(key); node_free(n); return s; }
         node_push(n, key, key_line, child);
@@ -124,7 +130,7 @@ static wx_status load(yaml_parser_t *p, const char *name, wx_yaml **out) {
         if (t == YAML_STREAM_END_EVENT) { yaml_event_delete(&ev); break; }
         if (t == YAML_MAPPING_START_EVENT || t == YAML_SEQUENCE_START_EVENT ||
             t == YAML_SCALAR_EVENT) {
-            s = parse_node(p, &ev, file, &root);
+            s = parse_node(p, &ev, file, 0, &root);
             yaml_event_delete(&ev);
             break; /* first document only */
         }

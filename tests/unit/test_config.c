@@ -46,6 +46,16 @@ static void expect_error(const char *text, const char *what, const char *const *
 }
 
 static void test_errors(void) {
+    { /* 50 000 nested brackets overflowed the stack of the recursive parser (SIGSEGV) */
+        size_t n = 50000;
+        char *deep = malloc(2 * n + 8);
+        memcpy(deep, "x: ", 3);
+        memset(deep + 3, '[', n);
+        memset(deep + 3 + n, ']', n);
+        deep[3 + 2 * n] = 0;
+        expect_error(deep, "deep nesting", (const char *const[]){"t.yaml: line 1: nested more than 64 levels", NULL});
+        free(deep);
+    }
     expect_error("seed: 1\nmodel:\n  embed_dim: 64\n  embd_dim: 3\n", "unknown key",
                  (const char *const[]){"t.yaml: line 4:", "unknown key 'model.embd_dim'",
                                        "did you mean 'embed_dim'?", "allowed: embed_dim, depth",
