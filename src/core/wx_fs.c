@@ -302,6 +302,9 @@ wx_status wx_file_size(const char *path, int64_t *size) {
 wx_status wx_read_file(const char *path, char **buf, size_t *len) {
     *buf = NULL;
     *len = 0;
+    struct stat sb; /* a pipe is fine (`<(...)`), a folder is a mistake worth naming */
+    if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode))
+        return wx_error_set(WX_ERR_RUN, "%s: is a folder, expected a file", path);
     FILE *fp = fopen(path, "rb");
     if (!fp) return wx_error_set(WX_ERR_RUN, "%s: cannot open: %s", path, strerror(errno));
     size_t cap = 1 << 16, n = 0;

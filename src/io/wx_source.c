@@ -30,6 +30,12 @@ wx_status wx_source_open(const char *path, wx_source **out) {
     if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode))
         return wx_error_set(WX_ERR_RUN, "%s: is a folder, expected a GRIB or NetCDF file (an archive "
                             "folder is named on its own, not among files)", path);
+    /* the readers seek: a FIFO would block the open until a writer came, then fail */
+    if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode))
+        return wx_error_set(WX_ERR_RUN, "%s: is %s, expected a GRIB or NetCDF file (the readers "
+                            "need a regular file they can seek in)", path,
+                            S_ISFIFO(sb.st_mode) ? "a FIFO (named pipe)" : S_ISCHR(sb.st_mode) ?
+                            "a character device" : S_ISSOCK(sb.st_mode) ? "a socket" : "not a regular file");
     FILE *fp = fopen(path, "rb");
     if (!fp) return wx_error_set(WX_ERR_RUN, "%s: cannot open: %s", path, strerror(errno));
     unsigned char magic[8] = {0};
