@@ -99,6 +99,19 @@ wx_status wx_source_read(wx_source *s, int i, wx_missing_policy policy, float *v
         double a = f->scale != 0 ? f->scale : 1;
         for (size_t k = 0; k < n; k++) values[k] = (float)(a * values[k] + f->add);
     }
+    if (st == WX_OK && s->inputs_checked) { /* to archive or start from: no infinity (NaN is the
+                                              * missing-value policy's, above) */
+        size_t n = (size_t)f->grid.nlat * (size_t)f->grid.nlon, ninf = 0, first = 0;
+        for (size_t k = n; k-- > 0;)
+            if (isinf(values[k])) ninf++, first = k;
+        if (ninf) {
+            char what[512];
+            wx_field_describe(s, f, what, sizeof what);
+            st = wx_error_set(WX_ERR_RUN, "%s: %zu of %zu values are infinite (the first at point "
+                              "%zu): not a state to %s", what, ninf, n, first,
+                              "archive or start a forecast from");
+        }
+    }
     return st;
 }
 

@@ -319,6 +319,16 @@ fails 1 "inspect of a missing path" "nosuch" "does not exist"
 : > plain.nc
 run inspect plain.nc
 fails 1 "inspect of an empty file" "plain.nc" "neither GRIB nor NetCDF"
+# An infinity in a state to start from (or to archive): refused naming the field, where the
+# forecast used to start and call its first step "the model diverged"
+"$W" -q forecast --model $CK --init archive --time 2000-12-27T06:00 --steps 0 --output an.nc >/dev/null 2>&1
+/usr/bin/python3 - an.nc <<'PY'
+import sys, netCDF4
+with netCDF4.Dataset(sys.argv[1], "a") as d:
+    d["msl"][0, 3, 5] = float("inf")
+PY
+run forecast --model $CK --init an.nc --steps 1 --output fi.nc
+fails 1 "forecast from a state with an infinity" "an.nc: field" "(msl" "1 of 2048 values are infinite"
 mkfifo pipe.nc
 timeout 20 "$W" -q export pipe.nc --output xp >"$T/out" 2>"$T/err"; rc=$?; err=$(cat "$T/err")
 fails 1 "export of a FIFO (it blocked until a writer came)" "pipe.nc: is a FIFO (named pipe), expected a GRIB or NetCDF file"
