@@ -2,6 +2,7 @@
 
 #include "backend/wx_backend.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -155,5 +156,19 @@ wx_status wx_params_set_f64(wx_params *p, const char *what, const char *name, in
     }
     float *dst = p->data + t->offset;
     for (int64_t k = 0; k < t->size; k++) dst[k] = (float)src[k];
+    return WX_OK;
+}
+
+wx_status wx_params_check_finite(const wx_params *p, const char *what) {
+    for (int i = 0; i < p->count; i++) {
+        const float *x = wx_params_tensor(p, i);
+        int64_t bad = 0, first = -1;
+        for (int64_t k = 0; k < p->t[i].size; k++)
+            if (!isfinite(x[k])) bad++, first = first < 0 ? k : first;
+        if (bad)
+            return wx_error_set(WX_ERR_RUN, "%s: tensor '%s' has %lld NaN or infinite values of %lld "
+                                "(the first at element %lld): weights that cannot forecast", what,
+                                p->t[i].name, (long long)bad, (long long)p->t[i].size, (long long)first);
+    }
     return WX_OK;
 }

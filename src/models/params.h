@@ -79,6 +79,10 @@ void wx_params_borrow_grad(wx_params *p, float *buf);
 wx_status wx_params_host_begin(wx_params *p, float **host);
 wx_status wx_params_host_end(wx_params *p, float *host);
 
+/* WX_ERR_RUN naming `what` (a file) and the first tensor holding a NaN or an infinity: imported
+ * weights must be finite (the model would forecast NaN). Host data only. */
+wx_status wx_params_check_finite(const wx_params *p, const char *what);
+
 /* Number of parameters (sum of tensor sizes, padding excluded). */
 int64_t wx_params_total(const wx_params *p);
 

@@ -64,6 +64,7 @@ wx_status wx_weights_import(wx_params *p, const wx_safetensors *st) {
         s = wx_safetensors_to_f32(st, src[i], wx_params_tensor(p, i));
     }
     free(src);
+    if (s == WX_OK) s = wx_params_check_finite(p, st->path);
     return s;
 }
 

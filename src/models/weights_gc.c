@@ -337,5 +337,6 @@ wx_status wx_weights_import_graphcast(wx_params *p, const wx_gc_config *c, const
     }
     free(src);
     free(tr);
+    if (s == WX_OK) s = wx_params_check_finite(p, z->path);
     return s;
 }

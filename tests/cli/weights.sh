@@ -56,6 +56,17 @@ printf 'not a checkpoint' >"$T/bad.ckpt"
 run export-weights "$T/bad.ckpt" --output "$T/x.safetensors"
 fails 1 "bad checkpoint" "bad.ckpt"
 [ ! -e "$T/x.safetensors" ]; check "no safetensors written on failure" $?
+# Non-finite weights are refused (they imported, and every forecast was NaN)
+/usr/bin/python3 - "$FX/weights_tiny.safetensors" "$T/nan.safetensors" <<'PY'
+import struct, sys
+b = bytearray(open(sys.argv[1], "rb").read())
+n = struct.unpack("<Q", b[:8])[0]
+b[8 + n + 4 * 7:8 + n + 4 * 8] = struct.pack("<f", float("nan"))  # the 8th float of the data
+open(sys.argv[2], "wb").write(b)
+PY
+run import-weights "$T/nan.safetensors" --config "$CFG" --output "$T/x.ckpt"
+fails 1 "a NaN weight" "nan.safetensors: tensor '" "1 NaN or infinite values of" "(the first at element 7)"
+[ ! -e "$T/x.ckpt" ]; check "no checkpoint written for NaN weights" $?
 # The wrong kind of file is named as what it is
 printf 'GRIB\0\0\0\2 not really' >"$T/f.grib2"
 run export-weights "$T/f.grib2" --output "$T/x.safetensors"
