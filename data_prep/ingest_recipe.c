@@ -258,7 +258,7 @@ static wx_status parse(wx_recipe *r, const char *output_override) {
                             root->file);
     }
     /* a file in the way, or a folder that cannot be written: before any source is read */
-    if (wx_output_dir_check(r->output, output_override ? "--output" : "output") != WX_OK)
+    if (wx_output_archive_dir_check(r->output, output_override ? "--output" : "output") != WX_OK)
         return wx_error_wrap(WX_ERR_USAGE, "%s: ", root->file);
     return WX_OK;
 }

@@ -1,4 +1,3 @@
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,24 +14,6 @@ static wx_status parse_time(const wx_args *a, const char *name, int *has, wx_tim
     char what[32];
     snprintf(what, sizeof what, "--%s", name);
     if (wx_time_parse(v, what, t) != WX_OK) return wx_error_wrap(WX_ERR_USAGE, "%s", "");
-    return WX_OK;
-}
-
-/* An output inside the archive being read would replace its files (manifest.json, a shard):
- * refused, comparing the real paths of the archive and of the output's folder. */
-static wx_status outside_archive(const char *archive, const char *out) {
-    char ra[PATH_MAX], ro[PATH_MAX];
-    char *dir = wx_strdup(out), *slash = strrchr(dir, '/');
-    if (!slash) snprintf(dir, strlen(dir) + 1, ".");
-    else if (slash == dir) slash[1] = 0;
-    else *slash = 0;
-    int known = realpath(archive, ra) && realpath(dir, ro);
-    free(dir);
-    if (!known) return WX_OK; /* a missing archive or folder is reported by what reads/writes it */
-    size_t n = strlen(ra);
-    if (!strncmp(ro, ra, n) && (ro[n] == 0 || ro[n] == '/' || (n == 1 && ra[0] == '/')))
-        return wx_error_set(WX_ERR_USAGE, "dump: --output %s is inside the archive %s being read; "
-                            "write it outside the archive", out, archive);
     return WX_OK;
 }
 
@@ -63,7 +44,6 @@ int wx_cmd_dump(int argc, char **argv) {
         return wx_cli_error(WX_ERR_USAGE);
     }
     wx_status cs = wx_output_path_check(out, "--output");
-    if (cs == WX_OK) cs = outside_archive(a.positionals[0], out);
     if (cs != WX_OK) return wx_cli_error(cs);
     wx_dump_opts o = {0};
     o.vars = wx_args_get(&a, "vars");

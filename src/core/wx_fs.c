@@ -209,7 +209,20 @@ wx_status wx_mkdir_p(const char *path) {
 /* Whether folder `dir` can receive new entries: it exists, is a folder and is writable, or it
  * is absent and its nearest existing ancestor is (wx_mkdir_p makes the rest when writing).
  * Usage errors naming `what` and `path` (the output named on the command line). */
-static wx_status folder_writable(const char *dir, const char *what, const char *path) {
+int wx_fs_is_archive_dir(const char *dir) {
+    char path[8192], head[64] = "";
+    snprintf(path, sizeof path, "%s/manifest.json", dir);
+    FILE *f = fopen(path, "rb");
+    if (!f) return 0;
+    size_t n = fread(head, 1, sizeof head - 1, f);
+    fclose(f);
+    head[n] = 0;
+    return strstr(head, "\"format\":\"wxcast-archive\"") != NULL;
+}
+
+/* allow_archive: ingest's own output is an archive folder; every other output there would
+ * replace its files (export's manifest.json, a forecast named shard-00001.wxr). */
+static wx_status folder_writable(const char *dir, const char *what, const char *path, int allow_archive) {
     char *p = wx_strdup(dir);
     struct stat sb;
     wx_status s = WX_OK;
@@ -235,6 +248,10 @@ static wx_status folder_writable(const char *dir, const char *what, const char *
             *slash = 0;
         }
     }
+    if (s == WX_OK && !allow_archive && !strcmp(p, dir) && wx_fs_is_archive_dir(p))
+        s = wx_error_set(WX_ERR_USAGE, "%s %s: %s is a wxcast archive folder, whose files "
+                         "(manifest.json, shards) an output there could replace: write outside it",
+                         what, path, p);
     free(p);
     return s;
 }
@@ -255,7 +272,7 @@ wx_status wx_output_path_check(const char *path, const char *what) {
     char *dir;
     const char *name;
     split_path(path, &dir, &name);
-    wx_status s = folder_writable(dir, what, path);
+    wx_status s = folder_writable(dir, what, path, 0);
     free(dir);
     return s;
 }
@@ -287,7 +304,21 @@ wx_status wx_output_dir_check(const char *path, const char *what) {
     if (!path[0]) return wx_error_set(WX_ERR_USAGE, "%s: empty folder name", what);
     if (stat(path, &sb) == 0 && !S_ISDIR(sb.st_mode))
         return wx_error_set(WX_ERR_USAGE, "%s %s: is a file, expected a folder", what, path);
-    return folder_writable(path, what, path);
+    return folder_writable(path, what, path, 0);
+}
+
+wx_status wx_output_archive_dir_check(const char *path, const char *what) {
+    struct stat sb;
+    if (!path[0]) return wx_error_set(WX_ERR_USAGE, "%s: empty folder name", what);
+    if (stat(path, &sb) == 0 && !S_ISDIR(sb.st_mode))
+        return wx_error_set(WX_ERR_USAGE, "%s %s: is a file, expected a folder", what, path);
+    char m[8192];
+    snprintf(m, sizeof m, "%s/manifest.json", path);
+    if (stat(m, &sb) == 0 && !wx_fs_is_archive_dir(path)) /* a viewer's, another tool's */
+        return wx_error_set(WX_ERR_USAGE, "%s %s: holds a manifest.json that is not a wxcast "
+                            "archive's, which the archive's would replace: use another folder",
+                            what, path);
+    return folder_writable(path, what, path, 1);
 }
 
 wx_status wx_file_size(const char *path, int64_t *size) {

@@ -51,8 +51,14 @@ wx_status wx_output_not_input(const char *out, const char *in, const char *what)
  * outputs); returns how many were removed (0 when dir does not exist). */
 int wx_fs_unlink_matching(const char *dir, int (*match)(const char *name, void *ctx), void *ctx);
 /* Whether `path` can be an output folder: a writable folder, or absent (created later) under a
- * writable one. */
+ * writable one. Neither this nor wx_output_path_check accepts a wxcast archive folder as the
+ * folder written in (its files could be replaced). */
 wx_status wx_output_dir_check(const char *path, const char *what);
+/* The same for an archive's own folder (ingest's output): an archive folder is fine, a folder
+ * with another manifest.json is not. */
+wx_status wx_output_archive_dir_check(const char *path, const char *what);
+/* 1 when dir/manifest.json is a wxcast archive's. */
+int wx_fs_is_archive_dir(const char *dir);
 
 /* Clean-up of interrupted and failed runs (core/wx_fs_cleanup.c). The SIGINT/SIGTERM/SIGHUP
  * handler (installed once by the CLI) unlinks every registered temporary, removes the folders

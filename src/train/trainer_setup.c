@@ -306,8 +306,8 @@ static void warn_model_changed(const char *from, const char *was, const char *no
 }
 
 /* --metrics names a file to write: not one of the run's inputs or checkpoints (a slip of the
- * tab key would overwrite the config or the archive's manifest), nothing inside the archive, and
- * not an earlier run's rows unless --resume (which appends) or --overwrite says so. */
+ * tab key would overwrite the config or the archive's manifest; a file inside any archive
+ * folder is refused by wx_output_path_check), and not an earlier run's rows unless --resume (which appends) or --overwrite says so. */
 static wx_status check_metrics_path(const wx_trainer *t) {
     const wx_train_config *c = t->c;
     const char *mp = t->o->metrics;
@@ -318,15 +318,6 @@ static wx_status check_metrics_path(const wx_trainer *t) {
                                c->wind_ckpt, t->last_path, t->best_path};
     for (size_t k = 0; k < sizeof ins / sizeof ins[0]; k++)
         if (ins[k] && ins[k][0]) WX_TRY(wx_output_not_input(mp, ins[k], "--metrics"));
-    char *dir = wx_strdup(mp), *slash = strrchr(dir, '/');
-    if (slash) *slash = 0;
-    struct stat a, b;
-    int inside = stat(slash ? dir : ".", &a) == 0 && stat(c->archive, &b) == 0 &&
-                 a.st_dev == b.st_dev && a.st_ino == b.st_ino;
-    free(dir);
-    if (inside)
-        return wx_error_set(WX_ERR_USAGE, "--metrics %s: inside the archive folder %s; write it "
-                            "elsewhere", mp, c->archive);
     struct stat m;
     if (!t->o->resume && !t->o->overwrite && stat(mp, &m) == 0 && S_ISREG(m.st_mode) && m.st_size > 0)
         return wx_error_set(WX_ERR_USAGE, "--metrics %s already holds an earlier run's rows, which "

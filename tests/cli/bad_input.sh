@@ -348,9 +348,24 @@ usage_error "precip.channel t2m (log1p of a temperature)" "tp2m.yaml: precip.cha
 # 6. dump into the archive it reads.
 m0=$(md5sum < archive/manifest.json)
 run dump archive --output archive/manifest.json
-usage_error "dump into the archive" "archive/manifest.json" "inside the archive"
+usage_error "dump into the archive" "archive/manifest.json" "is a wxcast archive folder"
 run dump archive --output ./archive/../archive/sub.nc
-usage_error "dump into the archive (another spelling)" "inside the archive"
+usage_error "dump into the archive (another spelling)" "is a wxcast archive folder"
+# ... and any other output into an archive folder (forecast named its manifest, export wrote the
+# viewer's manifest.json over it, eval, GRIB)
+run forecast --model $CK --init archive --time 2000-12-27T06:00 --steps 1 --output archive/manifest.json
+usage_error "forecast --output into the archive" "--output archive/manifest.json: archive is a wxcast archive folder"
+run forecast --model $CK --init archive --time 2000-12-27T06:00 --steps 1 --grib archive
+usage_error "forecast --grib into the archive" "--grib archive: archive is a wxcast archive folder"
+run export an.nc --output archive --no-coast
+usage_error "export into the archive" "--output archive: archive is a wxcast archive folder"
+run eval --forecast an.nc --truth archive --output ./archive
+usage_error "eval into the archive" "--output ./archive: ./archive is a wxcast archive folder"
+# ingest into a folder holding another tool's manifest.json (export's) would replace it
+mkdir -p viewer && printf '{"format":"wxcast-viewer"}' > viewer/manifest.json
+sed 's#^output: archive#output: viewer#' recipe.yaml > rv.yaml
+run ingest rv.yaml
+usage_error "ingest into a folder with another manifest.json" "viewer: holds a manifest.json that is not a wxcast archive's"
 ok "the archive's manifest is intact" '[ "$(md5sum < archive/manifest.json)" = "$m0" ] && "$W" -q verify archive >/dev/null 2>&1'
 # verify also reads the climatology: every slab's crc32 and the file's size.
 run verify archive

@@ -195,9 +195,9 @@ run train keep.yaml --metrics keep.yaml --overwrite
 usage_error "--metrics naming the config" "--metrics keep.yaml is the input keep.yaml"
 ok "  ... the config is intact" 'cmp -s keep.yaml t_ckA.yaml'
 run train keep.yaml --metrics archive/manifest.json --overwrite
-usage_error "--metrics naming the archive's manifest" "--metrics archive/manifest.json is the input archive/manifest.json"
+usage_error "--metrics naming the archive's manifest" "--metrics archive/manifest.json: archive is a wxcast archive folder"
 run train keep.yaml --metrics archive/new.jsonl --overwrite
-usage_error "--metrics inside the archive folder" "--metrics archive/new.jsonl: inside the archive folder"
+usage_error "--metrics inside the archive folder" "--metrics archive/new.jsonl: archive is a wxcast archive folder"
 ok "  ... the archive is intact" 'cmp -s archive/manifest.json manifest.keep && [ ! -e archive/new.jsonl ]'
 run train keep.yaml --resume ckA/pretrain/last.ckpt --metrics ckA/pretrain/last.ckpt
 usage_error "--metrics naming the --resume checkpoint" "is the input ckA/pretrain/last.ckpt"
