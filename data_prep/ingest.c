@@ -182,9 +182,32 @@ static void remove_leftovers(const char *dir, const wx_archive_meta *m) {
         wx_log_info("ingest: removed %s, left by an earlier ingest (this archive has none)", path);
 }
 
+/* A finished archive in the output folder of another recipe or other sources: its shards would
+ * be overwritten from the first record on, so a failed or interrupted run would leave neither
+ * archive. Replaced only on --overwrite; the same archive (same key) is resumed/re-checked. */
+static wx_status keep_other_archive(const char *dir, const wx_archive_meta *m, int overwrite) {
+    if (!wx_fs_is_archive_dir(dir)) return WX_OK;
+    wx_archive_meta old;
+    memset(&old, 0, sizeof old);
+    wx_status st = wx_archive_read_manifest(dir, &old);
+    uint64_t key = old.key;
+    wx_archive_meta_free(&old);
+    if (st != WX_OK) wx_error_clear(); /* a damaged manifest: nothing left to keep */
+    if (st != WX_OK || key == m->key) return WX_OK;
+    if (overwrite) {
+        wx_log_warn("ingest: %s: replacing the archive there (another recipe or other sources; "
+                    "--overwrite)", dir);
+        return WX_OK;
+    }
+    return wx_error_set(WX_ERR_USAGE, "ingest: %s holds a finished archive of another recipe or "
+                        "other sources, which this ingest would overwrite: use another output "
+                        "folder, or --overwrite to replace it", dir);
+}
+
 static wx_status run(ingest_ctx *c, wx_ingest_opts *o) {
     WX_TRY(setup(c));
     wx_archive_meta *m = &c->meta;
+    WX_TRY(keep_other_archive(c->r.output, m, o->overwrite));
     WX_TRY(wx_mkdir_p(c->r.output));
     remove_stale(c->r.output);
     size_t np = (size_t)wx_archive_points(m);

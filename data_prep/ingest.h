@@ -10,6 +10,7 @@
 
 typedef struct {
     const char *output;  /* overrides the recipe's `output` when non-NULL */
+    int overwrite;       /* 1: a finished archive of another recipe there may be replaced */
     int64_t records_written; /* out: records decoded in this run (skipped shards excluded) */
     int64_t records_total;   /* out: records in the archive */
     int shards_skipped;      /* out: shards found complete from an earlier run */

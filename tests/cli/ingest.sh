@@ -112,7 +112,11 @@ sz=$(stat -c %s "$T/rw.nc"); sleep 0.01
 import sys, netCDF4
 d = netCDF4.Dataset(sys.argv[1], "a"); d["t2m"][:] = 280 + float(sys.argv[2]); d.close()
 PY
-"$WX" -q ingest "$T/rw.yaml" > /dev/null 2>&1; rc=$?
+# the archive of the old contents is kept unless --overwrite says to replace it
+"$WX" -q ingest "$T/rw.yaml" > /dev/null 2> "$T/rw2.txt"; rc=$?
+ok "a rewritten source: the finished archive is kept without --overwrite (rc $rc: $(cat "$T/rw2.txt"))" \
+    '[ $rc -eq 2 ] && grep -q "holds a finished archive of another recipe or other sources" "$T/rw2.txt" && "$WX" -q verify "$T/rw" > /dev/null 2>&1'
+"$WX" -q ingest "$T/rw.yaml" --overwrite > /dev/null 2>&1; rc=$?
 "$WX" -q dump "$T/rw" --output "$T/rw_dump.nc" > /dev/null 2>&1
 ok "a source rewritten with the same size ($sz -> $(stat -c %s "$T/rw.nc") bytes) is decoded again (rc $rc)" \
     '[ $rc -eq 0 ] && [ "$sz" = "$(stat -c %s "$T/rw.nc")" ] && /usr/bin/python3 -c "import netCDF4,sys; v=netCDF4.Dataset(sys.argv[1])[\"t2m\"][:]; sys.exit(0 if abs(float(v.mean()) - 285) < 1e-4 else 1)" "$T/rw_dump.nc"'
@@ -166,7 +170,7 @@ ok "verify OK" '"$WX" verify "$T/a" | grep -q "^OK"'
 # a rerun into a used folder leaves one archive: no shard past its last, no climatology it lacks
 cp -r "$T/a" "$T/a2" && cp "$T/a/shard-00000.wxr" "$T/a2/shard-00042.wxr" && touch "$T/a2/notes.txt"
 recipe a2 "$DATA/era5-levels-members.grib" && sed -i '/^statistics:/d' "$T/a2.yaml"
-"$WX" -q ingest "$T/a2.yaml" > /dev/null 2>&1; rc=$?
+"$WX" -q ingest "$T/a2.yaml" --overwrite > /dev/null 2>&1; rc=$?
 ok "rerun without statistics into the folder: old climatology and stray shard gone, notes kept (rc $rc: $(ls "$T/a2" | tr '\n' ' '))" \
     '[ $rc -eq 0 ] && [ -e "$T/a/climatology.wxc" ] && [ ! -e "$T/a2/climatology.wxc" ] && [ ! -e "$T/a2/shard-00042.wxr" ] && [ -e "$T/a2/notes.txt" ] && "$WX" -q verify "$T/a2" > /dev/null'
 "$WX" inspect --json "$T/a" > "$T/inspect.json"
