@@ -31,7 +31,9 @@ static uint64_t fnv(uint64_t h, const void *p, size_t n) {
     return h;
 }
 
-static void remove_stale(const char *dir) {
+/* keep_manifest: the folder's finished archive is this one (same key), re-checked in place: an
+ * interrupted re-check leaves it readable. */
+static void remove_stale(const char *dir, int keep_manifest) {
     DIR *d = opendir(dir);
     if (!d) return;
     struct dirent *e;
@@ -43,7 +45,7 @@ static void remove_stale(const char *dir) {
         }
     closedir(d);
     snprintf(path, sizeof path, "%s/manifest.json", dir);
-    unlink(path);
+    if (!keep_manifest) unlink(path);
 }
 
 static wx_status setup(ingest_ctx *c) {
@@ -185,7 +187,9 @@ static void remove_leftovers(const char *dir, const wx_archive_meta *m) {
 /* A finished archive in the output folder of another recipe or other sources: its shards would
  * be overwritten from the first record on, so a failed or interrupted run would leave neither
  * archive. Replaced only on --overwrite; the same archive (same key) is resumed/re-checked. */
-static wx_status keep_other_archive(const char *dir, const wx_archive_meta *m, int overwrite) {
+static wx_status keep_other_archive(const char *dir, const wx_archive_meta *m, int overwrite,
+                                    int *same) {
+    *same = 0;
     if (!wx_fs_is_archive_dir(dir)) return WX_OK;
     wx_archive_meta old;
     memset(&old, 0, sizeof old);
@@ -193,7 +197,8 @@ static wx_status keep_other_archive(const char *dir, const wx_archive_meta *m, i
     uint64_t key = old.key;
     wx_archive_meta_free(&old);
     if (st != WX_OK) wx_error_clear(); /* a damaged manifest: nothing left to keep */
-    if (st != WX_OK || key == m->key) return WX_OK;
+    *same = st == WX_OK && key == m->key;
+    if (st != WX_OK || *same) return WX_OK;
     if (overwrite) {
         wx_log_warn("ingest: %s: replacing the archive there (another recipe or other sources; "
                     "--overwrite)", dir);
@@ -207,9 +212,10 @@ static wx_status keep_other_archive(const char *dir, const wx_archive_meta *m, i
 static wx_status run(ingest_ctx *c, wx_ingest_opts *o) {
     WX_TRY(setup(c));
     wx_archive_meta *m = &c->meta;
-    WX_TRY(keep_other_archive(c->r.output, m, o->overwrite));
+    int same;
+    WX_TRY(keep_other_archive(c->r.output, m, o->overwrite, &same));
     WX_TRY(wx_mkdir_p(c->r.output));
-    remove_stale(c->r.output);
+    remove_stale(c->r.output, same);
     size_t np = (size_t)wx_archive_points(m);
     float *rec = wx_malloc(sizeof(float) * np * (size_t)m->nchan);
     ingest_batch b;
