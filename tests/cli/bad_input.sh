@@ -329,6 +329,14 @@ with netCDF4.Dataset(sys.argv[1], "a") as d:
 PY
 run forecast --model $CK --init an.nc --steps 1 --output fi.nc
 fails 1 "forecast from a state with an infinity" "an.nc: field" "(msl" "1 of 2048 values are infinite"
+cp an.nc sf.nc
+/usr/bin/python3 - sf.nc <<'PY'
+import sys, netCDF4
+with netCDF4.Dataset(sys.argv[1], "a") as d:
+    d["t2m"].setncattr("scale_factor", 0.0)  # every value would read as add_offset
+PY
+run forecast --model $CK --init sf.nc --steps 1 --output fi.nc
+fails 1 "a scale_factor of 0" "sf.nc: variable 't2m': scale_factor 0, add_offset 0: expected a finite, non-zero scale_factor"
 mkfifo pipe.nc
 timeout 20 "$W" -q export pipe.nc --output xp >"$T/out" 2>"$T/err"; rc=$?; err=$(cat "$T/err")
 fails 1 "export of a FIFO (it blocked until a writer came)" "pipe.nc: is a FIFO (named pipe), expected a GRIB or NetCDF file"
