@@ -8,6 +8,7 @@
 #include "cli/wx_args.h"
 #include "core/wx_error.h"
 #include "core/wx_fs.h"
+#include "io/wx_source.h"
 #include "wx_build_config.h"
 
 const wx_command wx_commands[] = {
@@ -109,6 +110,7 @@ int wx_cli_main(int argc, char **argv) {
                     return WX_ERR_USAGE;
                 }
                 wx_fs_cleanup_install();
+                wx_source_quiet_libraries();
                 int rc = c->run(argc - first, argv + first);
                 /* a result lost on a full disk or closed pipe is a failure, not a silent exit 0 */
                 if (rc == 0 && (fflush(stdout) != 0 || ferror(stdout))) {

@@ -21,6 +21,18 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/wx_log.h"
+
+static void eccodes_to_debug_log(const codes_context *c, int level, const char *mesg) {
+    (void)c;
+    wx_log_debug("eccodes %s: %s", level == CODES_LOG_ERROR || level == CODES_LOG_FATAL ? "error"
+                 : level == CODES_LOG_WARNING ? "warning" : "info", mesg);
+}
+
+void wx_source_quiet_libraries(void) {
+    codes_context_set_logging_proc(codes_context_get_default(), eccodes_to_debug_log);
+}
+
 typedef struct {
     const unsigned char *map; /* the whole file, read-only */
     size_t size;

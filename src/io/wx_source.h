@@ -55,6 +55,10 @@ wx_source_format wx_source_format_of(const wx_source *s);
 int wx_source_count(const wx_source *s);
 const wx_field_info *wx_source_info(const wx_source *s, int i);
 
+/* eccodes prints its own "ECCODES ERROR : ..." lines on stderr before wxcast's one error line
+ * says what failed; this sends them to the debug log (-v shows them). Called once at start-up. */
+void wx_source_quiet_libraries(void);
+
 /* Marks `s` as data to archive or to start a model from (ingest, forecast --init): NetCDF
  * variables whose units cannot be converted to the catalogue's, and temperatures or surface
  * pressures outside what the atmosphere has (Kelvin labelled degC), are then refused when read.

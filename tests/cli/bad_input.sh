@@ -346,6 +346,10 @@ fails 1 "forecast --model of a folder" "archive: is a folder, expected a file"
 run eval --forecast g2/forecast_20001227T06_pl.grib2 --truth archive --output ev
 fails 1 "eval of a GRIB2 file" "forecast_20001227T06_pl.grib2" "not a NetCDF file" "NetCDF forecast file"
 ok "eval of a GRIB2 file: no output folder made" '[ ! -e ev ]'
+# a damaged GRIB header: wxcast's one line only (eccodes printed three "ECCODES ERROR" lines first)
+cp g2/forecast_20001227T06_pl.grib2 flip.grib2 && printf '\377' | dd of=flip.grib2 bs=1 seek=16 conv=notrunc 2>/dev/null
+run inspect flip.grib2
+fails 1 "inspect of a GRIB file with a damaged section 1" "flip.grib2: message 1:"
 run train train.yaml --stage precip
 usage_error "--stage precip without a precip section" "train.yaml" "precip:" "wind_checkpoint"
 sed 's#checkpoint_dir: ck#checkpoint_dir: ckpt2m#' train.yaml > tp2m.yaml
