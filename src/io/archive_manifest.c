@@ -212,13 +212,18 @@ static wx_status parse(const wx_yaml *r, const char *ctx, wx_archive_meta *m) {
     WX_TRY(get_num(g, "dlat", ctx, &dlat));
     WX_TRY(get_num(g, "lon0", ctx, &lon0));
     WX_TRY(get_num(g, "dlon", ctx, &dlon));
+    if (!(nlat >= 1 && nlat <= 1e6 && nlon >= 1 && nlon <= 1e6) || nlat != floor(nlat) ||
+        nlon != floor(nlon)) /* cast to int below: 3200000000 became -2147483648 */
+        return wx_error_set(WX_ERR_RUN, "%s: grid %gx%g: expected whole numbers of rows and columns "
+                            "in 1..1000000", ctx, nlat, nlon);
     /* Archives written before the grid was stored at full precision hold 9 digits (180/31 as
      * 5.80645161): a grid that ends within 1e-6° of a pole, or spans 360° to within 1e-6°, gets
      * its exact spacing back. */
     double end = lat0 - (nlat - 1) * dlat;
     if (nlat > 1 && fabs(fabs(end) - 90) < 1e-6) dlat = (lat0 - copysign(90, end)) / (nlat - 1);
     if (nlon > 0 && fabs(nlon * dlon - 360) < 1e-6) dlon = 360 / nlon;
-    WX_TRY(wx_grid_make((int)nlat, (int)nlon, lat0, dlat, lon0, dlon, &m->grid));
+    if (wx_grid_make((int)nlat, (int)nlon, lat0, dlat, lon0, dlon, &m->grid) != WX_OK)
+        return wx_error_wrap(WX_ERR_RUN, "%s: ", ctx);
     const wx_yaml *t = wx_yaml_get(r, "time");
     WX_TRY(get_str(t, "start", ctx, &s));
     WX_TRY(wx_time_parse(s, "time.start", &m->start));

@@ -410,6 +410,9 @@ fails 1 "verify of an archive whose manifest nlat was edited" "mm/manifest.json:
 sed -i 's/,"metadata_crc32":"[0-9a-f]*"//' mm/manifest.json
 run verify mm
 fails 1 "verify of an older manifest whose nlat was edited" "mm/shard-00000.wxr: header does not match manifest.json: record bytes" "31x64 grid); was manifest.json edited or replaced?"
+cp archive/manifest.json mm/manifest.json && sed -i 's/"nlat":32/"nlat":3200000000/' mm/manifest.json
+run verify mm
+fails 1 "a manifest nlat past int (said 'grid: size -2147483648x64' naming no file)" "mm/manifest.json: grid 3.2e+09x64: expected whole numbers"
 rm -rf mm
 # edits the shard headers cannot see: a unit, a level, a channel name
 for e in 's/"units":"K"/"units":"degC"/' 's/"level":850/"level":700/' 's/"name":"t850"/"name":"t851"/'; do
