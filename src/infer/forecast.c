@@ -187,7 +187,8 @@ static wx_status put_time(writers *w, wx_time valid, int64_t b, int nout, size_t
 }
 
 /* Lead 0 of every member: the (perturbed) state in physical units; output channels that are
- * not inputs (diagnostics) keep the initial record. out (b, nout, hw) */
+ * not inputs (diagnostics) or that the model never reads (unperturbed) keep the initial record.
+ * out (b, nout, hw) */
 static void lead0(const wx_rollout *r, const float *rec, const wx_archive_meta *m,
                   const int *map_out, float *out) {
     size_t hw = (size_t)(r->h * r->w), P = (size_t)wx_archive_points(m);
@@ -196,7 +197,8 @@ static void lead0(const wx_rollout *r, const float *rec, const wx_archive_meta *
             float *dst = out + ((size_t)s * (size_t)r->nout + (size_t)c) * hw;
             int i = 0;
             while (i < r->nin && strcmp(r->in[i].name, r->out[c].name)) i++;
-            if (s == 0 || i == r->nin) { /* exact values, untouched by normalisation */
+            if (s == 0 || i == r->nin || wx_rollout_input_unread(r, i)) { /* exact values, untouched
+                                                                            * by normalisation */
                 memcpy(dst, rec + (size_t)map_out[c] * P, sizeof(float) * hw);
                 continue;
             }

@@ -87,6 +87,7 @@ static void add_noise(wx_rollout *r, wx_perturbation kind, double amp, uint64_t 
     float *f = wx_malloc(sizeof(float) * hw);
     for (int64_t m = 1; m < r->b; m++)
         for (int i = 0; i < r->nin; i++) {
+            if (wx_rollout_input_unread(r, i)) continue; /* no member starts from it */
             float *x = r->x + ((size_t)m * (size_t)r->nin + (size_t)i) * hw;
             if (kind == WX_PERTURB_SPHERICAL) {
                 wx_spherical_gaussian_field(&r->grid, seed, (uint64_t)m, i, f);
@@ -106,7 +107,7 @@ static void clamp_members(wx_rollout *r) {
     size_t hw = (size_t)(r->h * r->w);
     for (int64_t m = 1; m < r->b; m++)
         for (int i = 0; i < r->nin; i++) {
-            if (!r->in[i].nonnegative) continue;
+            if (!r->in[i].nonnegative || wx_rollout_input_unread(r, i)) continue; /* unperturbed */
             float *x = r->x + ((size_t)m * (size_t)r->nin + (size_t)i) * hw;
             const float lo = (float)(-r->in[i].mean / r->in[i].std); /* 0 in normalised units */
             for (size_t p = 0; p < hw; p++)
@@ -131,6 +132,10 @@ wx_status wx_forecast_perturb(wx_rollout *r, wx_perturbation kind, double amp, u
         for (int64_t m = 1; st == WX_OK && m < r->b; m++)
             for (int i = 0; i < r->nin; i++) {
                 float *x = r->x + ((size_t)m * (size_t)r->nin + (size_t)i) * hw;
+                if (wx_rollout_input_unread(r, i)) { /* back to the analysis, unperturbed */
+                    memcpy(x, x0 + (size_t)i * hw, sizeof(float) * hw);
+                    continue;
+                }
                 const float *y0 = r->x + (size_t)i * hw;
                 double s = 0;
                 for (size_t p = 0; p < hw; p++) s += (double)(x[p] - y0[p]) * (x[p] - y0[p]);

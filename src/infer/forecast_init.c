@@ -116,8 +116,7 @@ wx_status wx_forecast_init_from_file(const char *path, const wx_rollout *r, int 
         if (o < r->nout) {
             /* a state channel the model never reads (GraphCast's target-only tp) may be absent:
              * NaN at lead 0, the model's own prediction from the first step on */
-            const wx_train_model *m = r->model;
-            need[o] = !(m && m->state && o < m->nstate && m->state[o].output_only);
+            need[o] = !wx_rollout_input_unread(r, i);
             continue;
         }
         need[n] = 1;

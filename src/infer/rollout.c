@@ -391,3 +391,10 @@ void wx_rollout_output(const wx_rollout *r, float *out) {
                     if (out[off + p] < 0) out[off + p] = 0;
         }
 }
+
+int wx_rollout_input_unread(const wx_rollout *r, int i) {
+    const wx_train_model *m = r->model;
+    int o = 0;
+    while (o < r->nout && strcmp(r->out[o].name, r->in[i].name)) o++;
+    return o < r->nout && m && m->state && o < m->nstate && m->state[o].output_only;
+}

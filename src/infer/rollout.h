@@ -103,6 +103,10 @@ wx_status wx_rollout_open(const char *ckpt_path, int threads, int64_t max_batch,
 wx_status wx_rollout_open_opts(const char *ckpt_path, const wx_rollout_opts *o, wx_rollout **out);
 void wx_rollout_close(wx_rollout *r);
 
+/* 1 when state channel i (of r->in) is one the model never reads (GraphCast's target-only tp):
+ * an initial state may lack it, and ensembles leave it unperturbed. */
+int wx_rollout_input_unread(const wx_rollout *r, int i);
+
 /* Archive channel index of every input channel (map_in [nin]) and output channel (map_out
  * [nout], nullable), matched by name, and a check that the archive grid is the model grid or the
  * model grid plus one more (south-pole) row. WX_ERR_USAGE names the missing channel or the grids;

@@ -120,6 +120,26 @@ for f in flat_b flat_t; do
     fc "$CK" "$T/$f.nc" 2020-03-20T06 "$T/${f}_out.nc" "$f.nc, fields without batch"
     same "$T/${f}_out.nc" "$T/ref.nc"; check "$f.nc: the same forecast as from init.nc" $?
 done
+# An ensemble of the model with target-only tp: tp, which no member starts from, is the analysis's
+# in every member at lead 0 (it was perturbed: a lead-0 tp spread), and the inputs are perturbed
+for p in gaussian bred; do
+    run forecast --model "$CK" --init "$FX/init.nc" --time 2020-03-20T06 --steps 1 --threads 1 \
+        --members 3 --perturbation $p --amplitude 0.5 --output "$T/ens_$p.nc"
+    check "ensemble ($p) of the target-only tp model (rc $rc: $err)" "$rc"
+    "$PY" - "$T/ens_$p.nc" "$T/ref.nc" <<'EOF'
+import sys
+import numpy as np
+import netCDF4
+e, r = netCDF4.Dataset(sys.argv[1]), netCDF4.Dataset(sys.argv[2])
+tp, ref = e["tp"][0].filled(np.nan), r["tp"][0].filled(np.nan)   # (member, lat, lon) at lead 0
+assert tp.shape[0] == 3, tp.shape
+for m in range(3):
+    assert np.array_equal(tp[m], ref, equal_nan=True), ("tp member", m, np.nanmax(np.abs(tp[m] - ref)))
+t2m = e["t2m"][0].filled(np.nan)
+assert np.nanmax(np.abs(t2m[1] - t2m[0])) > 0, "inputs perturbed"
+EOF
+    check "ensemble ($p): lead-0 tp unperturbed in every member, t2m perturbed" $?
+done
 same "$T/dm2_out.nc" "$T/ref.nc" 2>/dev/null; st=$?
 [ "$st" -ne 0 ]; check "batch element 1 differs from element 0 (the check can fail)" $?
 
