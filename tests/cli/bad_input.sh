@@ -350,6 +350,12 @@ ok "eval of a GRIB2 file: no output folder made" '[ ! -e ev ]'
 cp g2/forecast_20001227T06_pl.grib2 flip.grib2 && printf '\377' | dd of=flip.grib2 bs=1 seek=16 conv=notrunc 2>/dev/null
 run inspect flip.grib2
 fails 1 "inspect of a GRIB file with a damaged section 1" "flip.grib2: message 1:"
+# a reference date that does not exist: eccodes' validityDate rolled it over to 1 March
+if command -v grib_set >/dev/null; then
+    grib_set -s dataDate=20010230 g2/forecast_20001227T06_pl.grib2 bd.grib2
+    run inspect bd.grib2
+    fails 1 "a GRIB dataDate of 30 February" "bd.grib2: message 1" "invalid GRIB date/time 20010230"
+fi
 run train train.yaml --stage precip
 usage_error "--stage precip without a precip section" "train.yaml" "precip:" "wind_checkpoint"
 sed 's#checkpoint_dir: ck#checkpoint_dir: ckpt2m#' train.yaml > tp2m.yaml
