@@ -115,6 +115,14 @@ static void on_signal(int sig) {
         else if (kind == 2) remove_tree_at(AT_FDCWD, slot_path[i], 0);
     }
     remove_created_dirs();
+    /* one line saying why the run ended (a batch log showed nothing); write(2) is signal-safe */
+    static const char m_int[] = "wxcast: interrupted (SIGINT); unfinished outputs removed\n",
+                      m_term[] = "wxcast: terminated (SIGTERM); unfinished outputs removed\n",
+                      m_hup[] = "wxcast: hung up (SIGHUP); unfinished outputs removed\n";
+    const char *m = sig == SIGINT ? m_int : sig == SIGTERM ? m_term : m_hup;
+    size_t len = sig == SIGINT ? sizeof m_int - 1 : sig == SIGTERM ? sizeof m_term - 1 : sizeof m_hup - 1;
+    ssize_t ignored = write(2, m, len);
+    (void)ignored;
     /* the default action now, so the exit status says which signal ended the run (130, 143) */
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);

@@ -81,12 +81,13 @@ ok "daily SIGTERM: exit 143 (got $st), no temporary folder left ($(ls -A ops/pro
 # synth: the NetCDF writer registers its own temporaries (each month's file is open for a while)
 printf 'truncation: 21\nnlat: 17\nnlon: 32\nstart_year: 2000\nyears: 50\nspin_up_days: 0\nformats: [netcdf]\n' > long.yaml
 mkdir -p sy
-"$W" -q synth long.yaml --output sy 2>/dev/null &
+"$W" -q synth long.yaml --output sy 2>sy_err.txt &
 p=$!
 for i in $(seq 100); do ls -A sy | grep -q '\.tmp\.' && break; sleep 0.1; done
 ok "synth SIGTERM case: its NetCDF temporaries existed" 'ls -A sy | grep -q "\.tmp\."'
 kill -TERM $p; wait $p; st=$?
-ok "synth SIGTERM: exit 143 (got $st), no temporary left ($(ls -A sy | grep tmp))" '[ $st -eq 143 ] && ! ls -A sy | grep -q "\.tmp\."'
+ok "synth SIGTERM: exit 143 (got $st), no temporary left ($(ls -A sy | grep tmp)), one line saying so ($(cat sy_err.txt))" \
+    '[ $st -eq 143 ] && ! ls -A sy | grep -q "\.tmp\." && [ "$(cat sy_err.txt)" = "wxcast: terminated (SIGTERM); unfinished outputs removed" ]'
 # A SIGKILLed forecast or export leaves its temporaries (no handler runs): the next run writing
 # the same outputs removes those of dead pids untouched for an hour, and keeps a recent one
 mkdir -p kk/g kk/x/maps
