@@ -191,7 +191,8 @@ wx_status wx_source_grid_from_axes(const double *lats, int nlat, const double *l
     }
     lon0 = snap(lon0);
     if (lon0 >= 360) lon0 = 0;
-    WX_TRY(wx_grid_make(nlat, nlon, lat0, dlat, lon0, dlon, grid));
+    if (wx_grid_make(nlat, nlon, lat0, dlat, lon0, dlon, grid) != WX_OK)
+        return wx_error_wrap(WX_ERR_RUN, "%s: ", where);
     for (int j = 0; j < nlat; j++) {
         row_map[j] = (int)floor((lat0 - lats[j]) / dlat + 0.5);
         if (row_map[j] < 0 || row_map[j] >= nlat) /* cannot happen on the checks above: a guard */
