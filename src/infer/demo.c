@@ -202,7 +202,7 @@ static wx_status write_map(const char *png, const char *label, const wx_grid *g,
     int made = 0;
     for (int k = 0; k < 2 && st == WX_OK; k++) {
         char t1[256], t2[256], title[320];
-        wx_map_titles(param, level, &s, valid, k ? -1 : lead_s, t1, sizeof t1, t2, sizeof t2);
+        wx_map_titles(param, level, 0, &s, valid, k ? -1 : lead_s, t1, sizeof t1, t2, sizeof t2);
         snprintf(title, sizeof title, "%s: %s", k ? "truth" : label, t1);
         wx_map_opts mo;
         wx_map_opts_default(&mo);

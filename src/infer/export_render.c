@@ -127,7 +127,10 @@ static wx_status run_job(const render_ctx *x, const render_job *j, wx_map_layout
         st = read_cand(s, &x->c[j->var], j->lead, a, b, &g, &have);
         if (st == WX_OK && have) {
             char t1[256], t2[256];
-            wx_map_titles(v->param, v->level, &v->style, s->valid[j->lead],
+            const cand *cj = &x->c[j->var];
+            int fi = cj->v_group < 0 ? s->groups[cj->u_group].field[j->lead] : -1;
+            wx_map_titles(v->param, v->level, fi >= 0 ? wx_source_info(s->src, fi)->accum_s : 0,
+                          &v->style, s->valid[j->lead],
                           s->has_init ? s->lead_s[j->lead] : -1, t1, sizeof t1, t2, sizeof t2);
             if (x->c[j->var].v_group >= 0 && v->level <= 0)
                 snprintf(t1, sizeof t1, "%s (from u/v) [%s]", v->name, v->style.units);

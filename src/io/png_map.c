@@ -270,15 +270,21 @@ wx_status wx_map_write_png(const char *path, const wx_grid *g, const float *fiel
     return st;
 }
 
-void wx_map_titles(const char *name, double level, const wx_map_style *s, int64_t valid,
-                   int64_t lead_s, char *title, int tlen, char *subtitle, int slen) {
+void wx_map_titles(const char *name, double level, int64_t accum_s, const wx_map_style *s,
+                   int64_t valid, int64_t lead_s, char *title, int tlen, char *subtitle, int slen) {
     const wx_catalogue_entry *e = wx_catalogue_find(name);
     char lev[32] = "";
     if (level > 0) snprintf(lev, sizeof lev, " at %g hPa", level);
     const char *what = e ? e->long_name : name;
     if (!strcmp(s->id, "geopotential")) what = "Geopotential height";
     if (!strcmp(s->id, "wind") && !(e && strstr(e->long_name, "speed"))) what = "Wind speed";
-    snprintf(title, (size_t)tlen, "%s%s (%s) [%s]", what, lev, e ? e->short_name : name, s->units);
+    char acc[48] = "";
+    if (accum_s > 0) { /* a sum says over what: "Total precipitation, 6h sum" */
+        char d[32];
+        wx_time_format_duration(accum_s, d);
+        snprintf(acc, sizeof acc, ", %s sum", d);
+    }
+    snprintf(title, (size_t)tlen, "%s%s%s (%s) [%s]", what, lev, acc, e ? e->short_name : name, s->units);
     char v[32], lead[32] = "", init[32];
     wx_time_format(valid, v);
     if (lead_s >= 0) {

@@ -104,8 +104,9 @@ wx_status wx_map_write_png(const char *path, const wx_grid *g, const float *fiel
                            const wx_map_style *s, const wx_map_opts *o, wx_map_layout *lay);
 
 /* Title lines for a forecast field: "2 metre temperature (2t) [°C]" / "valid 2024-01-03T00:00
- * UTC   lead +48h   init 2024-01-01T00:00 UTC" (lead omitted when lead_s < 0). */
-void wx_map_titles(const char *name, double level, const wx_map_style *s, int64_t valid,
-                   int64_t lead_s, char *title, int tlen, char *subtitle, int slen);
+ * UTC   lead +48h   init 2024-01-01T00:00 UTC" (lead omitted when lead_s < 0); an accumulation
+ * (accum_s > 0) says its period: "Total precipitation, 6h sum (tp) [mm]". */
+void wx_map_titles(const char *name, double level, int64_t accum_s, const wx_map_style *s,
+                   int64_t valid, int64_t lead_s, char *title, int tlen, char *subtitle, int slen);
 
 #endif

@@ -280,7 +280,7 @@ static void examples(void) {
                 wx_map_style s;
                 wx_map_style_for(name, info->level, NULL, 1, &s);
                 char title[160], sub[160], path[256];
-                wx_map_titles(name, info->level, &s, info->valid, fi == 0 ? 0 : -1, title,
+                wx_map_titles(name, info->level, info->accum_s, &s, info->valid, fi == 0 ? 0 : -1, title,
                               sizeof title, sub, sizeof sub);
                 wx_map_opts o;
                 wx_map_opts_default(&o);
@@ -317,6 +317,20 @@ static void examples(void) {
     wx_coastline_free(&coast);
 }
 
+/* Titles: an accumulation says over what (the PNG said only "Total precipitation") */
+static void test_titles(void) {
+    wx_map_style s;
+    char t[256], sub[256];
+    wx_map_style_for("tp", 0, NULL, 1, &s);
+    wx_map_titles("tp", 0, 21600, &s, 1483228800 + 86400, 86400, t, sizeof t, sub, sizeof sub);
+    WX_CHECK(!strcmp(t, "Total precipitation, 6h sum (tp) [mm]"), "tp title: %s", t);
+    WX_CHECK(!strcmp(sub, "valid 2017-01-02T00:00 UTC   lead +24h   init 2017-01-01T00:00 UTC"),
+             "subtitle: %s", sub);
+    wx_map_style_for("t", 850, NULL, 1, &s);
+    wx_map_titles("t", 850, 0, &s, 1483228800, -1, t, sizeof t, sub, sizeof sub);
+    WX_CHECK(strstr(t, " at 850 hPa (t) [") && !strstr(t, "sum"), "t850 title: %s", t);
+}
+
 int main(int argc, char **argv) {
     system("rm -rf " OUTDIR);
     mkdir(OUTDIR, 0777);
@@ -324,6 +338,7 @@ int main(int argc, char **argv) {
     test_precip_bar();
     test_msl_contours();
     test_atomic();
+    test_titles();
     if (argc > 1 && !strcmp(argv[1], "--examples")) examples();
     return wx_test_summary();
 }
