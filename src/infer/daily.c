@@ -416,7 +416,7 @@ static char *run_stamp(const daily_config *c, const wx_daily_opts *o) {
     wx_json_kv_int(&j, "lead_s", c->lead_s);
     wx_json_kv_int(&j, "members", c->members > 1 ? c->members : 0);
     if (c->members > 1) {
-        wx_json_kv_int(&j, "perturbation", (int64_t)c->perturbation);
+        wx_json_kv_string(&j, "perturbation", wx_perturbation_name(c->perturbation));
         wx_json_kv_number_exact(&j, "amplitude", c->amplitude);
         wx_json_kv_int(&j, "seed", c->seed);
     }

@@ -6,14 +6,20 @@
 
 #include "core/wx_rng.h"
 
+static const char *const perturbation_names[] = {"gaussian", "spherical-gaussian", "bred"};
+
 wx_status wx_perturbation_parse(const char *text, wx_perturbation *out) {
-    if (!strcmp(text, "gaussian")) *out = WX_PERTURB_GAUSSIAN;
-    else if (!strcmp(text, "spherical-gaussian")) *out = WX_PERTURB_SPHERICAL;
-    else if (!strcmp(text, "bred")) *out = WX_PERTURB_BRED;
-    else
-        return wx_error_set(WX_ERR_USAGE, "--perturbation %s: expected gaussian, "
-                            "spherical-gaussian or bred", text);
-    return WX_OK;
+    for (int k = 0; k < 3; k++)
+        if (!strcmp(text, perturbation_names[k])) {
+            *out = (wx_perturbation)k;
+            return WX_OK;
+        }
+    return wx_error_set(WX_ERR_USAGE, "--perturbation %s: expected gaussian, spherical-gaussian or "
+                        "bred", text);
+}
+
+const char *wx_perturbation_name(wx_perturbation p) {
+    return (unsigned)p < 3 ? perturbation_names[p] : "?";
 }
 
 /* Philox stream of (member, channel): independent of batch layout. */

@@ -25,6 +25,8 @@
 typedef enum { WX_PERTURB_GAUSSIAN = 0, WX_PERTURB_SPHERICAL = 1, WX_PERTURB_BRED = 2 } wx_perturbation;
 
 wx_status wx_perturbation_parse(const char *text, wx_perturbation *out);
+/* "gaussian", "spherical-gaussian", "bred": the names parse takes. */
+const char *wx_perturbation_name(wx_perturbation p);
 
 /* One smooth random field of unit area-weighted RMS on grid g (any rows, north→south).
  * out: [g.nlat, g.nlon] */
