@@ -17,6 +17,8 @@ wx_status wx_forecast_ext_from_args(const wx_args *a, wx_forecast_ext *x) {
     WX_TRY(wx_args_double(a, "amplitude", 0.05, &x->amplitude));
     if (wx_args_get(a, "grib-bits") && (bits < 1 || bits > 32))
         return wx_error_set(WX_ERR_USAGE, "--grib-bits %lld: expected 1..32", (long long)bits);
+    if (seed < 0) /* daily's ensemble.seed takes the same 0..9e18 */
+        return wx_error_set(WX_ERR_USAGE, "--seed %lld: expected 0 or more", (long long)seed);
     if (wx_args_get(a, "members") && (members < 1 || members > 1024))
         return wx_error_set(WX_ERR_USAGE, "--members %lld: expected 1..1024", (long long)members);
     if (!(x->amplitude > 0 && x->amplitude <= WX_AMPLITUDE_MAX))

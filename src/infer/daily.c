@@ -84,7 +84,8 @@ typedef struct {
     const char *pattern;
     int64_t init_hour, threads, lead_s;
     int compress, grib, grib_bits, grib_packing;
-    int members, seed;
+    int members;
+    int64_t seed; /* 0..9e18 (an int truncated seeds past 2^31) */
     wx_perturbation perturbation;
     double amplitude;
     int maps, kelvin, coast, wind, width;
@@ -135,7 +136,7 @@ static wx_status parse_config(const wx_yaml *root, const char *dir, daily_config
         return wx_error_set(WX_ERR_USAGE, "%s: line %d: key 'ensemble.amplitude': %g: expected > 0 "
                             "for an ensemble", en->file, wx_yaml_key_line(en, "amplitude"), c->amplitude);
     WX_TRY(wx_cfg_int(en, ensemble_fields, "seed", &v));
-    c->seed = (int)v;
+    c->seed = v;
     WX_TRY(wx_cfg_bool(mp, maps_fields, "enabled", &c->maps));
     WX_TRY(wx_cfg_bool(mp, maps_fields, "kelvin", &c->kelvin));
     WX_TRY(wx_cfg_bool(mp, maps_fields, "coast", &c->coast));

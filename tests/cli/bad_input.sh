@@ -214,6 +214,8 @@ run "${F[@]}" --steps 1 --members 3 --amplitude -1 --output x.nc
 usage_error "--amplitude -1" "--amplitude -1" "> 0"
 run "${F[@]}" --steps 1 --members 3 --amplitude 101 --output x.nc
 usage_error "--amplitude 101" "--amplitude 101" "<= 100"
+run "${F[@]}" --steps 1 --members 3 --seed -1 --output x.nc
+usage_error "--seed -1" "--seed -1: expected 0 or more"
 run "${F[@]}" --steps 1 --grib gx --grib-bits 0
 usage_error "--grib-bits 0" "--grib-bits 0" "1..32"
 for o in "--seed 3" "--amplitude 0.1" "--perturbation bred"; do

@@ -27,7 +27,7 @@ lead: 24h
 output: products
 threads: 1
 grib: {enabled: true, bits: 12}
-ensemble: {members: 3, perturbation: gaussian, amplitude: 0.1, seed: 5}
+ensemble: {members: 3, perturbation: gaussian, amplitude: 0.1, seed: 5000000005}
 maps: {coast: false}
 Y
 D=ops/products/20001227T06
@@ -62,7 +62,7 @@ ok "rerun exits 0 and says skipped (rc $rc: $(cat out2.txt))" '[ $rc -eq 0 ] && 
 (cd ops/products && find . -type f | sort | xargs md5sum) > sums2.txt
 ok "rerun leaves every file unchanged ($(wc -l < sums1.txt) files)" 'cmp -s sums1.txt sums2.txt && [ $(wc -l < sums1.txt) -gt 25 ]'
 ok "rerun does not rewrite (mtimes)" '[ -z "$(find ops/products -newer sums1.txt)" ]'
-ok "daily.json records the run's model and lead" 'grep -q "\"lead_s\":86400" $D/daily.json && grep -q "\"members\":3" $D/daily.json && grep -q "\"perturbation\":\"gaussian\"" $D/daily.json'
+ok "daily.json records the run's model, lead and ensemble (a seed past 2^31 kept whole)" 'grep -q "\"lead_s\":86400" $D/daily.json && grep -q "\"members\":3" $D/daily.json && grep -q "\"perturbation\":\"gaussian\"" $D/daily.json && grep -q "\"seed\":5000000005" $D/daily.json'
 # Another lead for a finished day: not "done" (it used to be skipped with the 24 h products kept):
 # exit 2, products untouched; --force replaces them with the 12 h run.
 sed 's/^lead: 24h/lead: 12h/' ops/daily.yaml > ops/daily12.yaml
