@@ -22,12 +22,18 @@ static wx_status read_cand(const scan *s, const cand *c, int k, float *out, floa
     const wx_field_info *iu = wx_source_info(s->src, fu), *iv = wx_source_info(s->src, fv);
     *grid = &iu->grid;
     WX_TRY(wx_source_read(s->src, fu, WX_MISSING_NAN, out));
-    if (c->v_group < 0) return WX_OK;
-    if (!wx_grid_same(&iu->grid, &iv->grid, 1e-9))
-        return wx_error_set(WX_ERR_RUN, "%s: %s and %s are on different grids",
-                            wx_source_path(s->src), iu->name, iv->name);
-    WX_TRY(wx_source_read(s->src, fv, WX_MISSING_NAN, tmp));
-    for (size_t p = 0; p < (size_t)iu->grid.nlat * iu->grid.nlon; p++) out[p] = hypotf(out[p], tmp[p]);
+    size_t n = (size_t)iu->grid.nlat * iu->grid.nlon, p = 0;
+    if (c->v_group >= 0) {
+        if (!wx_grid_same(&iu->grid, &iv->grid, 1e-9))
+            return wx_error_set(WX_ERR_RUN, "%s: %s and %s are on different grids",
+                                wx_source_path(s->src), iu->name, iv->name);
+        WX_TRY(wx_source_read(s->src, fv, WX_MISSING_NAN, tmp));
+        for (size_t q = 0; q < n; q++) out[q] = hypotf(out[q], tmp[q]);
+    }
+    /* a field of fill values only (GraphCast's target-only tp at lead 0 without an analysis tp)
+     * is no map: the manifest says null, as for a lead the file lacks */
+    while (p < n && isnan(out[p])) p++;
+    *have = p < n;
     return WX_OK;
 }
 

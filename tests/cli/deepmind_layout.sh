@@ -140,6 +140,20 @@ assert np.nanmax(np.abs(t2m[1] - t2m[0])) > 0, "inputs perturbed"
 EOF
     check "ensemble ($p): lead-0 tp unperturbed in every member, t2m perturbed" $?
 done
+# An analysis without tp (the model never reads it): lead-0 tp is all NaN, and export lists no map
+# for it there (null), where it drew an empty map; the +6 h map is drawn
+"$PY" -c "import xarray as xr; xr.open_dataset('$FX/init.nc').drop_vars('tp').to_netcdf('$T/notp.nc')"
+run forecast --model "$CK" --init "$T/notp.nc" --time 2020-03-20T06 --steps 1 --threads 1 --output "$T/notp_out.nc"
+check "forecast from an analysis without tp (rc $rc: $err)" "$rc"
+run export "$T/notp_out.nc" --output "$T/notp_x" --no-coast --width 240
+"$PY" - "$T/notp_x/manifest.json" <<'EOF'
+import json, sys
+v = {x["id"]: x for x in json.load(open(sys.argv[1]))["variables"]}
+assert v["tp"]["files"][0] is None and v["tp"]["files"][1], v["tp"]["files"]
+assert all(v["2t"]["files"]), v["2t"]["files"]
+EOF
+check "export: no lead-0 map of an all-NaN tp (rc $rc: $err)" $?
+[ ! -e "$T/notp_x/maps/tp_f000.png" ]; check "export: no tp_f000.png file" $?
 same "$T/dm2_out.nc" "$T/ref.nc" 2>/dev/null; st=$?
 [ "$st" -ne 0 ]; check "batch element 1 differs from element 0 (the check can fail)" $?
 
