@@ -87,8 +87,15 @@ int wx_cmd_forecast(int argc, char **argv) {
     if (st != WX_OK) return wx_cli_error(st == WX_ERR_RUN ? WX_ERR_USAGE : st);
     st = wx_forecast_run_ext(&o, &x);
     if (st != WX_OK) return wx_cli_error(st);
-    printf("%s: %d variables x %lld times (lead 0..%lldh), %.1f s\n", o.output ? o.output : x.grib_dir, o.nvars,
-           (long long)(o.steps + 1), (long long)(o.steps * o.step_s / 3600), o.seconds);
+    char members[32] = "";
+    if (x.members > 1) snprintf(members, sizeof members, " x %d members", x.members);
+    if (o.output)
+        printf("%s: %d variables x %lld times (lead 0..%lldh)%s, %.1f s\n", o.output, o.nvars,
+               (long long)(o.steps + 1), (long long)(o.steps * o.step_s / 3600), members, o.seconds);
+    if (x.grib_dir) /* a folder, not a file: say what is in it */
+        printf("%s: GRIB2 (surface and pressure-level files), %d variables x %lld times (lead "
+               "0..%lldh)%s\n", x.grib_dir, o.nvars, (long long)(o.steps + 1),
+               (long long)(o.steps * o.step_s / 3600), members);
     if (x.mean_path[0]) /* an ensemble's summaries are files of their own: say where */
         printf("%s: ensemble mean\n%s: ensemble spread (standard deviation)\n", x.mean_path, x.spread_path);
     if (fflush(stdout) != 0)

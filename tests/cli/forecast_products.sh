@@ -43,6 +43,8 @@ ok "--init PL alone: exit 2 naming a surface channel the file lacks" \
 ok "ensemble (err: $(cat err.txt))" '[ $st -eq 0 ] && [ -f e_mean.nc ] && [ -f e_spread.nc ]'
 ok "ensemble: the result lines name the mean and spread files ($(cat out.txt))" \
     'grep -q "^e_mean.nc: ensemble mean$" out.txt && grep -q "^e_spread.nc: ensemble spread (standard deviation)$" out.txt'
+ok "ensemble: the result lines say the members and what the GRIB folder holds" \
+    'grep -q "^e.nc: 10 variables x 3 times (lead 0..12h) x 4 members, " out.txt && grep -q "^ge: GRIB2 (surface and pressure-level files), 10 variables x 3 times (lead 0..12h) x 4 members$" out.txt'
 "$W" -q export e_spread.nc --output es --no-coast --width 240 >/dev/null 2>err.txt; st=$?
 ok "export of the spread file (err: $(cat err.txt))" '[ $st -eq 0 ]'
 "$W" eval --forecast e_spread.nc --truth archive --output ev_spread >/dev/null 2>err.txt; st=$?
