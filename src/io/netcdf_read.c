@@ -173,27 +173,49 @@ static wx_status dated_times(int ncid, int varid, const int *dims, int tpos, int
                         where, tunits);
 }
 
-/* The pressure level (hPa) of a scalar coordinate named in the variable's `coordinates`
- * attribute, as xarray writes `ds.sel(level=500)`: a 0-d variable classified as a level axis
- * (name or units hPa/Pa/millibars); 0 when there is none. */
-static double scalar_level(int ncid, int varid, const int *dimax_unused) {
-    (void)dimax_unused;
+/* Scalar coordinates: 0-d variables named in a variable's `coordinates` attribute, as xarray
+ * writes what `ds.sel(level=500)`, `ds.sel(number=3)` or `ds.isel(time=0)` selected. */
+typedef enum { SC_LEVEL, SC_MEMBER, SC_VALID_TIME, SC_INIT_TIME } scalar_kind;
+
+static int scalar_is(int ncid, int cv, const char *name, scalar_kind k) {
+    char units[256] = "", sn[64] = "";
+    get_text_att(ncid, cv, "units", units, sizeof units);
+    get_text_att(ncid, cv, "standard_name", sn, sizeof sn);
+    switch (k) {
+    case SC_LEVEL:
+        return !strcmp(units, "Pa") || !strcmp(units, "hPa") || !strcmp(units, "millibars") ||
+               !strcmp(units, "mbar") || !strcmp(name, "level") || !strcmp(name, "pressure_level") ||
+               !strcmp(name, "isobaricInhPa") || !strcmp(name, "plev");
+    case SC_MEMBER: return !strcmp(name, "number") || !strcmp(name, "realization") || !strcmp(sn, "realization");
+    case SC_VALID_TIME: /* cfgrib's valid_time, or a plain time that is no reference time */
+        return strstr(units, " since ") && (!strcmp(name, "valid_time") ||
+               ((!strcmp(name, "time") || !strcmp(sn, "time")) && strcmp(sn, "forecast_reference_time")));
+    case SC_INIT_TIME:
+        return strstr(units, " since ") && (!strcmp(sn, "forecast_reference_time") || !strcmp(name, "time"));
+    }
+    return 0;
+}
+
+/* The first scalar coordinate of kind k of variable varid: its id, or -1. */
+static int scalar_coord(int ncid, int varid, scalar_kind k) {
     char coords[1024] = "";
     get_text_att(ncid, varid, "coordinates", coords, sizeof coords);
     for (char *save = NULL, *t = strtok_r(coords, " ", &save); t; t = strtok_r(NULL, " ", &save)) {
         int cv, nd = -1;
         if (nc_inq_varid(ncid, t, &cv) || nc_inq_varndims(ncid, cv, &nd) || nd != 0) continue;
-        char units[64] = "";
-        get_text_att(ncid, cv, "units", units, sizeof units);
-        int pa = !strcmp(units, "Pa");
-        int hpa = !strcmp(units, "hPa") || !strcmp(units, "millibars") || !strcmp(units, "mbar");
-        int named = !strcmp(t, "level") || !strcmp(t, "pressure_level") || !strcmp(t, "isobaricInhPa") ||
-                    !strcmp(t, "plev");
-        double v = 0;
-        if ((pa || hpa || named) && nc_get_var_double(ncid, cv, &v) == NC_NOERR && v > 0)
-            return pa ? v / 100.0 : v;
+        if (scalar_is(ncid, cv, t, k)) return cv;
     }
-    return 0;
+    return -1;
+}
+
+/* The pressure level (hPa) of a scalar level coordinate (`ds.sel(level=500)`); 0 when none. */
+static double scalar_level(int ncid, int varid) {
+    int cv = scalar_coord(ncid, varid, SC_LEVEL);
+    char units[64] = "";
+    double v = 0;
+    if (cv < 0 || nc_get_var_double(ncid, cv, &v) != NC_NOERR || !(v > 0)) return 0;
+    get_text_att(ncid, cv, "units", units, sizeof units);
+    return !strcmp(units, "Pa") ? v / 100.0 : v;
 }
 
 /* Whether a field without a level axis that the catalogue calls static (z: the surface
@@ -380,9 +402,27 @@ static wx_status scan_var(wx_source *s, nc_impl *im, int varid, int *dimax) {
         lead_s = wx_malloc(sizeof(int64_t) * (nd ? nd : 1));
         for (size_t k = 0; st == WX_OK && k < nd; k++) lead_s[k] = (int64_t)llround(lv[k] * us);
         free(lv);
-        if (st == WX_OK && pos[AX_TIME] < 0)
-            st = wx_error_set(WX_ERR_RUN, "%s: lead-time axis '%s' without a time axis: the "
-                              "leads count from no initial time", where, dname);
+        if (st == WX_OK && pos[AX_TIME] < 0 && scalar_coord(ncid, varid, SC_INIT_TIME) < 0)
+            st = wx_error_set(WX_ERR_RUN, "%s: lead-time axis '%s' without a time axis or a scalar "
+                              "initial time (`time` in its coordinates): the leads count from no "
+                              "initial time", where, dname);
+    }
+    /* no time axis, a scalar time coordinate (xarray's ds.isel(time=0), cfgrib's time of a
+     * forecast on `step`): one time, the initial time when there are leads */
+    int sc_time = pos[AX_TIME] >= 0 ? -1
+                : scalar_coord(ncid, varid, pos[AX_LEAD] >= 0 ? SC_INIT_TIME : SC_VALID_TIME);
+    if (st == WX_OK && sc_time >= 0) {
+        char units[256] = "", cal[64] = "", tname[NC_MAX_NAME + 1] = "";
+        nc_inq_varname(ncid, sc_time, tname);
+        get_text_att(ncid, sc_time, "units", units, sizeof units);
+        get_text_att(ncid, sc_time, "calendar", cal, sizeof cal);
+        times = wx_malloc(sizeof(double) * no);
+        st = wx_time_cf_parse(units, cal, tname, &cf);
+        if (st != WX_OK) st = wx_error_wrap(WX_ERR_RUN, "%s: ", s->path);
+        double tv = 0;
+        if (st == WX_OK && nc_get_var_double(ncid, sc_time, &tv) != NC_NOERR)
+            st = wx_error_set(WX_ERR_RUN, "%s: cannot read the scalar time '%s'", where, tname);
+        for (size_t k = 0; k < no; k++) times[k] = tv;
     }
     if (st == WX_OK && pos[AX_TIME] >= 0) { /* times[t * no + o]: CF values of the valid times */
         int tv;
@@ -430,6 +470,13 @@ static wx_status scan_var(wx_source *s, nc_impl *im, int varid, int *dimax) {
         }
         for (size_t k = 0; st == WX_OK && per_hpa != 1 && k < nl; k++) levels[k] /= per_hpa;
     }
+    /* a scalar member (xarray's ds.sel(number=3)): that member, not an unnumbered field. 0 stays
+     * unnumbered: cfgrib writes number = 0 on deterministic fields too, and member 0 is the
+     * control run, a deterministic forecast (eval would score a 1-member ensemble otherwise). */
+    int sc_member = pos[AX_MEMBER] < 0 ? scalar_coord(ncid, varid, SC_MEMBER) : -1;
+    double sc_member_value = -1;
+    if (sc_member >= 0 && nc_get_var_double(ncid, sc_member, &sc_member_value) != NC_NOERR)
+        sc_member_value = -1;
     if (st == WX_OK && pos[AX_MEMBER] >= 0) {
         nm = v->len[pos[AX_MEMBER]];
         char mname[NC_MAX_NAME + 1];
@@ -450,7 +497,7 @@ static wx_status scan_var(wx_source *s, nc_impl *im, int varid, int *dimax) {
         e = wx_catalogue_find_kind(base, WX_LEVEL_SINGLE);
         if (!e || !e->accumulated) e = NULL, period = 0;
     }
-    double sc_level = pos[AX_LEVEL] < 0 ? scalar_level(ncid, varid, dimax) : 0;
+    double sc_level = pos[AX_LEVEL] < 0 ? scalar_level(ncid, varid) : 0;
     if (sc_level > 0) { /* ds.sel(level=500): the level survives as a scalar coordinate */
         const wx_catalogue_entry *pe = wx_catalogue_find_kind(name, WX_LEVEL_PRESSURE);
         if (pe) e = pe;
@@ -518,11 +565,11 @@ static wx_status scan_var(wx_source *s, nc_impl *im, int varid, int *dimax) {
                          * wxcast's own files (synth, dump, forecasts) sum over their time step */
                         if (e && e->accumulated) f->accum_s = period ? period : own_step > 0 ? own_step : 3600;
                     }
-                    f->member = members ? (int)members[m] : -1;
+                    f->member = members ? (int)members[m] : sc_member_value > 0 ? (int)sc_member_value : -1;
                     f->varies = not_static;
                     f->grid = grid;
                     f->nc_var = im->nvars - 1;
-                    f->nc_index[0] = times ? (int64_t)t : -1;
+                    f->nc_index[0] = pos[AX_TIME] >= 0 ? (int64_t)t : -1;
                     f->nc_index[1] = levels ? (int64_t)l : -1;
                     f->nc_index[2] = members ? (int64_t)m : -1;
                     f->nc_index[3] = pos[AX_OTHER] >= 0 ? (int64_t)o : -1;

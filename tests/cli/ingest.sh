@@ -89,6 +89,38 @@ printf 'sources: ["xsel.nc"]\nvariables: [{name: z, param: z}]\ndates: {start: "
 ok "a time-varying z without a level is not taken as the static field: exit 1 saying why ($(cat "$T/xerr2.txt"))" \
     '[ $rc -eq 1 ] && grep -q "variable .z. (z) is a static field, but .*xsel.nc.s .z. changes from one time to the next" "$T/xerr2.txt" && [ ! -e "$T/xstat/manifest.json" ]'
 
+# Scalar time and member coordinates, as xarray writes a selection: ds.sel(number=3) is member 3
+# (it was read as an unnumbered field, so member 0 took member 3's values); cfgrib's forecast
+# layout (scalar `time` = reference time, a `step` axis) counts the steps from it (was refused);
+# ds.isel(time=0) is that one time
+/usr/bin/python3 - "$T" <<'PY'
+import sys, numpy as np, netCDF4
+def base(path):
+    d = netCDF4.Dataset(path, "w")
+    d.createDimension("latitude", 5); d.createDimension("longitude", 8)
+    la = d.createVariable("latitude", "f4", ("latitude",)); la.units = "degrees_north"; la[:] = np.linspace(90, -90, 5)
+    lo = d.createVariable("longitude", "f4", ("longitude",)); lo.units = "degrees_east"; lo[:] = np.arange(0, 360, 45)
+    return d
+d = base(sys.argv[1] + "/sc_member.nc")
+n = d.createVariable("number", "i8", ()); n.long_name = "ensemble member numerical id"; n.assignValue(3)
+t = d.createVariable("time", "i8", ()); t.units = "hours since 2017-01-01"; t.standard_name = "time"; t.assignValue(12)
+m = d.createVariable("msl", "f4", ("latitude", "longitude")); m.units = "Pa"; m.coordinates = "number time"; m[:] = 101000.0
+d.close()
+d = base(sys.argv[1] + "/sc_fc.nc")
+d.createDimension("step", 2)
+st = d.createVariable("step", "f8", ("step",)); st.units = "hours"; st[:] = [6, 12]
+t = d.createVariable("time", "i8", ()); t.units = "seconds since 1970-01-01"; t.standard_name = "forecast_reference_time"
+t.assignValue(1508328000)  # 2017-10-18T12:00
+m = d.createVariable("msl", "f4", ("step", "latitude", "longitude")); m.units = "Pa"; m.coordinates = "time"; m[:] = 100000.0
+d.close()
+PY
+"$WX" inspect "$T/sc_member.nc" > "$T/scm.txt" 2>&1; rc=$?
+ok "ds.sel(number=3): member 3, valid at the scalar time (rc $rc: $(tail -1 "$T/scm.txt"))" \
+    '[ $rc -eq 0 ] && grep -E "^  msl .* 1  2017-01-01T12:00 .. 2017-01-01T12:00 -  +3$" "$T/scm.txt"'
+"$WX" inspect "$T/sc_fc.nc" > "$T/scf.txt" 2>&1; rc=$?
+ok "cfgrib forecast layout: valid 18 and 00 UTC from the scalar reference time (rc $rc: $(tail -1 "$T/scf.txt"))" \
+    '[ $rc -eq 0 ] && grep -E "^  msl .* 2  2017-10-18T18:00 .. 2017-10-19T00:00 " "$T/scf.txt"'
+
 # A source rewritten in place with the same size (a corrected re-download) is decoded again, not
 # resumed onto the old shards; CDS-style hourly tp taken as it is keeps its 1 h period (a warning),
 # not the archive step's.
