@@ -8,6 +8,7 @@
 #include "ingest.h"
 
 #include <dirent.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,7 +64,11 @@ static wx_status setup(ingest_ctx *c) {
             key = fnv(key, &sb.st_mtim.tv_sec, sizeof sb.st_mtim.tv_sec);
             key = fnv(key, &sb.st_mtim.tv_nsec, sizeof sb.st_mtim.tv_nsec);
         }
-        key = fnv(key, r->sources[s], strlen(r->sources[s]));
+        /* the file, not its spelling: the same recipe run from another folder, or named by an
+         * absolute path, is the same archive */
+        char real[PATH_MAX];
+        const char *id = realpath(r->sources[s], real) ? real : r->sources[s];
+        key = fnv(key, id, strlen(id));
         c->nix += wx_source_count(c->src[s]);
     }
     c->ix = wx_calloc((size_t)c->nix + 1, sizeof *c->ix);
@@ -196,17 +201,21 @@ static wx_status keep_other_archive(const char *dir, const wx_archive_meta *m, i
     wx_status st = wx_archive_read_manifest(dir, &old);
     uint64_t key = old.key;
     wx_archive_meta_free(&old);
-    if (st != WX_OK) wx_error_clear(); /* a damaged manifest: nothing left to keep */
+    char why[512] = "";
+    if (st != WX_OK) { /* a hand-edited or newer manifest: still an archive someone may want */
+        snprintf(why, sizeof why, " (its manifest does not read: %s)", wx_error_message());
+        wx_error_clear();
+    }
     *same = st == WX_OK && key == m->key;
-    if (st != WX_OK || *same) return WX_OK;
+    if (*same) return WX_OK;
     if (overwrite) {
         wx_log_warn("ingest: %s: replacing the archive there (another recipe or other sources; "
                     "--overwrite)", dir);
         return WX_OK;
     }
     return wx_error_set(WX_ERR_USAGE, "ingest: %s holds a finished archive of another recipe or "
-                        "other sources, which this ingest would overwrite: use another output "
-                        "folder, or --overwrite to replace it", dir);
+                        "other sources%s, which this ingest would overwrite: use another output "
+                        "folder, or --overwrite to replace it", dir, why);
 }
 
 static wx_status run(ingest_ctx *c, wx_ingest_opts *o) {

@@ -199,6 +199,15 @@ ok "ingest runs" '"$WX" ingest "$T/a.yaml" > "$T/out.txt" 2>"$T/err.txt"'
 ok "ingest reports 4 records" 'grep -q "4 records" "$T/out.txt"'
 ok "several shards" '[ $(ls "$T"/a/shard-*.wxr | wc -l) -ge 2 ]'
 ok "verify OK" '"$WX" verify "$T/a" | grep -q "^OK"'
+# the same recipe from another working folder (its sources spelled otherwise): the same archive,
+# kept (it was "another recipe", exit 2)
+mkdir -p "$T/rs" && cp "$DATA/era5-levels-members.grib" "$T/rs/src.grib"
+sed -e 's#^sources: .*#sources: ["src.grib"]#' "$T/a.yaml" > "$T/rs/r.yaml"
+(cd "$T" && "$WX" -q ingest rs/r.yaml) > /dev/null 2>&1
+(cd "$T/rs" && "$WX" -q ingest r.yaml) > "$T/out2.txt" 2>&1; rc=$?
+(cd / && "$WX" -q ingest "$T/rs/r.yaml") > "$T/out3.txt" 2>&1; rc3=$?
+ok "the same recipe run from its folder and by absolute path: nothing decoded again (rc $rc, $rc3: $(cat "$T/out2.txt" "$T/out3.txt"))" \
+    '[ $rc -eq 0 ] && [ $rc3 -eq 0 ] && grep -q "(0 decoded," "$T/out2.txt" && grep -q "(0 decoded," "$T/out3.txt"'
 # a rerun into a used folder leaves one archive: no shard past its last, no climatology it lacks
 cp -r "$T/a" "$T/a2" && cp "$T/a/shard-00000.wxr" "$T/a2/shard-00042.wxr" && touch "$T/a2/notes.txt"
 recipe a2 "$DATA/era5-levels-members.grib" && sed -i '/^statistics:/d' "$T/a2.yaml"
