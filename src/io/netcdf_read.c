@@ -378,9 +378,11 @@ static wx_status scan_var(wx_source *s, nc_impl *im, int varid, int *dimax) {
     v->row_map = wx_malloc(sizeof(int) * (size_t)v->nlat);
     v->col_map = wx_malloc(sizeof(int) * (size_t)v->nlon);
     wx_status st = WX_OK;
-    if (!isfinite(v->scale) || v->scale == 0 || !isfinite(v->offset)) /* every value add_offset */
-        st = wx_error_set(WX_ERR_RUN, "%s: scale_factor %g, add_offset %g: expected a finite, "
-                          "non-zero scale_factor and a finite add_offset", where, v->scale, v->offset);
+    /* 0 is legitimate: packing code gives it to a constant field (a dry hour's tp), every value
+     * add_offset; a channel archived constant is warned about with the statistics */
+    if (!isfinite(v->scale) || !isfinite(v->offset))
+        st = wx_error_set(WX_ERR_RUN, "%s: scale_factor %g, add_offset %g: expected finite "
+                          "numbers", where, v->scale, v->offset);
     if (st == WX_OK) st = read_coord(ncid, dims[ndims - 2], (size_t)v->nlat, s->path, &lats);
     if (st == WX_OK) st = read_coord(ncid, dims[ndims - 1], (size_t)v->nlon, s->path, &lons);
     if (st == WX_OK)

@@ -336,10 +336,10 @@ cp an.nc sf.nc
 /usr/bin/python3 - sf.nc <<'PY'
 import sys, netCDF4
 with netCDF4.Dataset(sys.argv[1], "a") as d:
-    d["t2m"].setncattr("scale_factor", 0.0)  # every value would read as add_offset
+    d["t2m"].setncattr("scale_factor", float("nan"))  # every value would read as NaN
 PY
 run forecast --model $CK --init sf.nc --steps 1 --output fi.nc
-fails 1 "a scale_factor of 0" "sf.nc: variable 't2m': scale_factor 0, add_offset 0: expected a finite, non-zero scale_factor"
+fails 1 "a scale_factor of NaN" "sf.nc: variable 't2m': scale_factor nan, add_offset 0: expected finite numbers"
 mkfifo pipe.nc
 timeout 20 "$W" -q export pipe.nc --output xp >"$T/out" 2>"$T/err"; rc=$?; err=$(cat "$T/err")
 fails 1 "export of a FIFO (it blocked until a writer came)" "pipe.nc: is a FIFO (named pipe), expected a GRIB or NetCDF file"

@@ -121,6 +121,24 @@ ok "ds.sel(number=3): member 3, valid at the scalar time (rc $rc: $(tail -1 "$T/
 ok "cfgrib forecast layout: valid 18 and 00 UTC from the scalar reference time (rc $rc: $(tail -1 "$T/scf.txt"))" \
     '[ $rc -eq 0 ] && grep -E "^  msl .* 2  2017-10-18T18:00 .. 2017-10-19T00:00 " "$T/scf.txt"'
 
+# A packed field with scale_factor 0 (what packing code gives a constant field) reads as
+# add_offset everywhere, and the archive says the channel is constant (it was refused outright)
+/usr/bin/python3 - "$T/xsel.nc" "$T/const.nc" <<'PY'
+import sys, numpy as np, netCDF4
+a = netCDF4.Dataset(sys.argv[1]); d = netCDF4.Dataset(sys.argv[2], "w")
+for n in ("time", "latitude", "longitude"):
+    d.createDimension(n, len(a.dimensions[n]))
+    v = d.createVariable(n, a[n].dtype, (n,)); v.units = a[n].units; v[:] = a[n][:]
+lv = d.createVariable("level", "i4", ()); lv.units = "millibars"; lv.assignValue(500)
+z = d.createVariable("z", "i2", ("time", "latitude", "longitude")); z.set_auto_scale(False)
+z.scale_factor = 0.0; z.add_offset = 50000.0; z.units = "m**2 s**-2"; z.coordinates = "level"; z[:] = 7
+d.close()
+PY
+sed 's#xsel#const#g' "$T/xsel.yaml" > "$T/const.yaml" && sed -i 's#^output: .*#output: constar#; s#^variables: .*#variables: [{name: z500, param: z, level: 500}]\nstatistics: {start: "2017-01-01T00:00", end: "2017-01-02T00:00"}#' "$T/const.yaml"
+"$WX" -q ingest "$T/const.yaml" > /dev/null 2> "$T/cerr.txt"; rc=$?
+ok "scale_factor 0: read as add_offset, with a warning that the channel is constant (rc $rc: $(cat "$T/cerr.txt"))" \
+    '[ $rc -eq 0 ] && grep -q "channel z500 is 50000 everywhere and at every time" "$T/cerr.txt"'
+
 # A source rewritten in place with the same size (a corrected re-download) is decoded again, not
 # resumed onto the old shards; CDS-style hourly tp taken as it is keeps its 1 h period (a warning),
 # not the archive step's.
