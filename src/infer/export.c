@@ -96,7 +96,11 @@ wx_status wx_export_check_vars(const char *forecast, const char *vars, const cha
                                const char *file) {
     if (!vars) return WX_OK;
     scan s;
-    WX_TRY(wx_export_scan_file(forecast, NULL, &s));
+    wx_status st0 = wx_export_scan_file(forecast, NULL, &s);
+    if (st0 != WX_OK) { /* a failed scan leaves what it had made for scan_free */
+        wx_export_scan_free(&s);
+        return st0;
+    }
     cand *c = wx_calloc((size_t)2 * s.ngroups + 1, sizeof(cand));
     wx_viewer_wind *w = wx_calloc((size_t)s.ngroups + 1, sizeof(wx_viewer_wind));
     int *sel = wx_calloc((size_t)2 * s.ngroups + 1, sizeof(int)), nw = 0;

@@ -36,10 +36,14 @@ typedef struct {
     wx_time init;
     int has_init;
     int spread; /* an ensemble spread file (io/forecast_file.h): spread scales, no wind layers */
+    int n_inits; /* initial times the fields state (lead axes, GRIB reference times) */
+    int picked;  /* 1: --time chose `init` among them */
 } scan;
 
 /* export_scan.c */
 /* The file's groups and leads (the lowest member of an ensemble file). */
+/* What `path` offers; pick: the initial time (--time) or NULL. On success and on failure alike
+ * s is released by wx_export_scan_free. */
 wx_status wx_export_scan_file(const char *path, const wx_time *pick, scan *s);
 void wx_export_scan_free(scan *s);
 /* Candidates c[2 * ngroups] and wind layers w[ngroups] in file order; returns the candidates'

@@ -40,51 +40,63 @@ static void field_key(const wx_field_info *f, group *out) {
     }
 }
 
-/* A file of forecasts from several initial times (WeatherBench2's layout: time = initial time,
- * prediction_timedelta) holds several fields per valid time: the maps are of one initial time,
- * `pick` (NULL: the file must have only one). */
-static wx_status pick_init(const scan *s, const wx_time *pick, int minmem, wx_time *init, int *found) {
-    int nf = wx_source_count(s->src), n = 0;
-    wx_time *inits = wx_malloc(sizeof(wx_time) * (size_t)(nf + 1));
+/* The initial time field f belongs to: a lead axis' (WeatherBench2's time, wxcast's files), or
+ * a GRIB message's reference time (dataDate/dataTime); 0 when it states none. */
+static int field_init(const wx_field_info *f, wx_time *t) {
+    if (f->has_init) *t = f->init;
+    else if (f->has_ref) *t = f->ref;
+    return f->has_init || f->has_ref;
+}
+
+/* Files of forecasts from several initial times: the maps are of one, `pick`. Without it a file
+ * on a lead axis with several (WeatherBench2's layout: its leads count from each) is refused; a
+ * GRIB file of several runs is drawn whole (a series of analyses) unless two of its fields fall
+ * on one map (wx_export_scan_file). */
+static wx_status pick_init(scan *s, const wx_time *pick, int minmem, int *found) {
+    int nf = wx_source_count(s->src), n = 0, leads = 0;
+    wx_time *inits = wx_malloc(sizeof(wx_time) * (size_t)(nf + 1)), t;
+    char list[512] = "", tt[32];
     for (int i = 0; i < nf; i++) {
         const wx_field_info *f = wx_source_info(s->src, i);
-        if (!f->has_time || !f->has_init || f->member != minmem) continue;
+        if (!f->has_time || f->member != minmem || !field_init(f, &t)) continue;
+        leads |= f->has_init;
         int k = 0;
-        while (k < n && inits[k] != f->init) k++;
-        if (k == n) inits[n++] = f->init;
+        while (k < n && inits[k] != t) k++;
+        if (k == n) inits[n++] = t;
     }
     qsort(inits, (size_t)n, sizeof(wx_time), cmp_time);
-    int hit = !pick || (n == 0 && *found && *init == *pick);
+    int hit = !pick || (n == 0 && *found && s->init == *pick);
     for (int k = 0; pick && k < n; k++) hit |= inits[k] == *pick;
-    wx_status st = WX_OK;
-    if (n > 1 || !hit) {
-        char list[512] = "", t[32];
-        for (int k = 0; k < n && k < 6; k++) {
-            wx_time_format(inits[k], t);
-            snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", k ? ", " : "", t);
-        }
-        if (n > 6) snprintf(list + strlen(list), sizeof list - strlen(list), ", ...");
-        if (n == 0 && *found) wx_time_format(*init, list);
-        if (!hit) {
-            char want[32];
-            wx_time_format(*pick, want);
-            st = wx_error_set(WX_ERR_USAGE, "--time %s: %s holds no forecast from that initial time "
-                              "(%s: %s)", want, wx_source_path(s->src), n > 1 ? "its initial times"
-                              : "its initial time", list[0] ? list : "none stated");
-        } else if (!pick) {
-            st = wx_error_set(WX_ERR_USAGE, "%s holds forecasts from %d initial times (%s): give "
-                              "--time with the one to export", wx_source_path(s->src), n, list);
-        }
+    for (int k = 0; k < n && k < 6; k++) {
+        wx_time_format(inits[k], tt);
+        snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", k ? ", " : "", tt);
     }
-    if (st == WX_OK && pick) *init = *pick, *found = 1;
-    else if (st == WX_OK && n == 1) *init = inits[0], *found = 1;
+    if (n > 6) snprintf(list + strlen(list), sizeof list - strlen(list), ", ...");
+    if (n == 0 && *found) wx_time_format(s->init, list);
+    wx_status st = WX_OK;
+    if (!hit) {
+        char want[32];
+        wx_time_format(*pick, want);
+        st = wx_error_set(WX_ERR_USAGE, "--time %s: %s holds no forecast from that initial time "
+                          "(%s: %s)", want, wx_source_path(s->src), n > 1 ? "its initial times"
+                          : "its initial time", list[0] ? list : "none stated");
+    } else if (!pick && n > 1 && leads) {
+        st = wx_error_set(WX_ERR_USAGE, "%s holds forecasts from %d initial times (%s): give "
+                          "--time with the one to export", wx_source_path(s->src), n, list);
+    }
+    s->n_inits = n;
+    if (st == WX_OK && pick) s->init = *pick, *found = 1, s->picked = 1;
+    else if (st == WX_OK && n == 1) s->init = inits[0], *found = 1;
     free(inits);
     return st;
 }
 
 /* Whether field f belongs to the maps: the first member, of the chosen initial time. */
 static int wanted(const scan *s, const wx_field_info *f, int minmem) {
-    return f->has_time && f->member == minmem && (!f->has_init || f->init == s->init);
+    wx_time t;
+    if (!f->has_time || f->member != minmem) return 0;
+    if (f->has_init) return f->init == s->init;
+    return !s->picked || !field_init(f, &t) || t == s->init;
 }
 
 wx_status wx_export_scan_file(const char *path, const wx_time *pick, scan *s) {
@@ -102,7 +114,7 @@ wx_status wx_export_scan_file(const char *path, const wx_time *pick, scan *s) {
         const wx_field_info *f = wx_source_info(s->src, i);
         if (f->has_time && f->member < minmem) minmem = f->member;
     }
-    WX_TRY(pick_init(s, pick, minmem, &s->init, &found));
+    WX_TRY(pick_init(s, pick, minmem, &found));
     s->valid = wx_malloc(sizeof(wx_time) * (size_t)(nf + 1));
     for (int i = 0; i < nf; i++) {
         const wx_field_info *f = wx_source_info(s->src, i);
@@ -138,7 +150,8 @@ wx_status wx_export_scan_file(const char *path, const wx_time *pick, scan *s) {
             wx_field_describe(s->src, wx_source_info(s->src, *slot), a, sizeof a);
             wx_field_describe(s->src, f, b, sizeof b);
             return wx_error_set(WX_ERR_RUN, "%s and %s are the same variable at the same valid "
-                                "time: one map cannot show both", a, b);
+                                "time: one map cannot show both%s", a, b, s->n_inits > 1 ?
+                                " (forecasts from several initial times: give --time with one)" : "");
         }
         *slot = i;
     }

@@ -118,9 +118,9 @@ static wx_status time_of(codes_handle *h, const char *where, wx_field_info *f) {
     /* eccodes derives validityDate by date arithmetic that rolls an impossible reference date
      * over (dataDate 20010230 became 2001-03-02): the reference date itself must exist */
     long dd = get_long_or(h, "dataDate", 0), dt = get_long_or(h, "dataTime", 0);
-    wx_time ref;
-    if (wx_time_from_grib(dd, dt, &ref) != WX_OK)
+    if (wx_time_from_grib(dd, dt, &f->ref) != WX_OK)
         return wx_error_wrap(WX_ERR_RUN, "%s: dataDate/dataTime: ", where);
+    f->has_ref = 1;
     f->has_time = 1;
     char st[32] = "";
     size_t len = sizeof st;

@@ -31,6 +31,9 @@ typedef struct {
     int has_init;        /* NetCDF with a lead-time axis (WeatherBench2's prediction_timedelta,
                             cfgrib's step): `init` is the time axis' value, valid = init + lead */
     wx_time init;
+    int has_ref;         /* GRIB: `ref` is the message's reference time (dataDate/dataTime); not
+                            a lead axis (has_init stays 0: a +6 h message starts forecasts too) */
+    wx_time ref;
     int varies;          /* NetCDF: a field the catalogue calls static (z) that changes in time:
                             never to be taken as the constant of a static channel */
     wx_grid grid;        /* the stored (normalised) grid */

@@ -353,6 +353,15 @@ ok "eval of a GRIB2 file: no output folder made" '[ ! -e ev ]'
 cp g2/forecast_20001227T06_pl.grib2 flip.grib2 && printf '\377' | dd of=flip.grib2 bs=1 seek=16 conv=notrunc 2>/dev/null
 run inspect flip.grib2
 fails 1 "inspect of a GRIB file with a damaged section 1" "flip.grib2: message 1:"
+# a GRIB file of two runs overlapping in valid time: drawn for the run --time names (GRIB fields
+# state their reference time; --time found "none stated"), refused without it
+"$W" -q forecast --model $CK --init archive --time 2000-12-27T12:00 --steps 2 --grib g3 >/dev/null 2>&1
+cat g2/forecast_20001227T06_sfc.grib2 g3/forecast_20001227T12_sfc.grib2 > runs.grib2
+run export runs.grib2 --output xr --no-coast --width 240
+fails 1 "export of two overlapping GRIB runs" "are the same variable at the same valid time" "give --time with one"
+run export runs.grib2 --output xr --no-coast --width 240 --time 2000-12-27T12:00
+ok "export --time of one GRIB run: its leads 0, 6, 12 h (rc $rc: $err)" \
+    '[ $rc -eq 0 ] && [ "$(ls xr/maps | grep "^msl_" | tr "\n" " ")" = "msl_f000.png msl_f006.png msl_f012.png " ]'
 # a reference date that does not exist: eccodes' validityDate rolled it over to 1 March
 if command -v grib_set >/dev/null; then
     grib_set -s dataDate=20010230 g2/forecast_20001227T06_pl.grib2 bd.grib2
