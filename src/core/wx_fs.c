@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,30 +49,47 @@ int wx_fs_pid_gone(long pid) {
     return pid > 0 && pid != (long)getpid() && kill((pid_t)pid, 0) != 0 && errno == ESRCH;
 }
 
+/* Folders already swept by this process (device, inode): an export writes hundreds of maps and
+ * an ingest thousands of shards into one folder, and a sweep per file would read the folder each
+ * time. */
+static struct { dev_t dev; ino_t ino; } swept[64];
+static int nswept;
+static pthread_mutex_t swept_lock = PTHREAD_MUTEX_INITIALIZER;
+
 int wx_atomic_remove_dead(const char *path) {
     char *dir;
     const char *name;
     split_path(path, &dir, &name);
-    char prefix[512];
-    int np = snprintf(prefix, sizeof prefix, ".%s.tmp.", name), n = 0;
-    DIR *d = np < (int)sizeof prefix ? opendir(dir) : NULL;
+    struct stat ds;
+    int n = 0, fresh = 0;
+    pthread_mutex_lock(&swept_lock);
+    if (stat(dir, &ds) == 0) {
+        fresh = 1;
+        for (int k = 0; k < nswept && fresh; k++) fresh = !(swept[k].dev == ds.st_dev && swept[k].ino == ds.st_ino);
+        if (fresh && nswept < (int)(sizeof swept / sizeof swept[0]))
+            swept[nswept].dev = ds.st_dev, swept[nswept++].ino = ds.st_ino;
+    }
+    DIR *d = fresh ? opendir(dir) : NULL;
     for (struct dirent *e; d && (e = readdir(d));) {
-        if (strncmp(e->d_name, prefix, (size_t)np)) continue;
+        /* ".<name>.tmp.<pid>": what wx_atomic_open and the NetCDF writer name their temporaries */
+        const char *tag = e->d_name[0] == '.' ? strstr(e->d_name, ".tmp.") : NULL;
+        if (!tag || tag == e->d_name) continue;
         char *end;
-        long pid = strtol(e->d_name + np, &end, 10);
-        if (*end || !wx_fs_pid_gone(pid)) continue;
+        long pid = strtol(tag + 5, &end, 10);
+        if (*end || end == tag + 5 || !wx_fs_pid_gone(pid)) continue;
         char tmp[8192];
         snprintf(tmp, sizeof tmp, "%s/%s", dir, e->d_name);
         /* a pid is only this machine's: on a folder shared between nodes a recent temporary may
          * be another node's live writer, so only those untouched for an hour go */
         struct stat sb;
-        if (stat(tmp, &sb) != 0 || time(NULL) - sb.st_mtime < 3600) continue;
+        if (lstat(tmp, &sb) != 0 || !S_ISREG(sb.st_mode) || time(NULL) - sb.st_mtime < 3600) continue;
         if (unlink(tmp) == 0) {
             n++;
             wx_log_info("removed %s, left by a run (pid %ld) that no longer exists", tmp, pid);
         }
     }
     if (d) closedir(d);
+    pthread_mutex_unlock(&swept_lock);
     free(dir);
     return n;
 }
@@ -91,7 +109,7 @@ wx_status wx_atomic_open(wx_atomic_file *f, const char *path) {
         free(dir);
         return made;
     }
-    wx_atomic_remove_dead(path); /* a SIGKILLed run's temporary of this output */
+    wx_atomic_remove_dead(path); /* a SIGKILLed run's temporaries in this folder */
     size_t n = strlen(dir) + strlen(name) + 48;
     f->tmp = wx_malloc(n);
     snprintf(f->tmp, n, "%s/.%s.tmp.%ld", dir, name, (long)getpid());
