@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "backend/wx_backend.h"
 #include "core/wx_config.h"
@@ -393,6 +394,19 @@ static void remove_stale_tmp(const char *output, const char *stamp) {
     closedir(d);
 }
 
+/* crc32 of a file's bytes (0 when it cannot be read: the run then fails on the analysis). A 0.25°
+ * analysis is ~0.3 GB: a fraction of a second, against the forecasts it may spare. */
+static unsigned file_crc32(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return 0;
+    unsigned char *buf = wx_malloc(1 << 20);
+    uLong c = crc32(0L, Z_NULL, 0);
+    for (size_t n; (n = fread(buf, 1, 1 << 20, f)) > 0;) c = crc32(c, buf, (uInt)n);
+    free(buf);
+    fclose(f);
+    return (unsigned)c;
+}
+
 /* What a day's products were made from (daily.json in the dated folder, written last): a rerun
  * with the same text is done; another analysis file (or the same name rewritten), model, lead,
  * ensemble or product set is not. */
@@ -407,9 +421,12 @@ static char *run_stamp(const daily_config *c, const wx_daily_opts *o) {
     wx_json_object_begin(&j);
     wx_json_kv_string(&j, "format", "wxcast-daily-1");
     wx_json_kv_string(&j, "analysis", o->analysis);
-    /* a corrected analysis delivered late under the same name is another start */
+    /* a corrected analysis delivered late under the same name is another start; the same bytes
+     * delivered again (rsync, cp: a new mtime) are not */
     wx_json_kv_int(&j, "analysis_bytes", stat(o->analysis, &sb) == 0 ? (int64_t)sb.st_size : -1);
-    wx_json_kv_int(&j, "analysis_mtime", stat(o->analysis, &sb) == 0 ? (int64_t)sb.st_mtime : -1);
+    char crc[16];
+    snprintf(crc, sizeof crc, "%08x", file_crc32(o->analysis));
+    wx_json_kv_string(&j, "analysis_crc32", crc);
     wx_json_kv_string(&j, "model", c->model);
     /* a retrained checkpoint under the same name is another model */
     wx_json_kv_int(&j, "model_bytes", stat(c->model, &sb) == 0 ? (int64_t)sb.st_size : -1);
@@ -431,6 +448,33 @@ static char *run_stamp(const daily_config *c, const wx_daily_opts *o) {
     return text;
 }
 
+/* Whether a finished day's daily.json (`have`) says what `want` says. A key `have` lacks is one
+ * an older wxcast did not record (the analysis's size and crc32 before 2026-12-01): not a
+ * difference; an older numeric perturbation is compared by its name. */
+static int stamps_agree(const char *have, const char *want) {
+    wx_yaml *h = NULL, *w = NULL;
+    int same = wx_yaml_load_string(have, "daily.json", &h) == WX_OK &&
+               wx_yaml_load_string(want, "daily.json", &w) == WX_OK && h->kind == WX_YAML_MAP &&
+               w->kind == WX_YAML_MAP;
+    wx_error_clear();
+    for (int k = 0; same && k < w->count; k++) {
+        const wx_yaml *a = wx_yaml_get(h, w->keys[k]), *b = w->items[k];
+        if (!a) continue;
+        if (a->kind != WX_YAML_SCALAR || b->kind != WX_YAML_SCALAR) { same = 0; break; }
+        const char *av = a->scalar;
+        char *end;
+        long num = strtol(av, &end, 10);
+        if (!strcmp(w->keys[k], "perturbation") && !*end && end != av)
+            av = wx_perturbation_name((wx_perturbation)num);
+        char *ea, *eb; /* numbers as numbers: a rewritten file may print 0.1 for 0.10000000000000001 */
+        double x = strtod(av, &ea), y = strtod(b->scalar, &eb);
+        same = (*av && *b->scalar && !*ea && !*eb) ? x == y : !strcmp(av, b->scalar);
+    }
+    wx_yaml_free(h);
+    wx_yaml_free(w);
+    return same;
+}
+
 /* WX_OK when o->folder holds a finished run of `want`; else why not (exit 2: the user decides
  * between keeping it and --force). */
 static wx_status finished_check(const wx_daily_opts *o, const char *want) {
@@ -441,7 +485,7 @@ static wx_status finished_check(const wx_daily_opts *o, const char *want) {
         return wx_error_set(WX_ERR_USAGE, "daily: %s exists but holds no finished run (no "
                             "daily.json; made by hand, or by a wxcast before 2026-12): remove it or "
                             "run with --force to replace it", o->folder);
-    int same = !strcmp(have, want);
+    int same = stamps_agree(have, want);
     free(have);
     if (same) return WX_OK;
     return wx_error_set(WX_ERR_USAGE, "daily: %s holds a finished run of another configuration "

@@ -8,7 +8,7 @@
 # dated or temporary folder; a config error exits 2. Usage: daily.sh WXCAST SRCDIR
 set -u
 W=$1
-T=$(mktemp -d /tmp/wx_cli_daily.XXXXXX); trap 'rm -rf "$T"' EXIT
+T=$(mktemp -d /tmp/wx_cli_daily.XXXXXX); trap '[ "${KEEP:-0}" = 1 ] || rm -rf "$T"' EXIT
 . "$(dirname "$0")/lib/checks.sh"
 cd "$T"
 . "$2/tests/cli/lib/tiny_fcn_world.sh"
@@ -82,12 +82,29 @@ touch -d '2 minutes ago' $D/daily.json; touch -d '2 minutes ago' $D/forecast.nc
 rc=$?
 ok "--force on a finished run of the same config remakes it (rc $rc: $(tail -1 err10.txt))" \
     '[ $rc -eq 0 ] && grep -q "finished with this config; --force: made again" err10.txt && [ $D/forecast.nc -nt sums1.txt ] && [ -z "$(ls -A ops/products | grep "^\.")" ]'
-# A corrected analysis delivered under the same name: that finished run is not "done"
+# The same analysis delivered again (a new mtime, the same bytes): still done
 touch -d '1 minute ago' ops/drop/analysis_20001227_06.nc
+"$W" daily ops/daily12.yaml --date 2000-12-27 > out13.txt 2> err13.txt
+rc=$?
+ok "the same analysis re-delivered (touched): still done, skipped (rc $rc: $(cat err13.txt))" \
+    '[ $rc -eq 0 ] && grep -q "already done with this config, skipped" err13.txt'
+# A corrected analysis delivered under the same name: that finished run is not "done"
+/usr/bin/python3 -c "import netCDF4,sys; d=netCDF4.Dataset(sys.argv[1],'a'); d['t2m'][0,0,0]+=1; d.close()" ops/drop/analysis_20001227_06.nc
 "$W" daily ops/daily12.yaml --date 2000-12-27 > out11.txt 2> err11.txt
 rc=$?
 ok "a rewritten analysis: exit 2, not skipped (rc $rc: $(cat err11.txt))" \
     '[ $rc -eq 2 ] && grep -q "holds a finished run of another configuration (analysis," err11.txt'
+# A daily.json of an older wxcast (no analysis keys, the perturbation as a number) still counts
+f=ops/products/20001227T06/daily.json
+cp $f stamp_new.json
+/usr/bin/python3 -c "
+import json,sys; d=json.load(open(sys.argv[1])); d.pop('analysis_bytes'); d.pop('analysis_crc32')
+json.dump(d,open(sys.argv[1],'w'),separators=(',',':'))" $f
+"$W" daily ops/daily12.yaml --date 2000-12-27 > out14.txt 2> err14.txt
+rc=$?
+ok "a daily.json without the analysis keys (older wxcast): done, skipped (rc $rc: $(cat err14.txt))" \
+    '[ $rc -eq 0 ] && grep -q "already done with this config, skipped" err14.txt'
+cp stamp_new.json $f
 # A plain file with the dated folder's name: refused before the forecasts
 touch ops/products/20001225T06
 "$W" daily ops/daily.yaml --date 2000-12-25 > out12.txt 2> err12.txt
