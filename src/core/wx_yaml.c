@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <yaml.h>
 
 #include "core/wx_fs.h"
@@ -157,6 +158,9 @@ const char *wx_yaml_binary_kind(const char *path) {
 }
 
 wx_status wx_yaml_load_file(const char *path, wx_yaml **out) {
+    struct stat sb; /* libyaml would say "line 1: YAML syntax error: input error" */
+    if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode))
+        return wx_error_set(WX_ERR_USAGE, "%s: is a folder, expected a YAML config", path);
     const char *bin = wx_yaml_binary_kind(path);
     if (bin) return wx_error_set(WX_ERR_USAGE, "%s: %s, expected a YAML config", path, bin);
     FILE *fp = fopen(path, "rb");

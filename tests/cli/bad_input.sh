@@ -345,6 +345,8 @@ timeout 20 "$W" -q export pipe.nc --output xp >"$T/out" 2>"$T/err"; rc=$?; err=$
 fails 1 "export of a FIFO (it blocked until a writer came)" "pipe.nc: is a FIFO (named pipe), expected a GRIB or NetCDF file"
 run forecast --model archive --init archive --time 2000-12-27T06:00 --steps 1 --output fa.nc
 fails 1 "forecast --model of a folder" "archive: is a folder, expected a file"
+run synth archive
+usage_error "synth of a folder (libyaml said 'input error')" "archive: is a folder, expected a YAML config"
 "$W" -q "${F[@]}" --steps 1 --grib g2 >/dev/null 2>&1
 run eval --forecast g2/forecast_20001227T06_pl.grib2 --truth archive --output ev
 fails 1 "eval of a GRIB2 file" "forecast_20001227T06_pl.grib2" "not a NetCDF file" "NetCDF forecast file"
