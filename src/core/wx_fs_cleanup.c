@@ -121,11 +121,14 @@ static void on_signal(int sig) {
                       m_hup[] = "wxcast: hung up (SIGHUP); unfinished outputs removed\n";
     const char *m = sig == SIGINT ? m_int : sig == SIGTERM ? m_term : m_hup;
     size_t len = sig == SIGINT ? sizeof m_int - 1 : sig == SIGTERM ? sizeof m_term - 1 : sizeof m_hup - 1;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = SIG_IGN; /* stderr a closed pipe: SIGPIPE would end the run as 141 instead */
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGPIPE, &sa, NULL);
     ssize_t ignored = write(2, m, len);
     (void)ignored;
     /* the default action now, so the exit status says which signal ended the run (130, 143) */
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
     sa.sa_handler = SIG_DFL;
     sigemptyset(&sa.sa_mask);
     sigaction(sig, &sa, NULL);
