@@ -32,9 +32,10 @@ static void split_path(const char *path, char **dir, const char **name) {
     }
 }
 
-static const char *file_kind(mode_t m) {
+const char *wx_fs_mode_name(unsigned mode) {
+    mode_t m = (mode_t)mode;
     return S_ISDIR(m) ? "a folder" : S_ISCHR(m) ? "a character device" : S_ISBLK(m) ? "a block device"
-         : S_ISFIFO(m) ? "a FIFO" : S_ISSOCK(m) ? "a socket" : "not a regular file";
+         : S_ISFIFO(m) ? "a FIFO (named pipe)" : S_ISSOCK(m) ? "a socket" : "not a regular file";
 }
 
 wx_status wx_output_replaceable(const char *path) {
@@ -42,7 +43,7 @@ wx_status wx_output_replaceable(const char *path) {
     if (lstat(path, &sb) != 0 || S_ISREG(sb.st_mode) || S_ISLNK(sb.st_mode)) return WX_OK;
     return wx_error_set(WX_ERR_USAGE, "%s: exists and is %s; outputs are written to a new file "
                         "renamed over the name, which would replace it: name a regular file",
-                        path, file_kind(sb.st_mode));
+                        path, wx_fs_mode_name(sb.st_mode));
 }
 
 int wx_fs_pid_gone(long pid) {
@@ -228,14 +229,23 @@ wx_status wx_mkdir_p(const char *path) {
  * is absent and its nearest existing ancestor is (wx_mkdir_p makes the rest when writing).
  * Usage errors naming `what` and `path` (the output named on the command line). */
 int wx_fs_is_archive_dir(const char *dir) {
-    char path[8192], head[64] = "";
+    char path[8192], head[4096] = "";
     snprintf(path, sizeof path, "%s/manifest.json", dir);
     FILE *f = fopen(path, "rb");
     if (!f) return 0;
     size_t n = fread(head, 1, sizeof head - 1, f);
     fclose(f);
     head[n] = 0;
-    return strstr(head, "\"format\":\"wxcast-archive\"") != NULL;
+    /* "format": "wxcast-archive", whitespace allowed (a manifest pretty-printed by jq, or one
+     * whose later parts are damaged, is still an archive to protect) */
+    for (const char *p = strstr(head, "\"format\""); p; p = strstr(p + 1, "\"format\"")) {
+        const char *q = p + 8;
+        while (*q == ' ' || *q == '\t' || *q == '\n' || *q == '\r') q++;
+        if (*q++ != ':') continue;
+        while (*q == ' ' || *q == '\t' || *q == '\n' || *q == '\r') q++;
+        if (!strncmp(q, "\"wxcast-archive\"", 16)) return 1;
+    }
+    return 0;
 }
 
 /* allow_archive: ingest's own output is an archive folder; every other output there would
@@ -387,12 +397,7 @@ wx_status wx_path_join(const char *dir, const char *p, char *out, size_t cap) {
     return WX_OK;
 }
 
-const char *wx_fs_known_kind(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    unsigned char b[8];
-    size_t n = fread(b, 1, sizeof b, f);
-    fclose(f);
+const char *wx_fs_known_kind_bytes(const unsigned char *b, size_t n) {
     if (n >= 6 && !memcmp(b, "WXCKPT", 6))
         return "a wxcast checkpoint (binary; checkpoints go to `forecast --model`, `train "
                "--resume` or a stage's init_from)";
@@ -402,4 +407,13 @@ const char *wx_fs_known_kind(const char *path) {
     if (n >= 4 && !memcmp(b, "GRIB", 4))
         return "a GRIB file (data: an ingest recipe's sources, `forecast --init`)";
     return NULL;
+}
+
+const char *wx_fs_known_kind(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    unsigned char b[8];
+    size_t n = fread(b, 1, sizeof b, f);
+    fclose(f);
+    return wx_fs_known_kind_bytes(b, n);
 }

@@ -90,5 +90,9 @@ wx_status wx_read_file(const char *path, char **buf, size_t *len);
  * (data: ...)", "a wxcast checkpoint (...)"), so that a file given in the wrong place is named as
  * what it is; NULL for anything else or an unreadable file (the caller reports its own error). */
 const char *wx_fs_known_kind(const char *path);
+/* The same from a file's first bytes already in memory (n: how many there are). */
+const char *wx_fs_known_kind_bytes(const unsigned char *bytes, size_t n);
+/* "a folder", "a FIFO (named pipe)", "a character device", ... for a stat st_mode. */
+const char *wx_fs_mode_name(unsigned mode);
 
 #endif

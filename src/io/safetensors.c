@@ -320,7 +320,7 @@ static wx_status parse(wx_safetensors *st, size_t len) {
         return wx_error_set(WX_ERR_RUN, "%s: %zu bytes: too short for a safetensors file", st->path, len);
     uint64_t n;
     memcpy(&n, st->buf, 8);
-    const char *kind = n > ST_MAX_HEADER || n > len - 8 ? wx_fs_known_kind(st->path) : NULL;
+    const char *kind = n > ST_MAX_HEADER || n > len - 8 ? wx_fs_known_kind_bytes(st->buf, len) : NULL;
     if (kind) return wx_error_set(WX_ERR_RUN, "%s: %s, expected a safetensors file", st->path, kind);
     if (n > ST_MAX_HEADER || n > len - 8)
         return wx_error_set(WX_ERR_RUN, "%s: safetensors header length %llu %s", st->path,

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "core/wx_fs.h"
 #include "io/grib_read.h"
 #include "io/netcdf_read.h"
 
@@ -33,9 +34,7 @@ wx_status wx_source_open(const char *path, wx_source **out) {
     /* the readers seek: a FIFO would block the open until a writer came, then fail */
     if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode))
         return wx_error_set(WX_ERR_RUN, "%s: is %s, expected a GRIB or NetCDF file (the readers "
-                            "need a regular file they can seek in)", path,
-                            S_ISFIFO(sb.st_mode) ? "a FIFO (named pipe)" : S_ISCHR(sb.st_mode) ?
-                            "a character device" : S_ISSOCK(sb.st_mode) ? "a socket" : "not a regular file");
+                            "need a regular file they can seek in)", path, wx_fs_mode_name(sb.st_mode));
     FILE *fp = fopen(path, "rb");
     if (!fp) return wx_error_set(WX_ERR_RUN, "%s: cannot open: %s", path, strerror(errno));
     unsigned char magic[8] = {0};

@@ -238,8 +238,9 @@ static wx_status parse_flds(ck_reader *r, wx_checkpoint *c) {
 
 static wx_status parse(wx_checkpoint *c) {
     const char *path = c->path;
-    const char *kind = wx_fs_known_kind(path); /* a file given in the wrong place: say what it is */
-    if (kind && memcmp(c->buf, ck_magic, c->len < 8 ? c->len : 8))
+    /* a file given in the wrong place: say what it is (not for a damaged checkpoint's magic) */
+    const char *kind = wx_fs_known_kind_bytes(c->buf, c->len);
+    if (kind && (c->len < 6 || memcmp(c->buf, "WXCKPT", 6)))
         return wx_error_set(WX_ERR_RUN, "%s: %s, expected a wxcast checkpoint", path, kind);
     if (c->len < CK_HEADER + 4)
         return wx_error_set(WX_ERR_RUN, "%s: truncated checkpoint (%zu bytes, shorter than the "

@@ -393,6 +393,12 @@ run export an.nc --output archive --no-coast
 usage_error "export into the archive" "--output archive: archive is a wxcast archive folder"
 run eval --forecast an.nc --truth archive --output ./archive
 usage_error "eval into the archive" "--output ./archive: ./archive is a wxcast archive folder"
+# an archive whose manifest was pretty-printed (jq) is still protected
+cp -r archive pretty && /usr/bin/python3 -c "
+import json,sys; d=json.load(open(sys.argv[1])); json.dump(d,open(sys.argv[1],'w'),indent=2)" pretty/manifest.json
+run export an.nc --output pretty --no-coast
+usage_error "export into a pretty-printed archive" "--output pretty: pretty is a wxcast archive folder"
+rm -rf pretty
 # ingest into a folder holding another tool's manifest.json (export's) would replace it
 mkdir -p viewer && printf '{"format":"wxcast-viewer"}' > viewer/manifest.json
 sed 's#^output: archive#output: viewer#' recipe.yaml > rv.yaml
