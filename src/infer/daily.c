@@ -539,9 +539,11 @@ static wx_status run(wx_daily_opts *o, const wx_yaml *root, const char *dir) {
         return done;
     }
     if (done == WX_OK) wx_log_info("daily: %s: finished with this config; --force: made again", o->folder);
-    if (access(o->analysis, R_OK) != 0)
+    if (access(o->analysis, R_OK) != 0) {
+        free(want);
         return wx_error_set(WX_ERR_RUN, "daily: analysis for %s not found: %s (analysis.folder %s, "
                                         "pattern %s)", stamp, o->analysis, c.drop, c.pattern);
+    }
     wx_log_info("daily: %s: analysis %s", stamp, o->analysis);
     if (wx_mkdir_p(c.output) != WX_OK)
         return wx_error_wrap(WX_ERR_USAGE, "%s: line %d: key 'output': ", root->file,

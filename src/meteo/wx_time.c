@@ -110,7 +110,7 @@ wx_status wx_time_parse_duration(const char *text, const char *what, int64_t *ou
     const char *t = text ? text : "";
     char *u = NULL;
     errno = 0;
-    long long v = (*t == '-' || (*t >= '0' && *t <= '9')) ? strtoll(t, &u, 10) : 0;
+    long long v = (*t == '-' || *t == '+' || (*t >= '0' && *t <= '9')) ? strtoll(t, &u, 10) : 0;
     int64_t mul = 0;
     if (u && u > t) {
         if (!*u || !strcmp(u, "h")) mul = 3600;

@@ -38,6 +38,7 @@ int main(void) {
     WX_CHECK(wx_time_parse_duration("0h", "s", &d) == WX_ERR_USAGE &&
              strstr(wx_error_message(), "above 0"), "0h: %s", wx_error_message());
     WX_CHECK(wx_time_parse_duration("6 h", "s", &d) == WX_ERR_USAGE, "a space before the unit");
+    WX_CHECK(wx_time_parse_duration("+6h", "s", &d) == WX_OK && d == 21600, "+6h");
     wx_time_format_duration(21600, buf);
     WX_CHECK(!strcmp(buf, "6h"), "6h out");
     WX_CHECK(wx_time_day_of_year(wx_time_make(2016, 12, 31, 18, 0, 0)) == 366, "doy leap");
