@@ -1,4 +1,5 @@
 #include <math.h>
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -92,7 +93,12 @@ int wx_cmd_inspect(int argc, char **argv) {
     if (rc != WX_ARGS_CONTINUE) return rc;
     const char *dir = a.positionals[0];
     struct stat sb;
-    if (stat(dir, &sb) == 0 && S_ISREG(sb.st_mode)) {
+    if (stat(dir, &sb) != 0) { /* any of the three kinds it takes */
+        fprintf(stderr, "wxcast: error: %s: %s (inspect takes an archive folder, a GRIB or NetCDF "
+                        "file, or a checkpoint)\n", dir, strerror(errno));
+        return WX_ERR_RUN;
+    }
+    if (S_ISREG(sb.st_mode)) {
         char magic[6] = "";
         FILE *f = fopen(dir, "rb");
         size_t got = f ? fread(magic, 1, sizeof magic, f) : 0;

@@ -84,7 +84,8 @@ static wx_status geom_read(codes_handle *h, const char *where, grib_geom *g) {
     if (strcmp(gt, "regular_ll"))
         return wx_error_set(WX_ERR_RUN, "%s: gridType is %s, not a regular lat/lon grid (regular_ll); "
                             "wxcast reads only regular lat/lon grids: regrid first, e.g. "
-                            "`cdo remapbil,r360x181 IN.grib OUT.grib` for 1 degree", where, gt);
+                            "`cdo remapbil,r360x181 -setgridtype,regular IN.grib OUT.grib` for 1 degree (the "
+                            "setgridtype makes a reduced Gaussian grid one cdo can interpolate)", where, gt);
     double la1, la2, lo1, lo2;
     WX_TRY(need_long(h, "Ni", where, &g->ni));
     WX_TRY(need_long(h, "Nj", where, &g->nj));

@@ -38,7 +38,38 @@ typedef struct {
     int warned_units;    /* the warning about them, once (sources not wx_source_check_inputs) */
     int spread; /* a standard deviation (ensemble spread): a temperature's units, not its range */
     double unsigned_wrap; /* 2^bits for a signed integer type marked `_Unsigned = "true"`, else 0 */
+    int exp_order[8];     /* expver indices, ERA5 final (0001) before ERA5T (0005); -1 ends */
+    int warned_expver;    /* the warning about a point held by two experiments, once */
 } nc_var;
+
+/* The order to merge an expver dimension in: by the experiment's number (0001 ERA5 before 0005
+ * ERA5T, whatever the file's order); the file's order when the values cannot be read. */
+static void expver_order(int ncid, int dimid, size_t n, int *order) {
+    double num[8];
+    int ok = 0, cv;
+    char name[NC_MAX_NAME + 1];
+    if (n > 8) n = 8;
+    for (size_t k = 0; k < n; k++) order[k] = (int)k, num[k] = (double)k;
+    if (n < 8) order[n] = -1;
+    nc_type t;
+    if (nc_inq_dimname(ncid, dimid, name) || nc_inq_varid(ncid, name, &cv) || nc_inq_vartype(ncid, cv, &t))
+        return;
+    if (t == NC_STRING) {
+        char *str[8] = {0};
+        if (nc_get_var_string(ncid, cv, str) == NC_NOERR) {
+            for (size_t k = 0; k < n; k++) num[k] = str[k] ? atof(str[k]) : (double)k;
+            nc_free_string(n, str);
+            ok = 1;
+        }
+    } else if (t != NC_CHAR) {
+        ok = nc_get_var_double(ncid, cv, num) == NC_NOERR;
+    }
+    for (size_t a = 1; ok && a < n; a++) /* insertion sort of at most 8 */
+        for (size_t b = a; b > 0 && num[order[b]] < num[order[b - 1]]; b--) {
+            int tmp = order[b];
+            order[b] = order[b - 1], order[b - 1] = tmp;
+        }
+}
 
 typedef struct {
     int ncid;
@@ -361,6 +392,8 @@ static wx_status scan_var(wx_source *s, nc_impl *im, int varid, int *dimax) {
      * `_Unsigned = "true"` (the NUG convention that xarray and netCDF-Java honour). Raw values
      * below zero are then the upper half of the unsigned range. */
     nc_type vtype;
+    for (int d = 0; d < ndims; d++)
+        if (v->axis[d] == AX_EXPVER) expver_order(ncid, dims[d], v->len[d], v->exp_order);
     char uns[8];
     get_text_att(ncid, varid, "_Unsigned", uns, sizeof uns);
     if (!nc_inq_vartype(ncid, varid, &vtype) && !strcasecmp(uns, "true"))
@@ -679,9 +712,10 @@ wx_status wx_netcdf_read(wx_source *s, int i, wx_missing_policy policy, float *v
     wx_field_describe(s, f, where, sizeof where);
     wx_status st = WX_OK;
     /* CDS files with an expver dimension hold each time in one experiment only (ERA5 or ERA5T):
-     * merge by taking, per point, the first experiment with a value. */
+     * merge by taking, per point, the first experiment with a value, ERA5 final first. */
+    size_t clash = 0;
     for (size_t x = 0; x < nexp && st == WX_OK; x++) {
-        if (epos >= 0) start[epos] = x;
+        if (epos >= 0) start[epos] = nexp <= 8 && v->exp_order[x] >= 0 ? (size_t)v->exp_order[x] : x;
         wx_nc_quiet_hdf5();
         int e = nc_get_vara_double(im->ncid, v->varid, start, count, buf);
         if (e) {
@@ -697,7 +731,13 @@ wx_status wx_netcdf_read(wx_source *s, int i, wx_missing_policy policy, float *v
                 (v->has_miss && (raw == v->miss || raw - v->unsigned_wrap == v->miss)))
                 continue;
             if (isnan(acc[k])) acc[k] = (float)(raw * v->scale + v->offset);
+            else clash += acc[k] != (float)(raw * v->scale + v->offset);
         }
+    }
+    if (clash && !v->warned_expver) {
+        v->warned_expver = 1;
+        wx_log_warn("%s: %zu points hold different values in two experiments (expver): the "
+                    "lowest-numbered one's (ERA5 final before ERA5T) taken", where, clash);
     }
     long nmiss = 0;
     if (st == WX_OK) {

@@ -318,7 +318,7 @@ ok "nothing written in dirout ($(ls -A dirout))" 'only dirout ""'
 
 # 5. Messages that say what is wrong.
 run inspect nosuch
-fails 1 "inspect of a missing path" "nosuch" "does not exist"
+fails 1 "inspect of a missing path" "nosuch: No such file or directory (inspect takes an archive folder, a GRIB or NetCDF file, or a checkpoint)"
 : > plain.nc
 run inspect plain.nc
 fails 1 "inspect of an empty file" "plain.nc" "neither GRIB nor NetCDF"

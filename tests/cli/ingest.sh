@@ -121,6 +121,28 @@ ok "ds.sel(number=3): member 3, valid at the scalar time (rc $rc: $(tail -1 "$T/
 ok "cfgrib forecast layout: valid 18 and 00 UTC from the scalar reference time (rc $rc: $(tail -1 "$T/scf.txt"))" \
     '[ $rc -eq 0 ] && grep -E "^  msl .* 2  2017-10-18T18:00 .. 2017-10-19T00:00 " "$T/scf.txt"'
 
+# A CDS expver dimension whose experiments both hold a time, ERA5T (0005) stored first: ERA5
+# final (0001) is taken, with a warning (it was whichever came first in the file)
+/usr/bin/python3 - "$T/xsel.nc" "$T/expver.nc" <<'PY'
+import sys, numpy as np, netCDF4
+a = netCDF4.Dataset(sys.argv[1]); d = netCDF4.Dataset(sys.argv[2], "w")
+for n in ("time", "latitude", "longitude"):
+    d.createDimension(n, len(a.dimensions[n]))
+    v = d.createVariable(n, a[n].dtype, (n,)); v.units = a[n].units; v[:] = a[n][:]
+d.createDimension("expver", 2)
+e = d.createVariable("expver", str, ("expver",)); e[0] = "0005"; e[1] = "0001"
+lv = d.createVariable("level", "i4", ()); lv.units = "millibars"; lv.assignValue(500)
+z = d.createVariable("z", "f4", ("time", "expver", "latitude", "longitude"), fill_value=np.float32(np.nan))
+z.units = "m**2 s**-2"; z.coordinates = "level"
+z[:, 0] = 50100.0; z[:, 1] = 50000.0
+d.close()
+PY
+sed 's#xsel#expver#g' "$T/xsel.yaml" > "$T/expver.yaml"
+"$WX" -q ingest "$T/expver.yaml" > /dev/null 2> "$T/everr.txt"; rc=$?
+"$WX" -q dump "$T/expver" --output "$T/expver_dump.nc" > /dev/null 2>&1
+ok "expver 0005 stored before 0001: ERA5 final's 50000 taken, with a warning (rc $rc: $(head -c 300 "$T/everr.txt"))" \
+    '[ $rc -eq 0 ] && grep -q "hold different values in two experiments (expver)" "$T/everr.txt" && /usr/bin/python3 -c "import netCDF4,sys; v=netCDF4.Dataset(sys.argv[1])[\"z500\"][:]; sys.exit(0 if float(v.min())==50000.0 and float(v.max())==50000.0 else 1)" "$T/expver_dump.nc"'
+
 # A packed field with scale_factor 0 (what packing code gives a constant field) reads as
 # add_offset everywhere, and the archive says the channel is constant (it was refused outright)
 /usr/bin/python3 - "$T/xsel.nc" "$T/const.nc" <<'PY'
