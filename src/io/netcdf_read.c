@@ -38,37 +38,61 @@ typedef struct {
     int warned_units;    /* the warning about them, once (sources not wx_source_check_inputs) */
     int spread; /* a standard deviation (ensemble spread): a temperature's units, not its range */
     double unsigned_wrap; /* 2^bits for a signed integer type marked `_Unsigned = "true"`, else 0 */
-    int exp_order[8];     /* expver indices, ERA5 final (0001) before ERA5T (0005); -1 ends */
+    int exp_order[8];     /* expver indices, ERA5 final (0001) before ERA5T (0005); -1 ends
+                             (exp_order[0] = -1: the file's order) */
+    int exp_sorted;       /* exp_order is by experiment number */
     int warned_expver;    /* the warning about a point held by two experiments, once */
 } nc_var;
 
 /* The order to merge an expver dimension in: by the experiment's number (0001 ERA5 before 0005
- * ERA5T, whatever the file's order); the file's order when the values cannot be read. */
-static void expver_order(int ncid, int dimid, size_t n, int *order) {
-    double num[8];
-    int ok = 0, cv;
+ * ERA5T, whatever the file's order), read as numbers, strings or char rows (xarray's NETCDF3
+ * strings); the file's order (order[0] = -1) when the values cannot be read or there are more
+ * than 8 experiments. Returns 1 when sorted by number. */
+static int expver_order(int ncid, int dimid, size_t n, int *order) {
+    order[0] = -1;
+    int cv, nd = 0;
     char name[NC_MAX_NAME + 1];
-    if (n > 8) n = 8;
-    for (size_t k = 0; k < n; k++) order[k] = (int)k, num[k] = (double)k;
-    if (n < 8) order[n] = -1;
     nc_type t;
-    if (nc_inq_dimname(ncid, dimid, name) || nc_inq_varid(ncid, name, &cv) || nc_inq_vartype(ncid, cv, &t))
-        return;
-    if (t == NC_STRING) {
+    if (n < 1 || n > 8 || nc_inq_dimname(ncid, dimid, name) || nc_inq_varid(ncid, name, &cv) ||
+        nc_inq_vartype(ncid, cv, &t) || nc_inq_varndims(ncid, cv, &nd))
+        return 0;
+    double num[8];
+    int ok = 0;
+    if (t == NC_STRING && nd == 1) {
         char *str[8] = {0};
         if (nc_get_var_string(ncid, cv, str) == NC_NOERR) {
             for (size_t k = 0; k < n; k++) num[k] = str[k] ? atof(str[k]) : (double)k;
             nc_free_string(n, str);
             ok = 1;
         }
-    } else if (t != NC_CHAR) {
+    } else if (t == NC_CHAR && nd == 2) { /* (expver, string4) */
+        int dims[2];
+        size_t w = 0;
+        nc_inq_vardimid(ncid, cv, dims);
+        if (!nc_inq_dimlen(ncid, dims[1], &w) && w > 0 && w < 64) {
+            char *rows = wx_calloc(n * w + 1, 1);
+            if (nc_get_var_text(ncid, cv, rows) == NC_NOERR) {
+                for (size_t k = 0; k < n; k++) {
+                    char one[65] = "";
+                    memcpy(one, rows + k * w, w);
+                    num[k] = atof(one);
+                }
+                ok = 1;
+            }
+            free(rows);
+        }
+    } else if (t != NC_CHAR && nd == 1) {
         ok = nc_get_var_double(ncid, cv, num) == NC_NOERR;
     }
-    for (size_t a = 1; ok && a < n; a++) /* insertion sort of at most 8 */
+    if (!ok) return 0;
+    for (size_t k = 0; k < n; k++) order[k] = (int)k;
+    if (n < 8) order[n] = -1;
+    for (size_t a = 1; a < n; a++) /* insertion sort of at most 8 */
         for (size_t b = a; b > 0 && num[order[b]] < num[order[b - 1]]; b--) {
             int tmp = order[b];
             order[b] = order[b - 1], order[b - 1] = tmp;
         }
+    return 1;
 }
 
 typedef struct {
@@ -393,7 +417,7 @@ static wx_status scan_var(wx_source *s, nc_impl *im, int varid, int *dimax) {
      * below zero are then the upper half of the unsigned range. */
     nc_type vtype;
     for (int d = 0; d < ndims; d++)
-        if (v->axis[d] == AX_EXPVER) expver_order(ncid, dims[d], v->len[d], v->exp_order);
+        if (v->axis[d] == AX_EXPVER) v->exp_sorted = expver_order(ncid, dims[d], v->len[d], v->exp_order);
     char uns[8];
     get_text_att(ncid, varid, "_Unsigned", uns, sizeof uns);
     if (!nc_inq_vartype(ncid, varid, &vtype) && !strcasecmp(uns, "true"))
@@ -715,7 +739,7 @@ wx_status wx_netcdf_read(wx_source *s, int i, wx_missing_policy policy, float *v
      * merge by taking, per point, the first experiment with a value, ERA5 final first. */
     size_t clash = 0;
     for (size_t x = 0; x < nexp && st == WX_OK; x++) {
-        if (epos >= 0) start[epos] = nexp <= 8 && v->exp_order[x] >= 0 ? (size_t)v->exp_order[x] : x;
+        if (epos >= 0) start[epos] = v->exp_sorted ? (size_t)v->exp_order[x] : x;
         wx_nc_quiet_hdf5();
         int e = nc_get_vara_double(im->ncid, v->varid, start, count, buf);
         if (e) {
@@ -736,8 +760,9 @@ wx_status wx_netcdf_read(wx_source *s, int i, wx_missing_policy policy, float *v
     }
     if (clash && !v->warned_expver) {
         v->warned_expver = 1;
-        wx_log_warn("%s: %zu points hold different values in two experiments (expver): the "
-                    "lowest-numbered one's (ERA5 final before ERA5T) taken", where, clash);
+        wx_log_warn("%s: %zu points hold different values in two experiments (expver): %s", where,
+                    clash, v->exp_sorted ? "the lowest-numbered one's (ERA5 final before ERA5T) taken"
+                                         : "the first one's in the file taken");
     }
     long nmiss = 0;
     if (st == WX_OK) {
