@@ -176,6 +176,50 @@ static void check_unsigned_bytes(const char *tmp) {
     wx_source_close(s);
 }
 
+/* A CDS expver dimension of n string values ("0005" first when n = 2; n = 10 past the 8 the
+ * reader sorts): msl = 100000 + the experiment's number at every point. ERA5 final (0001) is
+ * taken whatever the order; 10 experiments overran an 8-entry buffer (ASan: stack overflow). */
+static void check_expver(const char *tmp, int n, double want) {
+    char p[1200];
+    snprintf(p, sizeof p, "%s/expver%d.nc", tmp, n);
+    int nc, dt, de, dy, dx, vt, ve, vy, vx, vm;
+    nc_create(p, NC_NETCDF4 | NC_CLOBBER, &nc);
+    nc_def_dim(nc, "time", 1, &dt);
+    nc_def_dim(nc, "expver", (size_t)n, &de);
+    nc_def_dim(nc, "latitude", 3, &dy);
+    nc_def_dim(nc, "longitude", 4, &dx);
+    nc_def_var(nc, "time", NC_DOUBLE, 1, &dt, &vt);
+    nc_put_att_text(nc, vt, "units", 32, "hours since 2017-01-01 00:00:00");
+    nc_def_var(nc, "expver", NC_STRING, 1, &de, &ve);
+    nc_def_var(nc, "latitude", NC_DOUBLE, 1, &dy, &vy);
+    nc_put_att_text(nc, vy, "units", 13, "degrees_north");
+    nc_def_var(nc, "longitude", NC_DOUBLE, 1, &dx, &vx);
+    nc_put_att_text(nc, vx, "units", 12, "degrees_east");
+    int dims[4] = {dt, de, dy, dx};
+    nc_def_var(nc, "msl", NC_FLOAT, 4, dims, &vm);
+    nc_put_att_text(nc, vm, "units", 2, "Pa");
+    nc_enddef(nc);
+    small_grid_coords(nc);
+    char names[10][8];
+    const char *ptr[10];
+    float vals[10 * 12];
+    for (int k = 0; k < n; k++) { /* numbers n, n-1, ..., 1: ERA5 final last in the file */
+        snprintf(names[k], sizeof names[k], "%04d", n == 2 ? (k ? 1 : 5) : n - k);
+        ptr[k] = names[k];
+        for (int q = 0; q < 12; q++) vals[k * 12 + q] = (float)(100000 + atoi(names[k]));
+    }
+    nc_put_var_string(nc, ve, ptr);
+    nc_put_var_float(nc, vm, vals);
+    nc_close(nc);
+    wx_source *s;
+    float got[12];
+    if (!WX_CHECK(wx_source_open(p, &s) == WX_OK, "open expver%d: %s", n, wx_error_message())) return;
+    WX_CHECK(wx_source_read(s, 0, WX_MISSING_ERROR, got) == WX_OK && got[0] == (float)want &&
+                 got[11] == (float)want,
+             "expver x%d: msl %g, want %g (%s)", n, got[0], want, wx_error_message());
+    wx_source_close(s);
+}
+
 /* A NetCDF-4 variable with Fletcher32 checksums and one damaged byte, read on a thread other
  * than the one that opened it (as ingest's decode threads do): one error naming the field and
  * the damage, and none of HDF5's error stack on stderr (HDF5 keeps its printing switch per
@@ -281,6 +325,8 @@ int main(void) {
     char tmp[] = "/tmp/wx_nc_read_XXXXXX";
     WX_CHECK(mkdtemp(tmp) != NULL, "mkdtemp");
     check_hdf5_superblocks(tmp);
+    check_expver(tmp, 2, 100001);  /* 0005 stored first: ERA5 final's 0001 taken */
+    check_expver(tmp, 10, 100010); /* past 8: the file's order, its first (0010) */
     { /* CDO's NetCDF of a 32-row GRIB grid: rows at 90 - j*5.806452 (micro-degrees), the last at
        * -90.000012: the poles, spacing 180/31 (was refused as "outside [-90, 90]") */
         double lats[32], lons[4] = {0, 90, 180, 270};
