@@ -50,46 +50,69 @@ int wx_fs_pid_gone(long pid) {
     return pid > 0 && pid != (long)getpid() && kill((pid_t)pid, 0) != 0 && errno == ESRCH;
 }
 
-/* Folders already swept by this process (device, inode): an export writes hundreds of maps and
- * an ingest thousands of shards into one folder, and a sweep per file would read the folder each
- * time. */
-static struct { dev_t dev; ino_t ino; } swept[64];
+/* The folders this process writes in, each read once (an export writes hundreds of maps and an
+ * ingest thousands of shards into one folder: a read per file would be quadratic), with the
+ * dead temporaries found there. Only the temporary of a name being written is removed: a
+ * ".notes.md.tmp.123" of the user's is not ours to judge. */
+typedef struct {
+    dev_t dev;
+    ino_t ino;
+    char **dead; /* (ndead) ".<name>.tmp.<pid>" of gone pids, untouched for an hour; NULL once gone */
+    int ndead;
+} swept_dir;
+static swept_dir swept[64];
 static int nswept;
 static pthread_mutex_t swept_lock = PTHREAD_MUTEX_INITIALIZER;
 
-int wx_atomic_remove_dead(const char *path) {
-    char *dir;
-    const char *name;
-    split_path(path, &dir, &name);
+static swept_dir *sweep(const char *dir) {
     struct stat ds;
-    int n = 0, fresh = 0;
-    pthread_mutex_lock(&swept_lock);
-    if (stat(dir, &ds) == 0) {
-        fresh = 1;
-        for (int k = 0; k < nswept && fresh; k++) fresh = !(swept[k].dev == ds.st_dev && swept[k].ino == ds.st_ino);
-        if (fresh && nswept < (int)(sizeof swept / sizeof swept[0]))
-            swept[nswept].dev = ds.st_dev, swept[nswept++].ino = ds.st_ino;
-    }
-    DIR *d = fresh ? opendir(dir) : NULL;
+    if (stat(dir, &ds) != 0) return NULL;
+    for (int k = 0; k < nswept; k++)
+        if (swept[k].dev == ds.st_dev && swept[k].ino == ds.st_ino) return &swept[k];
+    if (nswept == (int)(sizeof swept / sizeof swept[0])) return NULL;
+    swept_dir *sd = &swept[nswept++];
+    memset(sd, 0, sizeof *sd);
+    sd->dev = ds.st_dev, sd->ino = ds.st_ino;
+    DIR *d = opendir(dir);
     for (struct dirent *e; d && (e = readdir(d));) {
-        /* ".<name>.tmp.<pid>": what wx_atomic_open and the NetCDF writer name their temporaries */
-        const char *tag = e->d_name[0] == '.' ? strstr(e->d_name, ".tmp.") : NULL;
-        if (!tag || tag == e->d_name) continue;
+        const char *tag = e->d_name[0] == '.' ? strstr(e->d_name + 1, ".tmp.") : NULL;
         char *end;
-        long pid = strtol(tag + 5, &end, 10);
-        if (*end || end == tag + 5 || !wx_fs_pid_gone(pid)) continue;
+        long pid = tag ? strtol(tag + 5, &end, 10) : 0;
+        if (!tag || *end || end == tag + 5 || !wx_fs_pid_gone(pid)) continue;
         char tmp[8192];
         snprintf(tmp, sizeof tmp, "%s/%s", dir, e->d_name);
         /* a pid is only this machine's: on a folder shared between nodes a recent temporary may
          * be another node's live writer, so only those untouched for an hour go */
         struct stat sb;
         if (lstat(tmp, &sb) != 0 || !S_ISREG(sb.st_mode) || time(NULL) - sb.st_mtime < 3600) continue;
-        if (unlink(tmp) == 0) {
-            n++;
-            wx_log_info("removed %s, left by a run (pid %ld) that no longer exists", tmp, pid);
-        }
+        sd->dead = realloc(sd->dead, sizeof(char *) * (size_t)(sd->ndead + 1));
+        WX_ASSERT(sd->dead != NULL);
+        sd->dead[sd->ndead++] = wx_strdup(e->d_name);
     }
     if (d) closedir(d);
+    return sd;
+}
+
+int wx_atomic_remove_dead(const char *path) {
+    char *dir;
+    const char *name;
+    split_path(path, &dir, &name);
+    char prefix[512];
+    size_t np = (size_t)snprintf(prefix, sizeof prefix, ".%s.tmp.", name);
+    int n = 0;
+    pthread_mutex_lock(&swept_lock);
+    swept_dir *sd = np < sizeof prefix ? sweep(dir) : NULL;
+    for (int k = 0; sd && k < sd->ndead; k++) {
+        if (!sd->dead[k] || strncmp(sd->dead[k], prefix, np) || strchr(sd->dead[k] + np, '.')) continue;
+        char tmp[8192];
+        snprintf(tmp, sizeof tmp, "%s/%s", dir, sd->dead[k]);
+        if (unlink(tmp) == 0) {
+            n++;
+            wx_log_info("removed %s, left by a run (pid %s) that no longer exists", tmp, sd->dead[k] + np);
+        }
+        free(sd->dead[k]);
+        sd->dead[k] = NULL;
+    }
     pthread_mutex_unlock(&swept_lock);
     free(dir);
     return n;
@@ -110,7 +133,7 @@ wx_status wx_atomic_open(wx_atomic_file *f, const char *path) {
         free(dir);
         return made;
     }
-    wx_atomic_remove_dead(path); /* a SIGKILLed run's temporaries in this folder */
+    wx_atomic_remove_dead(path); /* a SIGKILLed run's temporary of this output */
     size_t n = strlen(dir) + strlen(name) + 48;
     f->tmp = wx_malloc(n);
     snprintf(f->tmp, n, "%s/.%s.tmp.%ld", dir, name, (long)getpid());

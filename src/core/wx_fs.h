@@ -19,13 +19,13 @@ typedef struct {
 } wx_atomic_file;
 
 /* Creates the temporary "<dir>/.<name>.tmp.<pid>" next to `path`, making <dir> (and its parents)
- * when absent, after removing the dead temporaries of that folder (wx_atomic_remove_dead). */
+ * when absent, after removing the dead temporaries of `path` (wx_atomic_remove_dead). */
 wx_status wx_atomic_open(wx_atomic_file *f, const char *path);
-/* Removes the temporaries (".<name>.tmp.<pid>") in the folder of `path` that a killed run left
- * (SIGKILL, a crash: no handler ran): whose process no longer exists on this machine and which
- * nothing has written for an hour (on a folder shared between nodes the pid may be another
- * machine's). A live pid's is left alone. Each folder is swept once per process (later calls for
- * it return 0). Returns how many were removed. Thread-safe. */
+/* Removes the temporaries of `path` (".<name>.tmp.<pid>") that a killed run left (SIGKILL, a
+ * crash: no handler ran): whose process no longer exists on this machine and which nothing has
+ * written for an hour (on a folder shared between nodes the pid may be another machine's). A live
+ * pid's is left alone. Each folder is read once per process. Returns how many were removed.
+ * Thread-safe. */
 int wx_atomic_remove_dead(const char *path);
 /* 1 when process `pid` (taken from a temporary's name) no longer exists on this machine; 0 for
  * this process, a live one or a pid that cannot be asked about. */

@@ -78,7 +78,7 @@ wx_status wx_nc_writer_open_ext(wx_nc_writer *w, const char *path, const wx_nc_l
     memset(w, 0, sizeof *w);
     WX_TRY(wx_output_replaceable(path));
     WX_TRY(wx_mkdir_parent(path)); /* outputs make their folder (core/wx_fs.h) */
-    wx_atomic_remove_dead(path);   /* a SIGKILLed run's temporaries in this folder */
+    wx_atomic_remove_dead(path);   /* a SIGKILLed run's temporary of this output */
     w->path = wx_strdup(path);
     size_t n = strlen(path) + 64;
     w->tmp = wx_malloc(n);

@@ -93,11 +93,12 @@ ok "synth SIGTERM: exit 143 (got $st), no temporary left ($(ls -A sy | grep tmp)
 mkdir -p kk/g kk/x/maps
 : > kk/.f.nc.tmp.2147483000; : > kk/g/.forecast_20001227T06_sfc.grib2.tmp.2147483000
 : > kk/x/maps/.z500_f006.png.tmp.2147483000; : > kk/.f.nc.tmp.2147483001
-touch -d '2 hours ago' kk/.f.nc.tmp.2147483000 kk/g/.forecast_20001227T06_sfc.grib2.tmp.2147483000 kk/x/maps/.z500_f006.png.tmp.2147483000
+: > kk/x/.notes.md.tmp.2147483000   # the user's, whatever its name looks like
+touch -d '2 hours ago' kk/.f.nc.tmp.2147483000 kk/g/.forecast_20001227T06_sfc.grib2.tmp.2147483000 kk/x/maps/.z500_f006.png.tmp.2147483000 kk/x/.notes.md.tmp.2147483000
 "$W" -q "${F[@]}" --steps 1 --output kk/f.nc --grib kk/g >/dev/null 2>&1 && "$W" -q export kk/f.nc --output kk/x --no-coast --width 240 >/dev/null 2>&1
 st=$?
-ok "a killed run's temporaries of forecast, GRIB and export outputs removed, a recent one kept (rc $st: $(find kk -name ".*tmp*" | tr '\n' ' '))" \
-    '[ $st -eq 0 ] && [ "$(find kk -name ".*.tmp.*")" = "kk/.f.nc.tmp.2147483001" ]'
+ok "a killed run's temporaries of forecast, GRIB and export outputs removed, a recent one and a file of another name kept (rc $st: $(find kk -name ".*tmp*" | tr '\n' ' '))" \
+    '[ $st -eq 0 ] && [ "$(find kk -name ".*.tmp.*" | sort | tr "\n" " ")" = "kk/.f.nc.tmp.2147483001 kk/x/.notes.md.tmp.2147483000 " ]'
 rm -rf kk
 
 # A NetCDF file that cannot be finished (a full disk; here a file size limit, SIGXFSZ ignored, so
