@@ -3,6 +3,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <ftw.h>
 #include <libgen.h>
 #include <math.h>
@@ -397,14 +398,20 @@ static void remove_stale_tmp(const char *output, const char *stamp) {
 /* crc32 of a file's bytes (0 when it cannot be read: the run then fails on the analysis). A 0.25°
  * analysis is ~0.3 GB: a fraction of a second, against the forecasts it may spare. */
 static unsigned file_crc32(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return 0;
+    int fd = open(path, O_RDONLY | O_NONBLOCK); /* a FIFO must not block the run here */
+    struct stat sb;
+    if (fd < 0) return 0;
+    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+        close(fd);
+        return 0;
+    }
     unsigned char *buf = wx_malloc(1 << 20);
     uLong c = crc32(0L, Z_NULL, 0);
-    for (size_t n; (n = fread(buf, 1, 1 << 20, f)) > 0;) c = crc32(c, buf, (uInt)n);
+    ssize_t n;
+    while ((n = read(fd, buf, 1 << 20)) > 0) c = crc32(c, buf, (uInt)n);
     free(buf);
-    fclose(f);
-    return (unsigned)c;
+    close(fd);
+    return n < 0 ? 0 : (unsigned)c; /* a read error: no checksum, as for a missing file */
 }
 
 /* What a day's products were made from (daily.json in the dated folder, written last): a rerun
@@ -448,27 +455,33 @@ static char *run_stamp(const daily_config *c, const wx_daily_opts *o) {
     return text;
 }
 
-/* Whether a finished day's daily.json (`have`) says what `want` says. A key `have` lacks is one
- * an older wxcast did not record (the analysis's size and crc32 before 2026-12-01): not a
- * difference; an older numeric perturbation is compared by its name. */
+/* Whether a finished day's daily.json (`have`) says what `want` says. The analysis's size and
+ * crc32 are keys an older wxcast did not record (before 2026-12-01): their absence is no
+ * difference, nor is an older numeric perturbation; numbers compare as numbers (a file rewritten
+ * by another tool may print 0.1 for 0.10000000000000001). A stamp that does not parse (a path
+ * with bytes libyaml refuses) is compared as text. */
 static int stamps_agree(const char *have, const char *want) {
     wx_yaml *h = NULL, *w = NULL;
-    int same = wx_yaml_load_string(have, "daily.json", &h) == WX_OK &&
-               wx_yaml_load_string(want, "daily.json", &w) == WX_OK && h->kind == WX_YAML_MAP &&
-               w->kind == WX_YAML_MAP;
+    int parsed = wx_yaml_load_string(have, "daily.json", &h) == WX_OK &&
+                 wx_yaml_load_string(want, "daily.json", &w) == WX_OK && h->kind == WX_YAML_MAP &&
+                 w->kind == WX_YAML_MAP;
     wx_error_clear();
-    for (int k = 0; same && k < w->count; k++) {
+    int same = parsed ? 1 : !strcmp(have, want);
+    for (int k = 0; parsed && same && k < w->count; k++) {
         const wx_yaml *a = wx_yaml_get(h, w->keys[k]), *b = w->items[k];
-        if (!a) continue;
+        if (!a) {
+            same = !strcmp(w->keys[k], "analysis_bytes") || !strcmp(w->keys[k], "analysis_crc32");
+            continue;
+        }
         if (a->kind != WX_YAML_SCALAR || b->kind != WX_YAML_SCALAR) { same = 0; break; }
         const char *av = a->scalar;
-        char *end;
+        char *end, *ea, *eb;
         long num = strtol(av, &end, 10);
-        if (!strcmp(w->keys[k], "perturbation") && !*end && end != av)
+        if (!strcmp(w->keys[k], "perturbation") && !a->quoted && !*end && end != av)
             av = wx_perturbation_name((wx_perturbation)num);
-        char *ea, *eb; /* numbers as numbers: a rewritten file may print 0.1 for 0.10000000000000001 */
         double x = strtod(av, &ea), y = strtod(b->scalar, &eb);
-        same = (*av && *b->scalar && !*ea && !*eb) ? x == y : !strcmp(av, b->scalar);
+        int numbers = !a->quoted && !b->quoted && *av && *b->scalar && !*ea && !*eb;
+        same = numbers ? x == y : !strcmp(av, b->scalar);
     }
     wx_yaml_free(h);
     wx_yaml_free(w);
@@ -545,15 +558,23 @@ static wx_status run(wx_daily_opts *o, const wx_yaml *root, const char *dir) {
                                         "pattern %s)", stamp, o->analysis, c.drop, c.pattern);
     }
     wx_log_info("daily: %s: analysis %s", stamp, o->analysis);
-    if (wx_mkdir_p(c.output) != WX_OK)
-        return wx_error_wrap(WX_ERR_USAGE, "%s: line %d: key 'output': ", root->file,
-                             wx_yaml_key_line(root, "output"));
     char tmp[WX_DAILY_PATH_MAX + 64];
     int n = snprintf(tmp, sizeof tmp, "%s/.tmp-%s-%ld", c.output, stamp, (long)getpid());
-    if (n < 0 || (size_t)n >= sizeof tmp) return wx_error_set(WX_ERR_USAGE, "output path too long: %s", c.output);
-    remove_tree(tmp); /* a leftover of a crashed run with our pid */
-    if (mkdir(tmp, 0777) != 0)
-        return wx_error_set(WX_ERR_RUN, "daily: mkdir %s: %s", tmp, strerror(errno));
+    wx_status made = WX_OK;
+    if (wx_mkdir_p(c.output) != WX_OK)
+        made = wx_error_wrap(WX_ERR_USAGE, "%s: line %d: key 'output': ", root->file,
+                             wx_yaml_key_line(root, "output"));
+    else if (n < 0 || (size_t)n >= sizeof tmp)
+        made = wx_error_set(WX_ERR_USAGE, "output path too long: %s", c.output);
+    else {
+        remove_tree(tmp); /* a leftover of a crashed run with our pid */
+        if (mkdir(tmp, 0777) != 0)
+            made = wx_error_set(WX_ERR_RUN, "daily: mkdir %s: %s", tmp, strerror(errno));
+    }
+    if (made != WX_OK) {
+        free(want);
+        return made;
+    }
     int reg = wx_fs_tmp_register(tmp, 1); /* removed with what it holds on SIGINT/SIGTERM */
     wx_status st = run_products(&c, o, tmp);
     if (st == WX_OK) st = write_stamp(tmp, want);
