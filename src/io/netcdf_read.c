@@ -230,7 +230,7 @@ static wx_status dated_times(int ncid, int varid, const int *dims, int tpos, int
 
 /* Scalar coordinates: 0-d variables named in a variable's `coordinates` attribute, as xarray
  * writes what `ds.sel(level=500)`, `ds.sel(number=3)` or `ds.isel(time=0)` selected. */
-typedef enum { SC_LEVEL, SC_MEMBER, SC_VALID_TIME, SC_INIT_TIME } scalar_kind;
+typedef enum { SC_LEVEL, SC_MEMBER, SC_VALID_TIME, SC_INIT_TIME, SC_LEAD } scalar_kind;
 
 static int scalar_is(int ncid, int cv, const char *name, scalar_kind k) {
     char units[256] = "", sn[64] = "";
@@ -247,6 +247,9 @@ static int scalar_is(int ncid, int cv, const char *name, scalar_kind k) {
                ((!strcmp(name, "time") || !strcmp(sn, "time")) && strcmp(sn, "forecast_reference_time")));
     case SC_INIT_TIME:
         return strstr(units, " since ") && (!strcmp(sn, "forecast_reference_time") || !strcmp(name, "time"));
+    case SC_LEAD: /* WeatherBench2's ds.sel(prediction_timedelta=...), cfgrib's ds.sel(step=...) */
+        return (!strcmp(name, "prediction_timedelta") || !strcmp(name, "lead_time") ||
+                !strcmp(name, "step") || !strcmp(sn, "forecast_period")) && duration_unit_s(units) > 0;
     }
     return 0;
 }
@@ -466,10 +469,32 @@ static wx_status scan_var(wx_source *s, nc_impl *im, int varid, int *dimax) {
                               "initial time (`time` in its coordinates): the leads count from no "
                               "initial time", where, dname);
     }
+    /* one lead selected (ds.sel(prediction_timedelta="24h")): the times are initial times and the
+     * fields valid that much later. A lead of 0 is an analysis (cfgrib writes step = 0 on every
+     * analysis field): no lead. */
+    int sc_lead = pos[AX_LEAD] < 0 ? scalar_coord(ncid, varid, SC_LEAD) : -1;
+    if (st == WX_OK && sc_lead >= 0) {
+        char units[64] = "";
+        double lv = 0;
+        get_text_att(ncid, sc_lead, "units", units, sizeof units);
+        if (nc_get_var_double(ncid, sc_lead, &lv) == NC_NOERR && llround(lv * duration_unit_s(units)) != 0) {
+            lead_s = wx_malloc(sizeof(int64_t));
+            lead_s[0] = (int64_t)llround(lv * duration_unit_s(units));
+            nd = 1;
+        }
+    }
     /* no time axis, a scalar time coordinate (xarray's ds.isel(time=0), cfgrib's time of a
-     * forecast on `step`): one time, the initial time when there are leads */
-    int sc_time = pos[AX_TIME] >= 0 ? -1
-                : scalar_coord(ncid, varid, pos[AX_LEAD] >= 0 ? SC_INIT_TIME : SC_VALID_TIME);
+     * forecast on `step`): one time, the initial time when there are leads. Not for a field on
+     * another axis (months: it would put them all at one time) nor a climatology's time. */
+    char cm_time[256] = "";
+    get_text_att(ncid, varid, "cell_methods", cm_time, sizeof cm_time);
+    int sc_time = pos[AX_TIME] >= 0 || pos[AX_OTHER] >= 0 || strstr(cm_time, "time:") ? -1
+                : scalar_coord(ncid, varid, lead_s ? SC_INIT_TIME : SC_VALID_TIME);
+    if (sc_time >= 0) {
+        char clim[8] = "";
+        get_text_att(ncid, sc_time, "climatology", clim, sizeof clim);
+        if (clim[0]) sc_time = -1;
+    }
     if (st == WX_OK && sc_time >= 0) {
         char units[256] = "", cal[64] = "", tname[NC_MAX_NAME + 1] = "";
         nc_inq_varname(ncid, sc_time, tname);

@@ -106,6 +106,13 @@ n = d.createVariable("number", "i8", ()); n.long_name = "ensemble member numeric
 t = d.createVariable("time", "i8", ()); t.units = "hours since 2017-01-01"; t.standard_name = "time"; t.assignValue(12)
 m = d.createVariable("msl", "f4", ("latitude", "longitude")); m.units = "Pa"; m.coordinates = "number time"; m[:] = 101000.0
 d.close()
+d = base(sys.argv[1] + "/sc_lead.nc")  # WeatherBench2's ds.sel(prediction_timedelta="24h")
+d.createDimension("time", 2)
+t = d.createVariable("time", "i8", ("time",)); t.units = "hours since 2020-01-01"; t[:] = [0, 12]
+p = d.createVariable("prediction_timedelta", "i8", ()); p.units = "hours"; p.assignValue(24)
+m = d.createVariable("msl", "f4", ("time", "latitude", "longitude")); m.units = "Pa"
+m.coordinates = "prediction_timedelta"; m[:] = 100000.0
+d.close()
 d = base(sys.argv[1] + "/sc_fc.nc")
 d.createDimension("step", 2)
 st = d.createVariable("step", "f8", ("step",)); st.units = "hours"; st[:] = [6, 12]
@@ -117,6 +124,9 @@ PY
 "$WX" inspect "$T/sc_member.nc" > "$T/scm.txt" 2>&1; rc=$?
 ok "ds.sel(number=3): member 3, valid at the scalar time (rc $rc: $(tail -1 "$T/scm.txt"))" \
     '[ $rc -eq 0 ] && grep -E "^  msl .* 1  2017-01-01T12:00 .. 2017-01-01T12:00 -  +3$" "$T/scm.txt"'
+"$WX" inspect "$T/sc_lead.nc" > "$T/scl.txt" 2>&1; rc=$?
+ok "a selected lead (prediction_timedelta 24 h, scalar): valid a day after each initial time (rc $rc: $(tail -1 "$T/scl.txt"))" \
+    '[ $rc -eq 0 ] && grep -E "^  msl .* 2  2020-01-02T00:00 .. 2020-01-02T12:00 " "$T/scl.txt"'
 "$WX" inspect "$T/sc_fc.nc" > "$T/scf.txt" 2>&1; rc=$?
 ok "cfgrib forecast layout: valid 18 and 00 UTC from the scalar reference time (rc $rc: $(tail -1 "$T/scf.txt"))" \
     '[ $rc -eq 0 ] && grep -E "^  msl .* 2  2017-10-18T18:00 .. 2017-10-19T00:00 " "$T/scf.txt"'
