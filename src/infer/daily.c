@@ -437,7 +437,8 @@ static char *run_stamp(const daily_config *c, const wx_daily_opts *o) {
     wx_json_kv_string(&j, "model", c->model);
     /* a retrained checkpoint under the same name is another model */
     wx_json_kv_int(&j, "model_bytes", stat(c->model, &sb) == 0 ? (int64_t)sb.st_size : -1);
-    wx_json_kv_int(&j, "model_mtime", stat(c->model, &sb) == 0 ? (int64_t)sb.st_mtime : -1);
+    snprintf(crc, sizeof crc, "%08x", file_crc32(c->model)); /* a retrained model of one size */
+    wx_json_kv_string(&j, "model_crc32", crc);
     wx_json_kv_int(&j, "lead_s", c->lead_s);
     wx_json_kv_int(&j, "members", c->members > 1 ? c->members : 0);
     if (c->members > 1) {
@@ -456,10 +457,10 @@ static char *run_stamp(const daily_config *c, const wx_daily_opts *o) {
 }
 
 /* Whether a finished day's daily.json (`have`) says what `want` says. The analysis's size and
- * crc32 are keys an older wxcast did not record (before 2026-12-01): their absence is no
- * difference, nor is an older numeric perturbation; numbers compare as numbers (a file rewritten
- * by another tool may print 0.1 for 0.10000000000000001). A stamp that does not parse (a path
- * with bytes libyaml refuses) is compared as text. */
+ * crc32 and the model's crc32 are keys an older wxcast did not record (before 2026-12-01): their
+ * absence is no difference, nor is an older numeric perturbation; numbers compare as numbers (a
+ * file rewritten by another tool may print 0.1 for 0.10000000000000001). A stamp that does not
+ * parse (a path with bytes libyaml refuses) is compared as text. */
 static int stamps_agree(const char *have, const char *want) {
     wx_yaml *h = NULL, *w = NULL;
     int parsed = wx_yaml_load_string(have, "daily.json", &h) == WX_OK &&
@@ -470,7 +471,8 @@ static int stamps_agree(const char *have, const char *want) {
     for (int k = 0; parsed && same && k < w->count; k++) {
         const wx_yaml *a = wx_yaml_get(h, w->keys[k]), *b = w->items[k];
         if (!a) {
-            same = !strcmp(w->keys[k], "analysis_bytes") || !strcmp(w->keys[k], "analysis_crc32");
+            same = !strcmp(w->keys[k], "analysis_bytes") || !strcmp(w->keys[k], "analysis_crc32") ||
+                   !strcmp(w->keys[k], "model_crc32");
             continue;
         }
         if (a->kind != WX_YAML_SCALAR || b->kind != WX_YAML_SCALAR) { same = 0; break; }
@@ -577,6 +579,15 @@ static wx_status run(wx_daily_opts *o, const wx_yaml *root, const char *dir) {
     }
     int reg = wx_fs_tmp_register(tmp, 1); /* removed with what it holds on SIGINT/SIGTERM */
     wx_status st = run_products(&c, o, tmp);
+    if (st == WX_OK) { /* the forecasts each read the model and the analysis: one replaced
+                        * meanwhile (a retrained model, a corrected analysis) mixed two of them */
+        char *after = run_stamp(&c, o);
+        if (strcmp(after, want))
+            st = wx_error_set(WX_ERR_RUN, "daily: %s: the model %s or the analysis %s changed while "
+                              "the products were made (they would mix two of them): nothing kept, "
+                              "run the day again", stamp, c.model, o->analysis);
+        free(after);
+    }
     if (st == WX_OK) st = write_stamp(tmp, want);
     free(want);
     char old[WX_DAILY_PATH_MAX + 64] = "";
