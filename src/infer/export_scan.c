@@ -49,9 +49,9 @@ static int field_init(const wx_field_info *f, wx_time *t) {
 }
 
 /* Files of forecasts from several initial times: the maps are of one, `pick`. Without it a file
- * on a lead axis with several (WeatherBench2's layout: its leads count from each) is refused; a
- * GRIB file of several runs is drawn whole (a series of analyses) unless two of its fields fall
- * on one map (wx_export_scan_file). */
+ * of forecasts from several (WeatherBench2's layout, GRIB runs with steps: the leads would count
+ * from one of them) is refused; a series of analyses (GRIB messages valid at their own reference
+ * times) is drawn whole. */
 static wx_status pick_init(scan *s, const wx_time *pick, int minmem, int *found) {
     int nf = wx_source_count(s->src), n = 0, leads = 0;
     wx_time *inits = wx_malloc(sizeof(wx_time) * (size_t)(nf + 1)), t;
@@ -59,7 +59,7 @@ static wx_status pick_init(scan *s, const wx_time *pick, int minmem, int *found)
     for (int i = 0; i < nf; i++) {
         const wx_field_info *f = wx_source_info(s->src, i);
         if (!f->has_time || f->member != minmem || !field_init(f, &t)) continue;
-        leads |= f->has_init;
+        leads |= f->has_init || f->valid != t; /* forecasts, not a series of analyses */
         int k = 0;
         while (k < n && inits[k] != t) k++;
         if (k == n) inits[n++] = t;
@@ -149,8 +149,9 @@ wx_status wx_export_scan_file(const char *path, const wx_time *pick, scan *s) {
             char a[512], b[512];
             wx_field_describe(s->src, wx_source_info(s->src, *slot), a, sizeof a);
             wx_field_describe(s->src, f, b, sizeof b);
-            return wx_error_set(WX_ERR_RUN, "%s and %s are the same variable at the same valid "
-                                "time: one map cannot show both%s", a, b, s->n_inits > 1 ?
+            return wx_error_set(s->n_inits > 1 ? WX_ERR_USAGE : WX_ERR_RUN, "%s and %s are the "
+                                "same variable at the same valid time: one map cannot show both%s",
+                                a, b, s->n_inits > 1 ?
                                 " (forecasts from several initial times: give --time with one)" : "");
         }
         *slot = i;

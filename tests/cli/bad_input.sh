@@ -361,7 +361,12 @@ fails 1 "inspect of a GRIB file with a damaged section 1" "flip.grib2: message 1
 "$W" -q forecast --model $CK --init archive --time 2000-12-27T12:00 --steps 2 --grib g3 >/dev/null 2>&1
 cat g2/forecast_20001227T06_sfc.grib2 g3/forecast_20001227T12_sfc.grib2 > runs.grib2
 run export runs.grib2 --output xr --no-coast --width 240
-fails 1 "export of two overlapping GRIB runs" "are the same variable at the same valid time" "give --time with one"
+fails 2 "export of two GRIB runs" "runs.grib2 holds forecasts from 2 initial times (2000-12-27T06:00, 2000-12-27T12:00): give --time"
+# two runs that do not overlap: the second's maps were labelled with leads from the first
+"$W" -q forecast --model $CK --init archive --time 2000-12-28T06:00 --steps 1 --grib g4 >/dev/null 2>&1
+cat g2/forecast_20001227T06_sfc.grib2 g4/forecast_20001228T06_sfc.grib2 > runs2.grib2
+run export runs2.grib2 --output xr --no-coast --width 240
+fails 2 "export of two GRIB runs apart in time" "runs2.grib2 holds forecasts from 2 initial times"
 run export runs.grib2 --output xr --no-coast --width 240 --time 2000-12-27T12:00
 ok "export --time of one GRIB run: its leads 0, 6, 12 h (rc $rc: $err)" \
     '[ $rc -eq 0 ] && [ "$(ls xr/maps | grep "^msl_" | tr "\n" " ")" = "msl_f000.png msl_f006.png msl_f012.png " ]'
