@@ -440,3 +440,15 @@ const char *wx_fs_known_kind(const char *path) {
     fclose(f);
     return wx_fs_known_kind_bytes(b, n);
 }
+
+int wx_fs_same_folder(const char *a, const char *b) {
+    char *da, *db;
+    const char *na, *nb;
+    split_path(a, &da, &na);
+    split_path(b, &db, &nb);
+    struct stat sa, sb;
+    int same = stat(da, &sa) == 0 && stat(db, &sb) == 0 && sa.st_dev == sb.st_dev &&
+               sa.st_ino == sb.st_ino;
+    free(da), free(db);
+    return same;
+}

@@ -58,6 +58,8 @@ wx_status wx_output_dir_check(const char *path, const char *what);
 /* The same for an archive's own folder (ingest's output): an archive folder is fine, a folder
  * with another manifest.json is not. */
 wx_status wx_output_archive_dir_check(const char *path, const char *what);
+/* 1 when files a and b (either may be absent) lie in the same existing folder. */
+int wx_fs_same_folder(const char *a, const char *b);
 /* 1 when dir/manifest.json is a wxcast archive's. */
 int wx_fs_is_archive_dir(const char *dir);
 

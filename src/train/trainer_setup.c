@@ -326,13 +326,42 @@ static wx_status check_metrics_path(const wx_trainer *t) {
     return WX_OK;
 }
 
+/* A run resumed from another folder's checkpoint would replace this folder's best.ckpt at its
+ * first validation: refused unless --overwrite (checked once that checkpoint reads). */
+static wx_status resume_here(const wx_trainer *t) {
+    const char *const paths[] = {t->best_path, t->last_path};
+    const char *resume = t->o->resume;
+    if (!resume || t->o->overwrite || wx_fs_same_folder(resume, t->last_path)) return WX_OK;
+    for (int k = 0; k < 2; k++)
+        if (access(paths[k], F_OK) == 0)
+            return wx_error_set(WX_ERR_USAGE, "%s: %s already exists from an earlier run, and a run "
+                                "resumed from another folder's checkpoint would replace it: resume "
+                                "from %s, replace it with --overwrite, or set another checkpoint_dir",
+                                t->c->path, paths[k], t->last_path);
+    return WX_OK;
+}
+
+/* --overwrite, once the starting point is good: the earlier run's checkpoints go now, so that a
+ * run killed before its first validation leaves no best.ckpt of the earlier run beside its own
+ * last.ckpt (a finetune's init_from would start from the wrong model). */
+static void clear_earlier(const wx_trainer *t) {
+    const char *const paths[] = {t->best_path, t->last_path};
+    for (int k = 0; k < 2 && t->o->overwrite; k++) {
+        struct stat a, b;
+        int is_resume = t->o->resume && stat(t->o->resume, &a) == 0 && stat(paths[k], &b) == 0 &&
+                        a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+        if (!is_resume && unlink(paths[k]) == 0)
+            wx_log_info("train: removed %s of the earlier run (--overwrite)", paths[k]);
+    }
+}
+
 /* Rank 0: the starting point (fresh, init_from weights or a resumed run) and the output files.
  * hp (the parameters), m and v are full (params->len) host buffers here. */
 static wx_status setup_root(wx_trainer *t, float *hp, float *adam_m, float *adam_v) {
     const wx_train_config *c = t->c;
     wx_train_model *m = t->m;
     /* A fresh run into a folder holding an earlier run's checkpoints would replace its best.ckpt
-     * at the first validation: refused unless asked for. */
+     * at the first validation: refused unless asked for (a resumed one: resume_here below). */
     const char *const paths[] = {t->best_path, t->last_path};
     for (int k = 0; k < 2 && !t->o->resume && !t->o->overwrite; k++)
         if (access(paths[k], F_OK) == 0)
@@ -357,6 +386,7 @@ static wx_status setup_root(wx_trainer *t, float *hp, float *adam_m, float *adam
                 s = wx_error_set(WX_ERR_USAGE, "--resume %s: the checkpoint is from stage '%s', this "
                                  "run is stage '%s' (use the stage's init_from to start a new stage "
                                  "from it)", from, ck.has_state ? ck.st.stage : "?", t->st.stage);
+            if (s == WX_OK) s = resume_here(t);
             if (s == WX_OK) s = wx_checkpoint_load(&ck, WX_CKPT_ADAM_M, m->params, adam_m);
             if (s == WX_OK) s = wx_checkpoint_load(&ck, WX_CKPT_ADAM_V, m->params, adam_v);
             if (s == WX_OK && ck.st.total_steps != t->total)
@@ -388,6 +418,7 @@ static wx_status setup_root(wx_trainer *t, float *hp, float *adam_m, float *adam
             return wx_error_wrap(s, "%s: %s.init_from: ", c->path, wx_train_stage_name(c->stage));
         WX_TRY(s);
     }
+    clear_earlier(t);
     if (!from && c->stage == WX_STAGE_FINETUNE)
         wx_log_warn("%s: finetune from random weights: set finetune.init_from to the pretrain "
                     "checkpoint", c->path);

@@ -72,8 +72,15 @@ sum0=$(md5sum ck5/pretrain/best.ckpt ck5/pretrain/last.ckpt)
 run train t5.yaml --max-steps 1
 usage_error "a fresh run over an earlier run's checkpoints" "ck5/pretrain/best.ckpt already exists from an earlier run" "--resume ck5/pretrain/last.ckpt" "--overwrite"
 ok "... leaves both checkpoints as they were" '[ "$(md5sum ck5/pretrain/best.ckpt ck5/pretrain/last.ckpt)" = "$sum0" ]'
-run train t5.yaml --max-steps 1 --overwrite
+"$W" train t5.yaml --max-steps 1 --overwrite > "$T/out" 2> "$T/err"; rc=$?; out=$(cat "$T/out")
 ok "--overwrite starts afresh (rc $rc: $out)" '[ $rc -eq 0 ] && grep -q "pretrain: steps 0..1 of 5" "$T/out"'
+ok "... removing the earlier run's checkpoints first (a run killed before its first validation left the old best.ckpt)" \
+    'grep -q "removed ck5/pretrain/best.ckpt of the earlier run (--overwrite)" "$T/err"'
+# A run resumed from another folder's checkpoint would replace this folder's best.ckpt too
+sum1=$(md5sum ck5/pretrain/best.ckpt ck5/pretrain/last.ckpt)
+run train t5.yaml --resume ck/pretrain/last.ckpt
+usage_error "--resume from another folder over this one's checkpoints" "ck5/pretrain/best.ckpt already exists from an earlier run, and a run resumed from another folder's checkpoint would replace it" "--overwrite"
+ok "... leaves both checkpoints as they were" '[ "$(md5sum ck5/pretrain/best.ckpt ck5/pretrain/last.ckpt)" = "$sum1" ]'
 printf '%s\ncheckpoint_dir: ckep\npretrain: {epochs: 1, batch_size: 16}\n' "$HEAD" > tep.yaml
 run train tep.yaml
 run train tep.yaml --resume ckep/pretrain/last.ckpt
