@@ -52,23 +52,25 @@ static void remove_stale(const char *dir, int keep_manifest) {
 static wx_status setup(ingest_ctx *c) {
     wx_recipe *r = &c->r;
     c->src = wx_calloc((size_t)r->nsources + 1, sizeof *c->src);
-    uint64_t key = fnv(1469598103934665603ULL, r->text, strlen(r->text));
+    uint64_t key = fnv(1469598103934665603ULL, r->text, strlen(r->text)), legacy = key;
     for (int s = 0; s < r->nsources; s++) {
         WX_TRY(wx_source_open(r->sources[s], &c->src[s]));
         wx_source_check_inputs(c->src[s]);
         struct stat sb;
         /* size and modification time: a source rewritten in place (a corrected ERA5T -> ERA5
          * download has the same grid, packing and size) must not resume onto the old shards */
-        if (stat(r->sources[s], &sb) == 0) {
-            key = fnv(key, &sb.st_size, sizeof sb.st_size);
-            key = fnv(key, &sb.st_mtim.tv_sec, sizeof sb.st_mtim.tv_sec);
-            key = fnv(key, &sb.st_mtim.tv_nsec, sizeof sb.st_mtim.tv_nsec);
+        uint64_t *chain[2] = {&key, &legacy};
+        for (int k = 0; k < 2 && stat(r->sources[s], &sb) == 0; k++) {
+            *chain[k] = fnv(*chain[k], &sb.st_size, sizeof sb.st_size);
+            *chain[k] = fnv(*chain[k], &sb.st_mtim.tv_sec, sizeof sb.st_mtim.tv_sec);
+            *chain[k] = fnv(*chain[k], &sb.st_mtim.tv_nsec, sizeof sb.st_mtim.tv_nsec);
         }
         /* the file, not its spelling: the same recipe run from another folder, or named by an
-         * absolute path, is the same archive */
+         * absolute path, is the same archive (archives of older wxcasts hashed the spelling) */
         char real[PATH_MAX];
         const char *id = realpath(r->sources[s], real) ? real : r->sources[s];
         key = fnv(key, id, strlen(id));
+        legacy = fnv(legacy, r->sources[s], strlen(r->sources[s]));
         c->nix += wx_source_count(c->src[s]);
     }
     c->ix = wx_calloc((size_t)c->nix + 1, sizeof *c->ix);
@@ -145,6 +147,7 @@ static wx_status setup(ingest_ctx *c) {
     m->records_per_shard = wx_archive_records_for_size(m, r->shard_mb * 1048576.0);
     key = fnv(key, &m->records_per_shard, sizeof m->records_per_shard);
     m->key = key;
+    c->legacy_key = fnv(legacy, &m->records_per_shard, sizeof m->records_per_shard);
     if (r->has_stats) {
         m->has_stats = 1;
         m->stats_start = r->stats_start;
@@ -192,8 +195,8 @@ static void remove_leftovers(const char *dir, const wx_archive_meta *m) {
 /* A finished archive in the output folder of another recipe or other sources: its shards would
  * be overwritten from the first record on, so a failed or interrupted run would leave neither
  * archive. Replaced only on --overwrite; the same archive (same key) is resumed/re-checked. */
-static wx_status keep_other_archive(const char *dir, const wx_archive_meta *m, int overwrite,
-                                    int *same) {
+static wx_status keep_other_archive(const char *dir, wx_archive_meta *m, uint64_t legacy_key,
+                                    int overwrite, int *same) {
     *same = 0;
     if (!wx_fs_is_archive_dir(dir)) return WX_OK;
     wx_archive_meta old;
@@ -206,6 +209,8 @@ static wx_status keep_other_archive(const char *dir, const wx_archive_meta *m, i
         snprintf(why, sizeof why, " (its manifest does not read: %s)", wx_error_message());
         wx_error_clear();
     }
+    if (st == WX_OK && key == legacy_key && key != m->key) m->key = key; /* an older wxcast's:
+                                                                           * its shards keep */
     *same = st == WX_OK && key == m->key;
     if (*same) return WX_OK;
     if (overwrite) {
@@ -222,7 +227,7 @@ static wx_status run(ingest_ctx *c, wx_ingest_opts *o) {
     WX_TRY(setup(c));
     wx_archive_meta *m = &c->meta;
     int same;
-    WX_TRY(keep_other_archive(c->r.output, m, o->overwrite, &same));
+    WX_TRY(keep_other_archive(c->r.output, m, c->legacy_key, o->overwrite, &same));
     WX_TRY(wx_mkdir_p(c->r.output));
     remove_stale(c->r.output, same);
     size_t np = (size_t)wx_archive_points(m);

@@ -28,6 +28,7 @@ typedef struct {
     wx_source **src;
     ix_entry *ix;
     int nix;
+    uint64_t legacy_key; /* the key as wxcast hashed it before 2026-12-01 (sources as spelled) */
     wx_grid fine;      /* grid of the sources (first field) */
     wx_grid out;       /* archive grid */
     wx_regrid *coarsen; /* fine -> out (recipe grid.resolution), NULL on the native grid */
