@@ -107,7 +107,7 @@ wx_status wx_export_scan_file(const char *path, const wx_time *pick, scan *s) {
         WX_TRY(wx_forecast_file_ref_time(path, &s->init, &found));
         WX_TRY(wx_forecast_file_is_spread(path, &s->spread));
     } else {
-        WX_TRY(wx_forecast_file_grib_ref_time(s->src, &s->init, &found));
+        wx_forecast_file_grib_ref_time(s->src, &s->init, &found);
     }
     int nf = wx_source_count(s->src), minmem = 1 << 30;
     for (int i = 0; i < nf; i++) {

@@ -1,6 +1,5 @@
 #include "io/forecast_file.h"
 
-#include <eccodes.h>
 #include <errno.h>
 #include <netcdf.h>
 #include <stdio.h>
@@ -83,34 +82,13 @@ wx_status wx_forecast_file_check_not_spread(const char *path) {
     return WX_OK;
 }
 
-wx_status wx_forecast_file_grib_ref_time(const wx_source *src, wx_time *out, int *found) {
-    *found = 0;
-    const char *path = wx_source_path(src);
-    FILE *fp = fopen(path, "rb");
-    if (!fp) return wx_error_set(WX_ERR_RUN, "%s: cannot open: %s", path, strerror(errno));
-    wx_status st = WX_OK;
+void wx_forecast_file_grib_ref_time(const wx_source *src, wx_time *out, int *found) {
     int any = 0, differ = 0;
-    for (int i = 0; i < wx_source_count(src) && st == WX_OK && !differ; i++) {
+    for (int i = 0; i < wx_source_count(src) && !differ; i++) {
         const wx_field_info *f = wx_source_info(src, i);
-        if (!f->has_time) continue;
-        int err = 0;
-        long date = 0, hhmm = 0;
-        codes_handle *h = NULL;
-        if (fseeko(fp, (off_t)f->offset, SEEK_SET) == 0)
-            h = codes_handle_new_from_file(NULL, fp, PRODUCT_GRIB, &err);
-        if (!h || codes_get_long(h, "dataDate", &date) || codes_get_long(h, "dataTime", &hhmm)) {
-            st = wx_error_set(WX_ERR_RUN, "%s: message %lld: no dataDate/dataTime (the forecast's "
-                              "initial time)", path, (long long)f->msg);
-        } else {
-            wx_time t;
-            st = wx_time_from_grib(date, hhmm, &t);
-            if (st == WX_OK && any && t != *out) differ = 1;
-            if (st == WX_OK) *out = t, any = 1;
-        }
-        if (h) codes_handle_delete(h);
+        if (!f->has_time || !f->has_ref) continue; /* the reader's dataDate/dataTime */
+        differ = any && f->ref != *out;
+        *out = f->ref, any = 1;
     }
-    fclose(fp);
-    WX_TRY(st);
     *found = any && !differ;
-    return WX_OK;
 }

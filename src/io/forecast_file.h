@@ -25,6 +25,6 @@ wx_status wx_forecast_file_check_not_spread(const char *path);
 /* The GRIB analogue of forecast_reference_time: the messages' dataDate/dataTime (the forecast's
  * initial time) when every message of the file that has a valid time shares one; *found = 0
  * when they differ (a series of analyses) or no message has a valid time. */
-wx_status wx_forecast_file_grib_ref_time(const wx_source *src, wx_time *out, int *found);
+void wx_forecast_file_grib_ref_time(const wx_source *src, wx_time *out, int *found);
 
 #endif
