@@ -190,8 +190,8 @@ void wx_ingest_stats_finish(ingest_ctx *c) {
         m->diff_std[i] = c->d_n[i] > 0 ? sqrt(c->d_m2[i] / c->d_n[i]) : NAN;
         if (c->s_n[i] > 0 && m->min[i] == m->max[i] && m->chan[i].kind != WX_LEVEL_STATIC)
             wx_log_warn("ingest: channel %s is %g everywhere and at every time of the statistics "
-                        "window: a constant source field (a NetCDF scale_factor of 0?); training "
-                        "normalises it by 1", m->chan[i].name, m->min[i]);
+                        "window: a constant source field (a NetCDF scale_factor of 0?); FourCastNet "
+                        "normalises it by 1, GraphCast refuses it", m->chan[i].name, m->min[i]);
     }
 }
 

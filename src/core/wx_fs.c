@@ -252,13 +252,16 @@ wx_status wx_mkdir_p(const char *path) {
  * is absent and its nearest existing ancestor is (wx_mkdir_p makes the rest when writing).
  * Usage errors naming `what` and `path` (the output named on the command line). */
 int wx_fs_is_archive_dir(const char *dir) {
-    char path[8192], head[4096] = "";
+    char path[8192];
     snprintf(path, sizeof path, "%s/manifest.json", dir);
     FILE *f = fopen(path, "rb");
     if (!f) return 0;
-    size_t n = fread(head, 1, sizeof head - 1, f);
+    /* the whole manifest up to 1 MiB: `jq -S` sorts "format" behind the channel list */
+    char *head = wx_malloc((1 << 20) + 1);
+    size_t n = fread(head, 1, 1 << 20, f);
     fclose(f);
     head[n] = 0;
+    int yes = 0;
     /* "format": "wxcast-archive", whitespace allowed (a manifest pretty-printed by jq, or one
      * whose later parts are damaged, is still an archive to protect) */
     for (const char *p = strstr(head, "\"format\""); p; p = strstr(p + 1, "\"format\"")) {
@@ -266,9 +269,13 @@ int wx_fs_is_archive_dir(const char *dir) {
         while (*q == ' ' || *q == '\t' || *q == '\n' || *q == '\r') q++;
         if (*q++ != ':') continue;
         while (*q == ' ' || *q == '\t' || *q == '\n' || *q == '\r') q++;
-        if (!strncmp(q, "\"wxcast-archive\"", 16)) return 1;
+        if (!strncmp(q, "\"wxcast-archive\"", 16)) {
+            yes = 1;
+            break;
+        }
     }
-    return 0;
+    free(head);
+    return yes;
 }
 
 /* allow_archive: ingest's own output is an archive folder; every other output there would

@@ -401,7 +401,7 @@ run eval --forecast an.nc --truth archive --output ./archive
 usage_error "eval into the archive" "--output ./archive: ./archive is a wxcast archive folder"
 # an archive whose manifest was pretty-printed (jq) is still protected
 cp -r archive pretty && /usr/bin/python3 -c "
-import json,sys; d=json.load(open(sys.argv[1])); json.dump(d,open(sys.argv[1],'w'),indent=2)" pretty/manifest.json
+import json,sys; d=json.load(open(sys.argv[1])); json.dump(d,open(sys.argv[1],'w'),indent=2,sort_keys=True)" pretty/manifest.json
 run export an.nc --output pretty --no-coast
 usage_error "export into a pretty-printed archive" "--output pretty: pretty is a wxcast archive folder"
 rm -rf pretty
