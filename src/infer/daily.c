@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <libgen.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -427,14 +428,15 @@ static char *run_stamp(const daily_config *c, const wx_daily_opts *o) {
     wx_json_init(&j, f);
     wx_json_object_begin(&j);
     wx_json_kv_string(&j, "format", "wxcast-daily-1");
-    wx_json_kv_string(&j, "analysis", o->analysis);
+    char real[PATH_MAX]; /* the files, as any working folder names them */
+    wx_json_kv_string(&j, "analysis", realpath(o->analysis, real) ? real : o->analysis);
     /* a corrected analysis delivered late under the same name is another start; the same bytes
      * delivered again (rsync, cp: a new mtime) are not */
     wx_json_kv_int(&j, "analysis_bytes", stat(o->analysis, &sb) == 0 ? (int64_t)sb.st_size : -1);
     char crc[16];
     snprintf(crc, sizeof crc, "%08x", file_crc32(o->analysis));
     wx_json_kv_string(&j, "analysis_crc32", crc);
-    wx_json_kv_string(&j, "model", c->model);
+    wx_json_kv_string(&j, "model", realpath(c->model, real) ? real : c->model);
     /* a retrained checkpoint under the same name is another model */
     wx_json_kv_int(&j, "model_bytes", stat(c->model, &sb) == 0 ? (int64_t)sb.st_size : -1);
     snprintf(crc, sizeof crc, "%08x", file_crc32(c->model)); /* a retrained model of one size */
@@ -461,29 +463,41 @@ static char *run_stamp(const daily_config *c, const wx_daily_opts *o) {
  * absence is no difference, nor is an older numeric perturbation; numbers compare as numbers (a
  * file rewritten by another tool may print 0.1 for 0.10000000000000001). A stamp that does not
  * parse (a path with bytes libyaml refuses) is compared as text. */
-static int stamps_agree(const char *have, const char *want) {
+static int same_file_name(const char *a, const char *b) { /* paths: the file, not its spelling */
+    char ra[PATH_MAX], rb[PATH_MAX];
+    return !strcmp(a, b) || (realpath(a, ra) && realpath(b, rb) && !strcmp(ra, rb));
+}
+
+static int stamps_agree(const char *have, const char *want, char *differs, size_t cap) {
     wx_yaml *h = NULL, *w = NULL;
     int parsed = wx_yaml_load_string(have, "daily.json", &h) == WX_OK &&
                  wx_yaml_load_string(want, "daily.json", &w) == WX_OK && h->kind == WX_YAML_MAP &&
                  w->kind == WX_YAML_MAP;
     wx_error_clear();
     int same = parsed ? 1 : !strcmp(have, want);
+    /* the analysis removed from the drop folder once its day was done: nothing to compare */
+    const wx_yaml *ab = parsed ? wx_yaml_get(w, "analysis_bytes") : NULL;
+    int gone = ab && ab->kind == WX_YAML_SCALAR && !strcmp(ab->scalar, "-1");
+    snprintf(differs, cap, "%s", parsed ? "" : "its text");
     for (int k = 0; parsed && same && k < w->count; k++) {
-        const wx_yaml *a = wx_yaml_get(h, w->keys[k]), *b = w->items[k];
-        if (!a) {
-            same = !strcmp(w->keys[k], "analysis_bytes") || !strcmp(w->keys[k], "analysis_crc32") ||
-                   !strcmp(w->keys[k], "model_crc32");
-            continue;
+        const char *key = w->keys[k];
+        const wx_yaml *a = wx_yaml_get(h, key), *b = w->items[k];
+        int analysis_id = !strcmp(key, "analysis_bytes") || !strcmp(key, "analysis_crc32");
+        if ((analysis_id || !strcmp(key, "analysis")) && gone) continue;
+        if (!a) same = analysis_id || !strcmp(key, "model_crc32");
+        else if (a->kind != WX_YAML_SCALAR || b->kind != WX_YAML_SCALAR) same = 0;
+        else {
+            const char *av = a->scalar;
+            char *end, *ea, *eb;
+            long num = strtol(av, &end, 10);
+            if (!strcmp(key, "perturbation") && !a->quoted && !*end && end != av)
+                av = wx_perturbation_name((wx_perturbation)num);
+            double x = strtod(av, &ea), y = strtod(b->scalar, &eb);
+            int numbers = !a->quoted && !b->quoted && *av && *b->scalar && !*ea && !*eb;
+            if (!strcmp(key, "analysis") || !strcmp(key, "model")) same = same_file_name(av, b->scalar);
+            else same = numbers ? x == y : !strcmp(av, b->scalar);
         }
-        if (a->kind != WX_YAML_SCALAR || b->kind != WX_YAML_SCALAR) { same = 0; break; }
-        const char *av = a->scalar;
-        char *end, *ea, *eb;
-        long num = strtol(av, &end, 10);
-        if (!strcmp(w->keys[k], "perturbation") && !a->quoted && !*end && end != av)
-            av = wx_perturbation_name((wx_perturbation)num);
-        double x = strtod(av, &ea), y = strtod(b->scalar, &eb);
-        int numbers = !a->quoted && !b->quoted && *av && *b->scalar && !*ea && !*eb;
-        same = numbers ? x == y : !strcmp(av, b->scalar);
+        if (!same) snprintf(differs, cap, "%s", key);
     }
     wx_yaml_free(h);
     wx_yaml_free(w);
@@ -500,12 +514,13 @@ static wx_status finished_check(const wx_daily_opts *o, const char *want) {
         return wx_error_set(WX_ERR_USAGE, "daily: %s exists but holds no finished run (no "
                             "daily.json; made by hand, or by a wxcast before 2026-12): remove it or "
                             "run with --force to replace it", o->folder);
-    int same = stamps_agree(have, want);
+    char differs[64];
+    int same = stamps_agree(have, want, differs, sizeof differs);
     free(have);
     if (same) return WX_OK;
     return wx_error_set(WX_ERR_USAGE, "daily: %s holds a finished run of another configuration "
-                        "(analysis, model, lead, ensemble or products differ; %s says which): run with "
-                        "--force to replace it, or keep it", o->folder, path);
+                        "(analysis, model, lead, ensemble or products differ; here '%s', see %s): "
+                        "run with --force to replace it, or keep it", o->folder, differs, path);
 }
 
 static wx_status write_stamp(const char *tmp, const char *text) {

@@ -93,7 +93,7 @@ ok "the same analysis re-delivered (touched): still done, skipped (rc $rc: $(cat
 "$W" daily ops/daily12.yaml --date 2000-12-27 > out11.txt 2> err11.txt
 rc=$?
 ok "a rewritten analysis: exit 2, not skipped (rc $rc: $(cat err11.txt))" \
-    '[ $rc -eq 2 ] && grep -q "holds a finished run of another configuration (analysis," err11.txt'
+    '[ $rc -eq 2 ] && grep -q "holds a finished run of another configuration (analysis," err11.txt && grep -q "here .analysis_crc32." err11.txt'
 # A daily.json of an older wxcast (no analysis keys, the perturbation as a number) still counts
 f=ops/products/20001227T06/daily.json
 cp $f stamp_new.json
@@ -105,6 +105,19 @@ rc=$?
 ok "a daily.json without the analysis keys (older wxcast): done, skipped (rc $rc: $(cat err14.txt))" \
     '[ $rc -eq 0 ] && grep -q "already done with this config, skipped" err14.txt'
 cp stamp_new.json $f
+# The same config run from its own folder (other spellings of the model and analysis): done; and
+# a done day whose analysis was cleaned from the drop folder since: done, not "another config"
+"$W" -q daily ops/daily12.yaml --date 2000-12-27 --force > /dev/null 2>&1
+(cd ops && "$W" daily daily12.yaml --date 2000-12-27) > out15.txt 2> err15.txt
+rc=$?
+ok "the same config from another working folder: done, skipped (rc $rc: $(cat err15.txt))" \
+    '[ $rc -eq 0 ] && grep -q "already done with this config, skipped" err15.txt'
+mv ops/drop/analysis_20001227_06.nc an_aside.nc
+"$W" daily ops/daily12.yaml --date 2000-12-27 > out16.txt 2> err16.txt
+rc=$?
+mv an_aside.nc ops/drop/analysis_20001227_06.nc
+ok "a done day whose analysis was cleaned up since: done, skipped (rc $rc: $(cat err16.txt))" \
+    '[ $rc -eq 0 ] && grep -q "already done with this config, skipped" err16.txt'
 # A plain file with the dated folder's name: refused before the forecasts
 touch ops/products/20001225T06
 "$W" daily ops/daily.yaml --date 2000-12-25 > out12.txt 2> err12.txt
