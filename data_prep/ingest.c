@@ -226,6 +226,7 @@ static wx_status keep_other_archive(const char *dir, wx_archive_meta *m, uint64_
 static wx_status run(ingest_ctx *c, wx_ingest_opts *o) {
     WX_TRY(setup(c));
     wx_archive_meta *m = &c->meta;
+    WX_TRY(wx_ingest_check_fields(c)); /* before an --overwrite removes the archive there */
     int same;
     WX_TRY(keep_other_archive(c->r.output, m, c->legacy_key, o->overwrite, &same));
     WX_TRY(wx_mkdir_p(c->r.output));

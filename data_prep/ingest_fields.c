@@ -196,7 +196,8 @@ static wx_status decode(ingest_ctx *c, const ix_entry *e, float *out, float *fin
 }
 
 /* Channel v at time t into out[points] with thread `th`'s scratch. */
-wx_status wx_ingest_make_channel(ingest_ctx *c, int v, wx_time t, float *out, int th) {
+/* Channel v at time t into out, or (out NULL) only whether its source fields exist. */
+static wx_status channel(ingest_ctx *c, int v, wx_time t, float *out, int th) {
     const wx_recipe_var *var = &c->r.vars[v];
     wx_status st = WX_OK;
     size_t np = (size_t)c->out.nlat * c->out.nlon;
@@ -204,7 +205,7 @@ wx_status wx_ingest_make_channel(ingest_ctx *c, int v, wx_time t, float *out, in
     if (st != WX_OK) return st;
     if (e || var->accum_s == 0) {
         if (!e) return wx_ingest_not_found(c, var, t);
-        return decode(c, e, out, c->fine_buf[th]);
+        return out ? decode(c, e, out, c->fine_buf[th]) : WX_OK;
     }
     /* Sum of the sources' own accumulations ending at t, t-d, ..., t-(n-1)d: d is their period
      * (the CDS's hourly tp, or 6 h sums summed to WeatherBench2's 24 h), hourly when it does not
@@ -217,6 +218,7 @@ wx_status wx_ingest_make_channel(ingest_ctx *c, int v, wx_time t, float *out, in
         const ix_entry *h = wx_ingest_find(c, var, t - k * d, d, &st);
         if (st != WX_OK) return st;
         if (!h) return wx_ingest_not_found(c, var, t - k * d);
+        if (!out) continue;
         float *acc = c->acc_buf[th];
         WX_TRY(decode(c, h, k ? acc : out, c->fine_buf[th]));
         if (k)
@@ -225,3 +227,13 @@ wx_status wx_ingest_make_channel(ingest_ctx *c, int v, wx_time t, float *out, in
     return WX_OK;
 }
 
+wx_status wx_ingest_make_channel(ingest_ctx *c, int v, wx_time t, float *out, int th) {
+    return channel(c, v, t, out, th);
+}
+
+wx_status wx_ingest_check_fields(ingest_ctx *c) {
+    const wx_archive_meta *m = &c->meta;
+    for (int64_t r = 0; r < m->count; r++)
+        for (int v = 0; v < c->r.nvars; v++) WX_TRY(channel(c, v, m->start + r * m->step, NULL, 0));
+    return WX_OK;
+}

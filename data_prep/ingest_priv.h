@@ -55,6 +55,9 @@ wx_status wx_ingest_not_found(ingest_ctx *c, const wx_recipe_var *v, wx_time t);
 /* Channel v at time t into out[points] with thread `th`'s scratch: decoded, regridded, hourly
  * accumulations summed. */
 wx_status wx_ingest_make_channel(ingest_ctx *c, int v, wx_time t, float *out, int th);
+/* Every record's source fields exist (no decoding): a recipe naming a parameter or time the
+ * sources lack fails before anything in the output folder is touched. */
+wx_status wx_ingest_check_fields(ingest_ctx *c);
 
 /* ingest_stats.c */
 /* Moments of channel values x[np] and of their differences from y[np] (NULL: none). */

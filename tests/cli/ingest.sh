@@ -202,6 +202,12 @@ ok "a rewritten source: the finished archive is kept without --overwrite (rc $rc
 "$WX" -q dump "$T/rw" --output "$T/rw_dump.nc" > /dev/null 2>&1
 ok "a source rewritten with the same size ($sz -> $(stat -c %s "$T/rw.nc") bytes) is decoded again (rc $rc)" \
     '[ $rc -eq 0 ] && [ "$sz" = "$(stat -c %s "$T/rw.nc")" ] && /usr/bin/python3 -c "import netCDF4,sys; v=netCDF4.Dataset(sys.argv[1])[\"t2m\"][:]; sys.exit(0 if abs(float(v.mean()) - 285) < 1e-4 else 1)" "$T/rw_dump.nc"'
+# --overwrite with a recipe whose times the sources lack: refused before the archive there is
+# touched (its manifest was removed first, leaving no readable archive)
+sed 's#end: "2017-01-01T06:00"#end: "2017-01-01T18:00"#' "$T/rw.yaml" > "$T/rw_late.yaml"
+"$WX" -q ingest "$T/rw_late.yaml" --overwrite > /dev/null 2> "$T/rwl.txt"; rc=$?
+ok "--overwrite with times the sources lack: exit 1 before any change, the archive intact (rc $rc: $(cat "$T/rwl.txt"))" \
+    '[ $rc -eq 1 ] && grep -q "no source field for variable" "$T/rwl.txt" && "$WX" -q verify "$T/rw" > /dev/null 2>&1'
 ok "hourly tp taken as it is: accumulation 3600 s in the manifest, one warning ($(cat "$T/rw1.txt"))" \
     'grep -q "\"name\":\"tp\",\"param\":\"tp\",\"level_type\":\"single\",\"level\":0,\"units\":\"m\",\"accumulation_s\":3600" "$T/rw/manifest.json" && grep -q "variable .tp.: the sources hold 1h sums, stored as they are in a 6h archive" "$T/rw1.txt"'
 
