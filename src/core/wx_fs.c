@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "core/wx_log.h"
 
@@ -458,4 +459,29 @@ int wx_fs_same_folder(const char *a, const char *b) {
                sa.st_ino == sb.st_ino;
     free(da), free(db);
     return same;
+}
+
+wx_status wx_fs_crc32(const char *path, uint64_t limit, uint32_t *crc, uint64_t *bytes) {
+    *crc = (uint32_t)crc32(0L, Z_NULL, 0), *bytes = 0;
+    int fd = open(path, O_RDONLY | O_NONBLOCK); /* a FIFO must not block a checksum */
+    struct stat sb;
+    if (fd < 0) return wx_error_set(WX_ERR_RUN, "%s: cannot open: %s", path, strerror(errno));
+    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+        close(fd);
+        return wx_error_set(WX_ERR_RUN, "%s: not a regular file", path);
+    }
+    unsigned char *buf = wx_malloc(1 << 20);
+    uLong c = crc32(0L, Z_NULL, 0);
+    ssize_t n = 0;
+    while (*bytes < limit) {
+        size_t want = limit - *bytes < (1u << 20) ? (size_t)(limit - *bytes) : (size_t)1 << 20;
+        if ((n = read(fd, buf, want)) <= 0) break;
+        c = crc32(c, buf, (uInt)n);
+        *bytes += (uint64_t)n;
+    }
+    free(buf);
+    close(fd);
+    if (n < 0) return wx_error_set(WX_ERR_RUN, "%s: read error: %s", path, strerror(errno));
+    *crc = (uint32_t)c;
+    return WX_OK;
 }

@@ -58,6 +58,9 @@ wx_status wx_output_dir_check(const char *path, const char *what);
 /* The same for an archive's own folder (ingest's output): an archive folder is fine, a folder
  * with another manifest.json is not. */
 wx_status wx_output_archive_dir_check(const char *path, const char *what);
+/* crc32 (zlib's) of the first `limit` bytes of a regular file (UINT64_MAX: all of it) and how many
+ * there were (fewer when the file is shorter). A FIFO or device is an error, not a wait. */
+wx_status wx_fs_crc32(const char *path, uint64_t limit, uint32_t *crc, uint64_t *bytes);
 /* 1 when files a and b (either may be absent) lie in the same existing folder. */
 int wx_fs_same_folder(const char *a, const char *b);
 /* 1 when dir/manifest.json is a wxcast archive's. */

@@ -14,7 +14,6 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include "backend/wx_backend.h"
 #include "core/wx_config.h"
@@ -399,20 +398,13 @@ static void remove_stale_tmp(const char *output, const char *stamp) {
 /* crc32 of a file's bytes (0 when it cannot be read: the run then fails on the analysis). A 0.25°
  * analysis is ~0.3 GB: a fraction of a second, against the forecasts it may spare. */
 static unsigned file_crc32(const char *path) {
-    int fd = open(path, O_RDONLY | O_NONBLOCK); /* a FIFO must not block the run here */
-    struct stat sb;
-    if (fd < 0) return 0;
-    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
-        close(fd);
+    uint32_t crc;
+    uint64_t n;
+    if (wx_fs_crc32(path, UINT64_MAX, &crc, &n) != WX_OK) {
+        wx_error_clear();
         return 0;
     }
-    unsigned char *buf = wx_malloc(1 << 20);
-    uLong c = crc32(0L, Z_NULL, 0);
-    ssize_t n;
-    while ((n = read(fd, buf, 1 << 20)) > 0) c = crc32(c, buf, (uInt)n);
-    free(buf);
-    close(fd);
-    return n < 0 ? 0 : (unsigned)c; /* a read error: no checksum, as for a missing file */
+    return crc;
 }
 
 /* What a day's products were made from (daily.json in the dated folder, written last): a rerun
