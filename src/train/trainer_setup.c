@@ -341,6 +341,36 @@ static wx_status resume_here(const wx_trainer *t) {
     return WX_OK;
 }
 
+/* --metrics of a resumed run: the file must hold the validation row of the checkpoint's best
+ * step with its loss. Another run's file would lose its later rows to the trim and get this
+ * run's spliced in. A missing or empty file is new; a checkpoint before its first validation
+ * cannot be checked. */
+static wx_status metrics_are_this_runs(const wx_trainer *t, const wx_ckpt_state *st) {
+    const char *mp = t->o->metrics;
+    struct stat sb;
+    if (!mp || st->best_step < 0 || stat(mp, &sb) != 0 || sb.st_size == 0) return WX_OK;
+    FILE *f = fopen(mp, "r");
+    if (!f) return WX_OK; /* the trim reports an unreadable file */
+    char *line = NULL;
+    size_t cap = 0;
+    int found = 0, agree = 0;
+    while (!found && getline(&line, &cap, f) > 0) {
+        const char *p = strstr(line, "\"phase\":\"valid\""), *q = strstr(line, "\"step\":"),
+                   *l = strstr(line, "\"loss\":");
+        if (!p || !q || !l || strtoll(q + 7, NULL, 10) != st->best_step) continue;
+        double loss = strtod(l + 7, NULL); /* written with 9 digits */
+        found = 1;
+        agree = fabs(loss - st->best_loss) <= 1e-7 * fabs(st->best_loss) + 1e-30;
+    }
+    free(line);
+    fclose(f);
+    if (agree) return WX_OK;
+    return wx_error_set(WX_ERR_USAGE, "--metrics %s: %s the validation of step %lld (loss %.9g) "
+                        "that the run of %s wrote: another run's file? name that run's file or a "
+                        "new one", mp, found ? "another loss at" : "no row of",
+                        (long long)st->best_step, st->best_loss, t->o->resume);
+}
+
 /* --overwrite, once the starting point is good: the earlier run's checkpoints go now, so that a
  * run killed before its first validation leaves no best.ckpt of the earlier run beside its own
  * last.ckpt (a finetune's init_from would start from the wrong model). */
@@ -387,6 +417,7 @@ static wx_status setup_root(wx_trainer *t, float *hp, float *adam_m, float *adam
                                  "run is stage '%s' (use the stage's init_from to start a new stage "
                                  "from it)", from, ck.has_state ? ck.st.stage : "?", t->st.stage);
             if (s == WX_OK) s = resume_here(t);
+            if (s == WX_OK) s = metrics_are_this_runs(t, &ck.st);
             if (s == WX_OK) s = wx_checkpoint_load(&ck, WX_CKPT_ADAM_M, m->params, adam_m);
             if (s == WX_OK) s = wx_checkpoint_load(&ck, WX_CKPT_ADAM_V, m->params, adam_v);
             if (s == WX_OK && ck.st.total_steps != t->total)

@@ -194,6 +194,17 @@ ok "a dead run's old checkpoint temporary removed by the resume, a recent one ke
     '[ ! -e ckK/pretrain/.last.ckpt.tmp.2147483000 ] && [ -e ckK/pretrain/.best.ckpt.tmp.2147483001 ]'
 rm -f ckK/pretrain/.best.ckpt.tmp.2147483001
 
+# A resumed run's --metrics must hold that run's rows: another run's file (here A.jsonl) lost its
+# later rows to the trim and got this run's appended
+printf '%s\ncheckpoint_dir: ckm\npretrain: {epochs: 2, batch_size: 16}\n' "$HEAD" > tm.yaml
+run train tm.yaml --max-steps 2 --metrics M.jsonl
+cp A.jsonl A_before.jsonl
+run train tm.yaml --resume ckm/pretrain/last.ckpt --metrics A.jsonl
+usage_error "--resume with another run's --metrics file" "--metrics A.jsonl: no row of the validation of step 2" "another run's file?"
+ok "... which stays as it was" 'cmp -s A.jsonl A_before.jsonl'
+run train tm.yaml --resume ckm/pretrain/last.ckpt --metrics M.jsonl
+ok "... and its own file resumes (rc $rc: $err)" '[ $rc -eq 0 ] && [ "$(grep -c "\"phase\":\"valid\"" M.jsonl)" -eq 2 ]'
+
 # 7. --metrics names an output: not the config, the archive's manifest, a checkpoint; not an
 #    earlier run's rows unless --resume or --overwrite
 cp t_ckA.yaml keep.yaml
