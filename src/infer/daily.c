@@ -543,6 +543,9 @@ static wx_status run(wx_daily_opts *o, const wx_yaml *root, const char *dir) {
     /* the model's keys last: a device that cannot run is the forecast's error, reported as before */
     const wx_backend *be;
     if (wx_backend_by_name(c.device, "device", &be) == WX_OK) WX_TRY(check_model_keys(root, &c));
+    if (wx_output_dir_check(c.output, "output") != WX_OK) /* read-only: before the forecasts */
+        return wx_error_wrap(WX_ERR_USAGE, "%s: line %d: key 'output': ", root->file,
+                             wx_yaml_key_line(root, "output"));
     remove_stale_tmp(c.output, stamp);
     struct stat sb;
     if (lstat(o->folder, &sb) == 0 && !S_ISDIR(sb.st_mode)) /* found only at the final rename */

@@ -282,9 +282,11 @@ wx_status wx_archive_read_manifest(const char *dir, wx_archive_meta *m) {
     if (stat(dir, &sb) != 0)
         return wx_error_set(WX_ERR_RUN, "%s: %s (expected an archive folder written by `wxcast "
                             "ingest`)", dir, errno == ENOENT ? "does not exist" : strerror(errno));
-    if (!S_ISDIR(sb.st_mode))
-        return wx_error_set(WX_ERR_RUN, "%s: is a file, expected an archive folder (written by "
-                            "`wxcast ingest`)", dir);
+    if (!S_ISDIR(sb.st_mode)) {
+        const char *kind = wx_fs_known_kind(dir);
+        return wx_error_set(WX_ERR_RUN, "%s: is %s, expected an archive folder (written by "
+                            "`wxcast ingest`)", dir, kind ? kind : "a file");
+    }
     FILE *f = fopen(path, "rb");
     if (!f)
         return wx_error_set(WX_ERR_RUN, "%s: no manifest.json: not a wxcast archive, or an ingest "

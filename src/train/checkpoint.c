@@ -245,8 +245,14 @@ static wx_status parse(wx_checkpoint *c) {
     if (c->len < CK_HEADER + 4)
         return wx_error_set(WX_ERR_RUN, "%s: truncated checkpoint (%zu bytes, shorter than the "
                             "header)", path, c->len);
-    if (memcmp(c->buf, ck_magic, 8))
-        return wx_error_set(WX_ERR_RUN, "%s: not a wxcast checkpoint (bad magic)", path);
+    if (memcmp(c->buf, ck_magic, 8)) {
+        int text = 1; /* a config or a log given as the checkpoint */
+        for (size_t k = 0; k < 64 && k < c->len && text; k++)
+            text = c->buf[k] == '\n' || c->buf[k] == '\t' || c->buf[k] == '\r' ||
+                   (c->buf[k] >= 32 && c->buf[k] < 127);
+        return wx_error_set(WX_ERR_RUN, "%s: not a wxcast checkpoint (%s)", path,
+                            text ? "a text file: a YAML config?" : "bad magic");
+    }
     uint32_t version, nsec;
     uint64_t size;
     memcpy(&version, c->buf + 8, 4);

@@ -247,7 +247,7 @@ ok "daily maps.vars: no dated folder, no temporary left" '[ ! -e ops/prod5/20001
 touch ops/afile
 daily_cfg 24h afile
 run daily ops/daily.yaml --date 2000-12-27
-usage_error "daily output: an existing file" "ops/daily.yaml: line 4: key 'output'" "afile: exists and is not a folder"
+usage_error "daily output: an existing file" "ops/daily.yaml: line 4: key 'output'" "afile: is a file, expected a folder"
 daily_cfg 50h prod3
 run daily ops/daily.yaml --date 2000-12-27
 usage_error "daily lead 50h" "ops/daily.yaml" "line 3" "key 'lead'" "50h" "6h step"
