@@ -74,6 +74,9 @@ void wx_trainer_warn_stats(const wx_trainer *t, const char *what, const char *ck
 /* --resume from a checkpoint at `step`: drops the rows of the metrics file at `path` past that
  * step (and an unfinished last row), by an atomic rewrite, with an info line saying how many. */
 wx_status wx_trainer_metrics_trim(const char *path, int64_t step);
+/* The number after "key": in a metrics row (any spacing, as a JSON tool may rewrite it); 0 when
+ * the row has none. */
+int wx_trainer_row_number(const char *line, const char *key, double *v);
 /* A host copy of n floats of backend memory (src itself on a host backend); free it with
  * wx_trainer_host_put(t, h, src). */
 wx_status wx_trainer_host_get(const wx_trainer *t, const float *src, int64_t n, float **out);

@@ -138,16 +138,25 @@ void wx_trainer_warn_stats(const wx_trainer *t, const char *what, const char *ck
     wx_yaml_free(now);
 }
 
-/* The step of a metrics row ({"phase":...,"step":N,...}); 0 when it has none. */
-static int row_step(const char *line, long long *step) {
-    const char *p = strstr(line, "\"step\"");
+int wx_trainer_row_number(const char *line, const char *key, double *v) {
+    char quoted[64];
+    snprintf(quoted, sizeof quoted, "\"%s\"", key);
+    const char *p = strstr(line, quoted);
     if (!p) return 0;
-    p += 6;
+    p += strlen(quoted);
     while (*p == ' ' || *p == ':') p++;
     char *end;
     errno = 0;
-    *step = strtoll(p, &end, 10);
+    *v = strtod(p, &end);
     return !errno && end != p;
+}
+
+/* The step of a metrics row ({"phase":...,"step":N,...}); 0 when it has none. */
+static int row_step(const char *line, long long *step) {
+    double v;
+    if (!wx_trainer_row_number(line, "step", &v)) return 0;
+    *step = (long long)v;
+    return 1;
 }
 
 wx_status wx_trainer_metrics_trim(const char *path, int64_t step) {

@@ -341,46 +341,43 @@ static wx_status resume_here(const wx_trainer *t) {
     return WX_OK;
 }
 
-/* --metrics of a resumed run: the file must hold the validation row of the checkpoint's best
- * step with its loss. Another run's file would lose its later rows to the trim and get this
- * run's spliced in. A missing or empty file is new; a checkpoint before its first validation
- * cannot be checked. */
+/* --metrics of a resumed run: a validation row at the checkpoint's best step with another loss
+ * is another run's file, which would lose its later rows to the trim and get this run's appended:
+ * refused. A missing row proves nothing (the run may have had no --metrics then, or its best was
+ * a --max-steps stop's, never written). */
 static wx_status metrics_are_this_runs(const wx_trainer *t, const wx_ckpt_state *st) {
     const char *mp = t->o->metrics;
-    struct stat sb;
-    if (!mp || st->best_step < 0 || stat(mp, &sb) != 0 || sb.st_size == 0) return WX_OK;
+    if (!mp || st->best_step < 0) return WX_OK;
     FILE *f = fopen(mp, "r");
-    if (!f) return WX_OK; /* the trim reports an unreadable file */
+    if (!f) return WX_OK; /* new, or reported by the trim */
     char *line = NULL;
     size_t cap = 0;
-    int found = 0, agree = 0;
-    while (!found && getline(&line, &cap, f) > 0) {
-        const char *p = strstr(line, "\"phase\":\"valid\""), *q = strstr(line, "\"step\":"),
-                   *l = strstr(line, "\"loss\":");
-        if (!p || !q || !l || strtoll(q + 7, NULL, 10) != st->best_step) continue;
-        double loss = strtod(l + 7, NULL); /* written with 9 digits */
-        found = 1;
-        agree = fabs(loss - st->best_loss) <= 1e-7 * fabs(st->best_loss) + 1e-30;
-    }
+    double step, loss, other = NAN;
+    while (isnan(other) && getline(&line, &cap, f) > 0)
+        if (strstr(line, "\"valid\"") && wx_trainer_row_number(line, "step", &step) &&
+            (int64_t)step == st->best_step && wx_trainer_row_number(line, "loss", &loss) &&
+            fabs(loss - st->best_loss) > 1e-7 * fabs(st->best_loss) + 1e-30) /* 9 digits written */
+            other = loss;
     free(line);
     fclose(f);
-    if (agree) return WX_OK;
-    return wx_error_set(WX_ERR_USAGE, "--metrics %s: %s the validation of step %lld (loss %.9g) "
-                        "that the run of %s wrote: another run's file? name that run's file or a "
-                        "new one", mp, found ? "another loss at" : "no row of",
-                        (long long)st->best_step, st->best_loss, t->o->resume);
+    if (isnan(other)) return WX_OK;
+    return wx_error_set(WX_ERR_USAGE, "--metrics %s: its validation of step %lld has loss %.9g, the "
+                        "run of %s had %.9g: another run's file? name that run's file or a new one",
+                        mp, (long long)st->best_step, other, t->o->resume, st->best_loss);
 }
 
 /* --overwrite, once the starting point is good: the earlier run's checkpoints go now, so that a
  * run killed before its first validation leaves no best.ckpt of the earlier run beside its own
  * last.ckpt (a finetune's init_from would start from the wrong model). */
-static void clear_earlier(const wx_trainer *t) {
+static void clear_earlier(const wx_trainer *t, const char *from) {
     const char *const paths[] = {t->best_path, t->last_path};
-    for (int k = 0; k < 2 && t->o->overwrite; k++) {
-        struct stat a, b;
-        int is_resume = t->o->resume && stat(t->o->resume, &a) == 0 && stat(paths[k], &b) == 0 &&
-                        a.st_dev == b.st_dev && a.st_ino == b.st_ino;
-        if (!is_resume && unlink(paths[k]) == 0)
+    /* a run resumed from this folder continues that run: its best.ckpt is its own */
+    if (!t->o->overwrite || (t->o->resume && wx_fs_same_folder(t->o->resume, t->last_path))) return;
+    for (int k = 0; k < 2; k++) {
+        struct stat a, b; /* the starting point itself (an init_from of this folder) stays */
+        int is_from = from && stat(from, &a) == 0 && stat(paths[k], &b) == 0 &&
+                      a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+        if (!is_from && unlink(paths[k]) == 0)
             wx_log_info("train: removed %s of the earlier run (--overwrite)", paths[k]);
     }
 }
@@ -449,7 +446,7 @@ static wx_status setup_root(wx_trainer *t, float *hp, float *adam_m, float *adam
             return wx_error_wrap(s, "%s: %s.init_from: ", c->path, wx_train_stage_name(c->stage));
         WX_TRY(s);
     }
-    clear_earlier(t);
+    clear_earlier(t, from);
     if (!from && c->stage == WX_STAGE_FINETUNE)
         wx_log_warn("%s: finetune from random weights: set finetune.init_from to the pretrain "
                     "checkpoint", c->path);

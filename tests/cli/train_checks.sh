@@ -194,14 +194,22 @@ ok "a dead run's old checkpoint temporary removed by the resume, a recent one ke
     '[ ! -e ckK/pretrain/.last.ckpt.tmp.2147483000 ] && [ -e ckK/pretrain/.best.ckpt.tmp.2147483001 ]'
 rm -f ckK/pretrain/.best.ckpt.tmp.2147483001
 
-# A resumed run's --metrics must hold that run's rows: another run's file (here A.jsonl) lost its
-# later rows to the trim and got this run's appended
+# A resumed run's --metrics must not be another run's file (its validation at the checkpoint's best
+# step has another loss): that file lost its later rows to the trim and got this run's appended
 printf '%s\ncheckpoint_dir: ckm\npretrain: {epochs: 2, batch_size: 16}\n' "$HEAD" > tm.yaml
+printf '%s\ncheckpoint_dir: cko\npretrain: {epochs: 2, batch_size: 16, optimizer: {lr: 3.0e-3}}\n' "$HEAD" > to.yaml
 run train tm.yaml --max-steps 2 --metrics M.jsonl
-cp A.jsonl A_before.jsonl
-run train tm.yaml --resume ckm/pretrain/last.ckpt --metrics A.jsonl
-usage_error "--resume with another run's --metrics file" "--metrics A.jsonl: no row of the validation of step 2" "another run's file?"
-ok "... which stays as it was" 'cmp -s A.jsonl A_before.jsonl'
+# --resume of this folder with --overwrite (a habit of job scripts) keeps the run's best.ckpt
+# (step 2's validation; step 3 validates nothing, so a removed one was not written again)
+cp ckm/pretrain/best.ckpt best_before.ckpt
+run train tm.yaml --resume ckm/pretrain/last.ckpt --overwrite --max-steps 3
+ok "--resume of this folder's checkpoint with --overwrite: its best.ckpt kept (rc $rc: $err)" \
+    '[ $rc -eq 0 ] && cmp -s ckm/pretrain/best.ckpt best_before.ckpt'
+run train to.yaml --metrics O.jsonl
+cp O.jsonl O_before.jsonl
+run train tm.yaml --resume ckm/pretrain/last.ckpt --metrics O.jsonl
+usage_error "--resume with another run's --metrics file" "--metrics O.jsonl: its validation of step 2 has loss" "another run's file?"
+ok "... which stays as it was" 'cmp -s O.jsonl O_before.jsonl'
 run train tm.yaml --resume ckm/pretrain/last.ckpt --metrics M.jsonl
 ok "... and its own file resumes (rc $rc: $err)" '[ $rc -eq 0 ] && [ "$(grep -c "\"phase\":\"valid\"" M.jsonl)" -eq 2 ]'
 
