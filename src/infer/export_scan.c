@@ -44,8 +44,10 @@ static void field_key(const wx_field_info *f, group *out) {
  * a GRIB message's reference time (dataDate/dataTime); 0 when it states none. */
 static int field_init(const wx_field_info *f, wx_time *t) {
     if (f->has_init) *t = f->init;
-    else if (f->has_ref) *t = f->ref;
-    return f->has_init || f->has_ref;
+    else if (f->has_ref && !f->accum_s) *t = f->ref;
+    /* an accumulation's reference time is where its sum starts (ERA5's tp: 06/18 UTC with
+     * steps), not a run: it says nothing about which run the file holds */
+    return f->has_init || (f->has_ref && !f->accum_s);
 }
 
 /* Files of forecasts from several initial times: the maps are of one, `pick`. Without it a file

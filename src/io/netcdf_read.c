@@ -473,6 +473,13 @@ static wx_status scan_var(wx_source *s, nc_impl *im, int varid, int *dimax) {
      * fields valid that much later. A lead of 0 is an analysis (cfgrib writes step = 0 on every
      * analysis field): no lead. */
     int sc_lead = pos[AX_LEAD] < 0 ? scalar_coord(ncid, varid, SC_LEAD) : -1;
+    if (sc_lead >= 0 && pos[AX_TIME] >= 0) { /* a time axis of valid times already has the lead */
+        char tname[NC_MAX_NAME + 1] = "", tsn[64] = "";
+        int tv;
+        nc_inq_dimname(ncid, dims[pos[AX_TIME]], tname);
+        if (!nc_inq_varid(ncid, tname, &tv)) get_text_att(ncid, tv, "standard_name", tsn, sizeof tsn);
+        if (!strcmp(tname, "valid_time") || !strcmp(tsn, "time")) sc_lead = -1;
+    }
     if (st == WX_OK && sc_lead >= 0) {
         char units[64] = "";
         double lv = 0;
@@ -485,10 +492,12 @@ static wx_status scan_var(wx_source *s, nc_impl *im, int varid, int *dimax) {
     }
     /* no time axis, a scalar time coordinate (xarray's ds.isel(time=0), cfgrib's time of a
      * forecast on `step`): one time, the initial time when there are leads. Not for a field on
-     * another axis (months: it would put them all at one time) nor a climatology's time. */
+     * another axis (months: it would put them all at one time) nor a climatology's time (CF
+     * "within years" / "over years" cell methods, or a `climatology` attribute). */
     char cm_time[256] = "";
     get_text_att(ncid, varid, "cell_methods", cm_time, sizeof cm_time);
-    int sc_time = pos[AX_TIME] >= 0 || pos[AX_OTHER] >= 0 || strstr(cm_time, "time:") ? -1
+    int clim_cm = strstr(cm_time, "within years") || strstr(cm_time, "over years");
+    int sc_time = pos[AX_TIME] >= 0 || pos[AX_OTHER] >= 0 || clim_cm ? -1
                 : scalar_coord(ncid, varid, lead_s ? SC_INIT_TIME : SC_VALID_TIME);
     if (sc_time >= 0) {
         char clim[8] = "";

@@ -571,6 +571,13 @@ printf 'truncation: 21\nnlat: 17\nnlon: 32\nstart_year: 2000\ndays: 2\nvariables
 run synth novars.yaml --output novars
 usage_error "synth variables: []" "novars.yaml: line 6: variables: expected at least one channel"
 ok "  ... nothing written" '[ ! -e novars ]'
+# an ERA5-like GRIB series: instantaneous fields at their own times and tp summed from 6 h
+# before (dataTime 18 the day before, step 0-6), as synth writes it: drawn whole (the tp's
+# reference times were taken for runs: "holds forecasts from 2 initial times")
+printf 'truncation: 21\nnlat: 17\nnlon: 32\nstart_year: 2000\ndays: 1\nspin_up_days: 0\nformats: [grib]\nvariables: [msl, tp]\n' > sg.yaml
+"$W" -q synth sg.yaml --output sg >/dev/null 2>&1
+run export sg/synth_sfc_200001.grib --output sgx --no-coast --width 240
+ok "export of an ERA5-like GRIB series with tp (rc $rc: $err)" '[ $rc -eq 0 ] && [ -f sgx/maps/tp_f006.png ] && [ -f sgx/maps/msl_f018.png ]'
 # files of another run in the folder: named in a warning (an ingest of the folder would mix them)
 printf 'truncation: 21\nnlat: 17\nnlon: 32\nstart_year: 2000\ndays: 3\nspin_up_days: 0\nformats: [netcdf]\nvariables: [z500]\n' > s3.yaml
 mkdir -p mixed && touch mixed/synth_pl500_199912.nc mixed/synth_pl500_200001.nc mixed/other.nc

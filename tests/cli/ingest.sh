@@ -113,6 +113,14 @@ p = d.createVariable("prediction_timedelta", "i8", ()); p.units = "hours"; p.ass
 m = d.createVariable("msl", "f4", ("time", "latitude", "longitude")); m.units = "Pa"
 m.coordinates = "prediction_timedelta"; m[:] = 100000.0
 d.close()
+d = base(sys.argv[1] + "/sc_vt.nc")  # cfgrib's ds.sel(step="24h").swap_dims(time="valid_time")
+d.createDimension("valid_time", 2)
+t = d.createVariable("valid_time", "i8", ("valid_time",)); t.units = "hours since 2020-01-01"
+t.standard_name = "time"; t[:] = [24, 36]
+p = d.createVariable("step", "i8", ()); p.units = "hours"; p.assignValue(24)
+m = d.createVariable("msl", "f4", ("valid_time", "latitude", "longitude")); m.units = "Pa"
+m.coordinates = "step"; m[:] = 100000.0
+d.close()
 d = base(sys.argv[1] + "/sc_fc.nc")
 d.createDimension("step", 2)
 st = d.createVariable("step", "f8", ("step",)); st.units = "hours"; st[:] = [6, 12]
@@ -127,6 +135,9 @@ ok "ds.sel(number=3): member 3, valid at the scalar time (rc $rc: $(tail -1 "$T/
 "$WX" inspect "$T/sc_lead.nc" > "$T/scl.txt" 2>&1; rc=$?
 ok "a selected lead (prediction_timedelta 24 h, scalar): valid a day after each initial time (rc $rc: $(tail -1 "$T/scl.txt"))" \
     '[ $rc -eq 0 ] && grep -E "^  msl .* 2  2020-01-02T00:00 .. 2020-01-02T12:00 " "$T/scl.txt"'
+"$WX" inspect "$T/sc_vt.nc" > "$T/scv.txt" 2>&1; rc=$?
+ok "a selected lead on a valid-time axis: the valid times as they are (rc $rc: $(tail -1 "$T/scv.txt"))" \
+    '[ $rc -eq 0 ] && grep -E "^  msl .* 2  2020-01-02T00:00 .. 2020-01-02T12:00 " "$T/scv.txt"'
 "$WX" inspect "$T/sc_fc.nc" > "$T/scf.txt" 2>&1; rc=$?
 ok "cfgrib forecast layout: valid 18 and 00 UTC from the scalar reference time (rc $rc: $(tail -1 "$T/scf.txt"))" \
     '[ $rc -eq 0 ] && grep -E "^  msl .* 2  2017-10-18T18:00 .. 2017-10-19T00:00 " "$T/scf.txt"'
