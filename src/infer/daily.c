@@ -476,7 +476,12 @@ static int stamps_agree(const char *have, const char *want, char *differs, size_
         const wx_yaml *a = wx_yaml_get(h, key), *b = w->items[k];
         int analysis_id = !strcmp(key, "analysis_bytes") || !strcmp(key, "analysis_crc32");
         if ((analysis_id || !strcmp(key, "analysis")) && gone) continue;
-        if (!a) same = analysis_id || !strcmp(key, "model_crc32");
+        if (!a && !strcmp(key, "model_crc32")) { /* an older stamp: the model's mtime instead */
+            const wx_yaml *mt = wx_yaml_get(h, "model_mtime"), *mp = wx_yaml_get(w, "model");
+            struct stat sb;
+            same = !mt || (mp && mp->kind == WX_YAML_SCALAR && stat(mp->scalar, &sb) == 0 &&
+                           mt->kind == WX_YAML_SCALAR && atoll(mt->scalar) == (long long)sb.st_mtime);
+        } else if (!a) same = analysis_id;
         else if (a->kind != WX_YAML_SCALAR || b->kind != WX_YAML_SCALAR) same = 0;
         else {
             const char *av = a->scalar;
@@ -543,31 +548,39 @@ static wx_status run(wx_daily_opts *o, const wx_yaml *root, const char *dir) {
     /* the model's keys last: a device that cannot run is the forecast's error, reported as before */
     const wx_backend *be;
     if (wx_backend_by_name(c.device, "device", &be) == WX_OK) WX_TRY(check_model_keys(root, &c));
-    if (wx_output_dir_check(c.output, "output") != WX_OK) /* read-only: before the forecasts */
-        return wx_error_wrap(WX_ERR_USAGE, "%s: line %d: key 'output': ", root->file,
-                             wx_yaml_key_line(root, "output"));
     remove_stale_tmp(c.output, stamp);
     struct stat sb;
     if (lstat(o->folder, &sb) == 0 && !S_ISDIR(sb.st_mode)) /* found only at the final rename */
         return wx_error_set(WX_ERR_USAGE, "daily: %s exists and is not a folder: the day's products "
                             "are renamed to that name; move it away", o->folder);
+    /* a cron polling for a late analysis: no day folder, no analysis yet, no checksums read */
+    int exists = is_dir(o->folder);
+    if (!exists && access(o->analysis, R_OK) != 0)
+        return wx_error_set(WX_ERR_RUN, "daily: analysis for %s not found: %s (analysis.folder %s, "
+                                        "pattern %s)", stamp, o->analysis, c.drop, c.pattern);
     char *want = run_stamp(&c, o);
-    wx_status done = is_dir(o->folder) ? finished_check(o, want) : WX_ERR_RUN;
+    wx_status done = exists ? finished_check(o, want) : WX_ERR_RUN;
     if (done == WX_OK && !o->force) {
         free(want);
         o->skipped = 1;
         wx_log_info("daily: %s: already done with this config, skipped", o->folder);
         return WX_OK;
     }
-    if (is_dir(o->folder) && !o->force) {
+    if (exists && !o->force) {
         free(want);
         return done;
     }
     if (done == WX_OK) wx_log_info("daily: %s: finished with this config; --force: made again", o->folder);
-    if (access(o->analysis, R_OK) != 0) {
+    wx_status ready = WX_OK;
+    if (wx_output_dir_check(c.output, "output") != WX_OK) /* read-only: before the forecasts */
+        ready = wx_error_wrap(WX_ERR_USAGE, "%s: line %d: key 'output': ", root->file,
+                              wx_yaml_key_line(root, "output"));
+    else if (access(o->analysis, R_OK) != 0)
+        ready = wx_error_set(WX_ERR_RUN, "daily: analysis for %s not found: %s (analysis.folder %s, "
+                                         "pattern %s)", stamp, o->analysis, c.drop, c.pattern);
+    if (ready != WX_OK) {
         free(want);
-        return wx_error_set(WX_ERR_RUN, "daily: analysis for %s not found: %s (analysis.folder %s, "
-                                        "pattern %s)", stamp, o->analysis, c.drop, c.pattern);
+        return ready;
     }
     wx_log_info("daily: %s: analysis %s", stamp, o->analysis);
     char tmp[WX_DAILY_PATH_MAX + 64];
