@@ -41,7 +41,9 @@ static void remove_stale(const char *dir, int keep_manifest) {
     char path[8192];
     while ((e = readdir(d)) != NULL)
         if (!strncmp(e->d_name, ".shard-", 7) && strstr(e->d_name, ".tmp.")) {
-            /* a killed ingest's; a live one's (another ingest into this folder) is left to it */
+            /* a killed ingest's, at once (a resume right after the kill rewrites that shard,
+             * unlike wx_atomic_remove_dead's hour for folders shared between nodes: one archive
+             * folder is one machine's ingest); a live one's is left to it */
             if (!wx_fs_pid_gone(strtol(strstr(e->d_name, ".tmp.") + 5, NULL, 10))) continue;
             snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
             unlink(path);

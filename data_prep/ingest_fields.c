@@ -195,8 +195,8 @@ static wx_status decode(ingest_ctx *c, const ix_entry *e, float *out, float *fin
     return WX_OK;
 }
 
-/* Channel v at time t into out[points] with thread `th`'s scratch. */
-/* Channel v at time t into out, or (out NULL) only whether its source fields exist. */
+/* Channel v at time t into out[points] with thread `th`'s scratch, or (out NULL) only whether
+ * its source fields exist. */
 static wx_status channel(ingest_ctx *c, int v, wx_time t, float *out, int th) {
     const wx_recipe_var *var = &c->r.vars[v];
     wx_status st = WX_OK;

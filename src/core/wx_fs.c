@@ -70,6 +70,8 @@ static swept_dir *sweep(const char *dir) {
     if (stat(dir, &ds) != 0) return NULL;
     for (int k = 0; k < nswept; k++)
         if (swept[k].dev == ds.st_dev && swept[k].ino == ds.st_ino) return &swept[k];
+    /* past 64 folders (no command writes in that many) later ones are not swept: their dead
+     * temporaries stay until a run that writes there first */
     if (nswept == (int)(sizeof swept / sizeof swept[0])) return NULL;
     swept_dir *sd = &swept[nswept++];
     memset(sd, 0, sizeof *sd);
