@@ -129,33 +129,40 @@ t.assignValue(1508328000)  # 2017-10-18T12:00
 m = d.createVariable("msl", "f4", ("step", "latitude", "longitude")); m.units = "Pa"; m.coordinates = "time"; m[:] = 100000.0
 d.close()
 PY
-"$WX" inspect "$T/sc_member.nc" > "$T/scm.txt" 2>&1; rc=$?
-ok "ds.sel(number=3): member 3, valid at the scalar time (rc $rc: $(tail -1 "$T/scm.txt"))" \
-    '[ $rc -eq 0 ] && grep -E "^  msl .* 1  2017-01-01T12:00 .. 2017-01-01T12:00 -  +3$" "$T/scm.txt"'
-"$WX" inspect "$T/sc_lead.nc" > "$T/scl.txt" 2>&1; rc=$?
-ok "a selected lead (prediction_timedelta 24 h, scalar): valid a day after each initial time (rc $rc: $(tail -1 "$T/scl.txt"))" \
-    '[ $rc -eq 0 ] && grep -E "^  msl .* 2  2020-01-02T00:00 .. 2020-01-02T12:00 " "$T/scl.txt"'
-"$WX" inspect "$T/sc_vt.nc" > "$T/scv.txt" 2>&1; rc=$?
-ok "a selected lead on a valid-time axis: the valid times as they are (rc $rc: $(tail -1 "$T/scv.txt"))" \
-    '[ $rc -eq 0 ] && grep -E "^  msl .* 2  2020-01-02T00:00 .. 2020-01-02T12:00 " "$T/scv.txt"'
-"$WX" inspect "$T/sc_fc.nc" > "$T/scf.txt" 2>&1; rc=$?
-ok "cfgrib forecast layout: valid 18 and 00 UTC from the scalar reference time (rc $rc: $(tail -1 "$T/scf.txt"))" \
-    '[ $rc -eq 0 ] && grep -E "^  msl .* 2  2017-10-18T18:00 .. 2017-10-19T00:00 " "$T/scf.txt"'
+# file | what it is | the inspect row expected (valid times, then members for sc_member)
+while IFS='|' read -r f what want; do
+    "$WX" inspect "$T/$f.nc" > "$T/$f.txt" 2>&1; rc=$?
+    ok "$what (rc $rc: $(tail -1 "$T/$f.txt"))" '[ $rc -eq 0 ] && grep -E "$want" "$T/$f.txt"'
+done <<'CASES'
+sc_member|ds.sel(number=3): member 3, valid at the scalar time|^  msl .* 1  2017-01-01T12:00 .. 2017-01-01T12:00 -  +3$
+sc_lead|a selected lead (prediction_timedelta 24 h, scalar): valid a day after each initial time|^  msl .* 2  2020-01-02T00:00 .. 2020-01-02T12:00 
+sc_vt|a selected lead on a valid-time axis: the valid times as they are|^  msl .* 2  2020-01-02T00:00 .. 2020-01-02T12:00 
+sc_fc|cfgrib forecast layout: valid 18 and 00 UTC from the scalar reference time|^  msl .* 2  2017-10-18T18:00 .. 2017-10-19T00:00 
+CASES
 
 # A CDS expver dimension whose experiments both hold a time, ERA5T (0005) stored first: ERA5
 # final (0001) is taken, with a warning (it was whichever came first in the file)
-/usr/bin/python3 - "$T/xsel.nc" "$T/expver.nc" <<'PY'
+# (the next test's file too: both on xsel.nc's coordinates, z at 500 hPa by a scalar level)
+/usr/bin/python3 - "$T/xsel.nc" "$T/expver.nc" "$T/const.nc" <<'PY'
 import sys, numpy as np, netCDF4
-a = netCDF4.Dataset(sys.argv[1]); d = netCDF4.Dataset(sys.argv[2], "w")
-for n in ("time", "latitude", "longitude"):
-    d.createDimension(n, len(a.dimensions[n]))
-    v = d.createVariable(n, a[n].dtype, (n,)); v.units = a[n].units; v[:] = a[n][:]
+a = netCDF4.Dataset(sys.argv[1])
+def like_xsel(path):
+    d = netCDF4.Dataset(path, "w")
+    for n in ("time", "latitude", "longitude"):
+        d.createDimension(n, len(a.dimensions[n]))
+        v = d.createVariable(n, a[n].dtype, (n,)); v.units = a[n].units; v[:] = a[n][:]
+    lv = d.createVariable("level", "i4", ()); lv.units = "millibars"; lv.assignValue(500)
+    return d
+d = like_xsel(sys.argv[2])
 d.createDimension("expver", 2)
 e = d.createVariable("expver", str, ("expver",)); e[0] = "0005"; e[1] = "0001"
-lv = d.createVariable("level", "i4", ()); lv.units = "millibars"; lv.assignValue(500)
 z = d.createVariable("z", "f4", ("time", "expver", "latitude", "longitude"), fill_value=np.float32(np.nan))
 z.units = "m**2 s**-2"; z.coordinates = "level"
 z[:, 0] = 50100.0; z[:, 1] = 50000.0
+d.close()
+d = like_xsel(sys.argv[3])  # packed with scale_factor 0 (below)
+z = d.createVariable("z", "i2", ("time", "latitude", "longitude")); z.set_auto_scale(False)
+z.scale_factor = 0.0; z.add_offset = 50000.0; z.units = "m**2 s**-2"; z.coordinates = "level"; z[:] = 7
 d.close()
 PY
 sed 's#xsel#expver#g' "$T/xsel.yaml" > "$T/expver.yaml"
@@ -166,17 +173,6 @@ ok "expver 0005 stored before 0001: ERA5 final's 50000 taken, with a warning (rc
 
 # A packed field with scale_factor 0 (what packing code gives a constant field) reads as
 # add_offset everywhere, and the archive says the channel is constant (it was refused outright)
-/usr/bin/python3 - "$T/xsel.nc" "$T/const.nc" <<'PY'
-import sys, numpy as np, netCDF4
-a = netCDF4.Dataset(sys.argv[1]); d = netCDF4.Dataset(sys.argv[2], "w")
-for n in ("time", "latitude", "longitude"):
-    d.createDimension(n, len(a.dimensions[n]))
-    v = d.createVariable(n, a[n].dtype, (n,)); v.units = a[n].units; v[:] = a[n][:]
-lv = d.createVariable("level", "i4", ()); lv.units = "millibars"; lv.assignValue(500)
-z = d.createVariable("z", "i2", ("time", "latitude", "longitude")); z.set_auto_scale(False)
-z.scale_factor = 0.0; z.add_offset = 50000.0; z.units = "m**2 s**-2"; z.coordinates = "level"; z[:] = 7
-d.close()
-PY
 sed 's#xsel#const#g' "$T/xsel.yaml" > "$T/const.yaml" && sed -i 's#^output: .*#output: constar#; s#^variables: .*#variables: [{name: z500, param: z, level: 500}]\nstatistics: {start: "2017-01-01T00:00", end: "2017-01-02T00:00"}#' "$T/const.yaml"
 "$WX" -q ingest "$T/const.yaml" > /dev/null 2> "$T/cerr.txt"; rc=$?
 ok "scale_factor 0: read as add_offset, with a warning that the channel is constant (rc $rc: $(cat "$T/cerr.txt"))" \
